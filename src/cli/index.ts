@@ -1,0 +1,149 @@
+import { parseArgs } from 'node:util';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { loadConfig } from '../config';
+import { openOrm, migrate } from '../db/orm';
+import {
+  KEY_ENVIRONMENTS,
+  KEY_ROLES,
+  type ApiKey,
+  type KeyEnvironment,
+  type KeyRole,
+  type Merchant,
+} from '../db/entities';
+import { createKey, createMerchant, revokeKey, setMerchantStatus } from '../domain/merchants';
+import { presentApiKey } from '../api/routes/apiKeys';
+import { AppError } from '../errors';
+
+/**
+ * Operator CLI: `npm run cli -- <command> [options] --json`. It reaches the database of a
+ * running `npm start` with the same DATA_DIR (through $DATA_DIR/stack.json), or DATABASE_URL.
+ */
+const USAGE = `Usage: npm run cli -- <command> [options] [--json]
+
+Commands:
+  merchants:create --name N [--email E]      create a merchant and its first (test) key
+  merchants:deactivate <merchantId>          refuse the merchant's calls (403 merchant_inactive)
+  merchants:activate <merchantId>            allow them again
+  keys:create --merchant <merchantId> [--environment test|live] [--role merchant|admin]
+  keys:revoke <keyId>                        refused everywhere within 5 s
+  db:migrate                                 apply pending database migrations
+
+Secrets are printed once, at creation, and can never be shown again.`;
+
+class UsageError extends Error {}
+
+function presentMerchant(m: Merchant) {
+  return { id: m.id, name: m.name, email: m.email, status: m.status, createdAt: m.createdAt.toISOString() };
+}
+
+function presentNewKey(key: ApiKey, secretKey: string) {
+  return { id: key.id, publicKey: key.publicKey, secretKey, environment: key.environment, role: key.role };
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string, fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+function required(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`${what} is required`);
+  return value;
+}
+
+export async function runCommand(em: EntityManager, command: string, argv: string[]): Promise<Record<string, unknown>> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      merchant: { type: 'string' },
+      environment: { type: 'string' },
+      role: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  switch (command) {
+    case 'merchants:create': {
+      const name = required(values.name, '--name');
+      const { merchant, apiKey, secretKey } = await createMerchant(em, { name, email: values.email ?? null });
+      return { merchant: presentMerchant(merchant), apiKey: presentNewKey(apiKey, secretKey) };
+    }
+    case 'merchants:deactivate':
+    case 'merchants:activate': {
+      const id = required(positionals[0], '<merchantId>');
+      const merchant = await setMerchantStatus(em, id, command === 'merchants:activate');
+      return { merchant: presentMerchant(merchant) };
+    }
+    case 'keys:create': {
+      const merchantId = required(values.merchant, '--merchant');
+      const environment = oneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment', 'test');
+      const role = oneOf<KeyRole>(values.role, KEY_ROLES, 'role', 'merchant');
+      const { apiKey, secretKey } = await createKey(em, merchantId, { environment, role });
+      return { apiKey: presentNewKey(apiKey, secretKey) };
+    }
+    case 'keys:revoke': {
+      const apiKey = await revokeKey(em, required(positionals[0], '<keyId>'));
+      return { apiKey: presentApiKey(apiKey) };
+    }
+    default:
+      throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
+  }
+}
+
+function printHuman(result: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(result)) {
+    process.stdout.write(`${name}:\n`);
+    for (const [k, v] of Object.entries(value as Record<string, unknown>))
+      process.stdout.write(`  ${k}: ${String(v)}\n`);
+  }
+  if (JSON.stringify(result).includes('"secretKey"')) {
+    process.stdout.write('\nThe secret key is shown only now. Store it safely.\n');
+  }
+}
+
+async function main(): Promise<number> {
+  const [command = '', ...rest] = process.argv.slice(2);
+  const json = rest.includes('--json');
+  if (command === '' || command === 'help' || command === '--help') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === '' ? 2 : 0;
+  }
+  const config = loadConfig();
+  let orm;
+  try {
+    orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
+  } catch (err) {
+    return fail(
+      json,
+      'database_unreachable',
+      `Cannot reach the database (${(err as Error).message}). Is \`npm start\` running with DATA_DIR=${config.DATA_DIR}, or DATABASE_URL set?`,
+      3,
+    );
+  }
+  try {
+    const result =
+      command === 'db:migrate' ? { migrations: await migrate(orm) } : await runCommand(orm.em.fork(), command, rest);
+    if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    else printHuman(result);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
+    if (err instanceof AppError) return fail(json, err.code, err.message, 1);
+    return fail(json, 'error', (err as Error).message, 1);
+  } finally {
+    await orm.close();
+  }
+}
+
+function fail(json: boolean, code: string, message: string, exitCode: number): number {
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
+  else process.stderr.write(`${message}\n`);
+  return exitCode;
+}
+
+if (require.main === module) {
+  void main().then((code) => process.exit(code));
+}

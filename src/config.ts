@@ -1,0 +1,125 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every environment variable the processes read, validated once at start.
+ * A bad value stops the process with a message naming the variable.
+ * The keys of this schema are the contract that docker-compose.yml is checked against.
+ */
+const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const flag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .optional()
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  // Embedded stack (npm start) and its ports, so two stacks can run side by side.
+  DATA_DIR: z.string().min(1).default('.data'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: port(3000),
+  SANDBOX_PORT: port(3100),
+  TEMPORAL_PORT: port(7233),
+  TEMPORAL_UI_PORT: port(8233),
+  PG_PORT: port(5433),
+  SMTP_PORT: port(2525),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+
+  // Production services: when set, the embedded parts are skipped.
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOL_MAX: positiveInt(10),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('payments'),
+  TEMPORAL_TLS: flag,
+  TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  SMTP_URL: z.string().min(1).optional(),
+  PUBLIC_BASE_URL: z.url().optional(),
+
+  // Timing knobs of PRODUCT.md (used by the money workflows).
+  PAYMENT_WAIT_MS: positiveInt(5000),
+  PAYMENT_EXPIRY_SECONDS: positiveInt(86400),
+  REFUND_WAIT_MS: positiveInt(5000),
+  BILLING_DAY_SECONDS: positiveInt(86400),
+  SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS: positiveInt(86400),
+  CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),
+
+  // Verified API keys are cached at most this long; a revoked key is refused within it.
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Env {
+  /** Absolute data directory. */
+  dataDir: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  /** True when PostgreSQL / Temporal are external services rather than embedded ones. */
+  externalDatabase: boolean;
+  externalTemporal: boolean;
+}
+
+export class ConfigError extends Error {}
+
+/** Connection facts a running `npm start` leaves in its data dir for the CLI and lone processes. */
+export interface StackFile {
+  databaseUrl: string;
+  temporalAddress: string;
+}
+
+export function stackFilePath(dataDir: string): string {
+  return path.join(dataDir, 'stack.json');
+}
+
+export function embeddedDatabaseUrl(pgPort: number): string {
+  return `postgres://postgres:postgres@127.0.0.1:${pgPort}/payments`;
+}
+
+function readStackFile(dataDir: string): StackFile | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(stackFilePath(dataDir), 'utf8')) as StackFile;
+  } catch {
+    return undefined;
+  }
+}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as docker-compose passes them for `${VAR:-}`.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = parsed.data;
+  const dataDir = path.resolve(env.DATA_DIR);
+  const stack = readStackFile(dataDir);
+  return {
+    ...env,
+    dataDir,
+    databaseUrl: env.DATABASE_URL ?? stack?.databaseUrl ?? embeddedDatabaseUrl(env.PG_PORT),
+    temporalAddress: env.TEMPORAL_ADDRESS ?? stack?.temporalAddress ?? `127.0.0.1:${env.TEMPORAL_PORT}`,
+    externalDatabase: env.DATABASE_URL !== undefined,
+    externalTemporal: env.TEMPORAL_ADDRESS !== undefined,
+  };
+}
+
+/** For process entry points: print the reason and exit instead of a stack trace. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The one domain error type. Everything the client may see goes through it; any other
+ * error is an internal fault, logged and answered as a bare 500 `internal_error`.
+ */
+export type ErrorDetails = Record<string, unknown>;
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: ErrorDetails = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+/** Every `code` the API can answer with, published in the docs and the OpenAPI document. */
+export const ERROR_CODES = {
+  validation_error: 'The request is invalid; `details.issues` names each problem.',
+  invalid_json: 'The body is not valid JSON.',
+  unsupported_media_type: 'A body was sent with a content type other than application/json.',
+  payload_too_large: 'The body is over 1 MB.',
+  unauthorized: 'Credentials are missing, malformed, unknown, wrong or revoked.',
+  forbidden: 'The key does not have the merchant role.',
+  merchant_inactive: 'The merchant is not active.',
+  not_found: 'No such route, or no such record for this merchant.',
+  method_not_allowed: 'The route exists but not with this method.',
+  not_ready: 'A dependency (PostgreSQL or Temporal) is unreachable.',
+  internal_error: 'An unexpected fault; nothing about it is disclosed. Quote the request id.',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export const errors = {
+  validation: (message: string, details: ErrorDetails = {}) => new AppError(400, 'validation_error', message, details),
+  unauthorized: (message = 'Missing or invalid credentials.') =>
+    new AppError(401, 'unauthorized', message, {}, { 'WWW-Authenticate': 'Basic realm="payments", charset="UTF-8"' }),
+  forbidden: (message = 'Merchant access required.') => new AppError(403, 'forbidden', message),
+  merchantInactive: () => new AppError(403, 'merchant_inactive', 'The merchant is not active.'),
+  notFound: (what = 'Resource') => new AppError(404, 'not_found', `${what} not found.`),
+};

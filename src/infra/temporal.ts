@@ -1,0 +1,40 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { locateTemporalCli } from './temporalCli';
+import { startTemporalDevServer } from './temporalDevServer';
+import { customSearchAttributes } from '../../workflows/searchAttributes';
+
+export interface RunningTemporal {
+  address: string;
+  stop(): Promise<void>;
+}
+
+export interface StartTemporalOptions {
+  port: number;
+  uiPort?: number;
+  dbFile?: string;
+  logFile?: string;
+  namespace?: string;
+  log?: (msg: string) => void;
+}
+
+/**
+ * The Temporal dev server from the located (or freshly built) CLI; as a last resort the
+ * SDK downloads one, which needs internet access.
+ */
+export async function startTemporal(opts: StartTemporalOptions): Promise<RunningTemporal> {
+  const cliPath = await locateTemporalCli(opts.log);
+  if (cliPath) return startTemporalDevServer({ ...opts, cliPath });
+
+  opts.log?.('No Temporal CLI and no Go toolchain: letting @temporalio/testing download the dev server...');
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      ip: '127.0.0.1',
+      port: opts.port,
+      ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort } : {}),
+      ...(opts.dbFile ? { dbFilename: opts.dbFile } : {}),
+      ...(opts.namespace ? { namespace: opts.namespace } : {}),
+      searchAttributes: customSearchAttributes,
+    },
+  });
+  return { address: `127.0.0.1:${opts.port}`, stop: () => env.teardown() };
+}

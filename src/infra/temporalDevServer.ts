@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { Connection } from '@temporalio/client';
+import { customSearchAttributes } from '../../workflows/searchAttributes';
+
+export interface DevServerOptions {
+  cliPath: string;
+  port: number;
+  /** Omit for a headless server (tests). */
+  uiPort?: number;
+  /** SQLite file; omit for an in-memory server. */
+  dbFile?: string;
+  logFile?: string;
+  namespace?: string;
+  readyTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const SEARCH_ATTRIBUTE_TYPES: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  TEXT: 'Text',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
+};
+
+export function devServerArgs(opts: DevServerOptions): string[] {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
+  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
+  else args.push('--headless');
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  for (const key of customSearchAttributes) {
+    args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPES[key.type] ?? 'Keyword'}`);
+  }
+  return args;
+}
+
+/** Starts `temporal server start-dev` and resolves once its frontend answers health checks. */
+export async function startTemporalDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const address = `127.0.0.1:${opts.port}`;
+  const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
+  const child = spawn(opts.cliPath, devServerArgs(opts), { stdio: ['ignore', out, out] });
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => {
+    exited = `exited with ${signal ?? code}`;
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await done;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exited) throw new Error(`Temporal dev server ${exited}${opts.logFile ? `; see ${opts.logFile}` : ''}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.withDeadline(Date.now() + 2000, () =>
+          connection.workflowService.describeNamespace({ namespace: opts.namespace ?? 'default' }),
+        );
+        return { address, process: child, stop };
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`Temporal dev server not ready at ${address}: ${(err as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}

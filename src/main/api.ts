@@ -1,0 +1,45 @@
+import { Connection } from '@temporalio/client';
+import { loadConfigOrExit } from '../config';
+import { createLogger } from '../logger';
+import { openOrm } from '../db/orm';
+import { createApp } from '../api/app';
+import { temporalConnectionOptions } from '../temporal/connection';
+
+/** The API process: stateless, run as many copies as needed behind a load balancer. */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.LOG_LEVEL, 'api');
+  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
+  // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
+  const temporal = Connection.lazy(temporalConnectionOptions(config));
+  const app = createApp({
+    orm,
+    temporal,
+    logger,
+    authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+  });
+  const server = app.listen(config.PORT, config.HOST, () => {
+    logger.info({ port: config.PORT }, 'api listening');
+  });
+  server.keepAliveTimeout = 65_000;
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api shutting down');
+    server.close(() => {
+      void Promise.allSettled([orm.close(), temporal.close()]).then(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`api failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,29 @@
+import path from 'node:path';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from './logger';
+import { createActivities } from '../activities';
+
+export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows');
+
+export interface WorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  orm: MikroORM;
+  logger: Logger;
+  /** A prebuilt bundle (tests bundle once per run); otherwise the worker bundles WORKFLOWS_PATH. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  identity?: string;
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    activities: createActivities({ orm: deps.orm, logger: deps.logger }),
+    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(deps.identity ? { identity: deps.identity } : {}),
+  });
+}

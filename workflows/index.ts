@@ -1,0 +1,2 @@
+// The worker bundles this module: every workflow the worker runs is exported here.
+export { probeWorkflow } from './probe';

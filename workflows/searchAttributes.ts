@@ -1,0 +1,13 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/**
+ * Custom search attributes, so an operator finds any merchant's work in the Temporal UI
+ * (e.g. `MerchantId = "mer_..."`). Registered by the dev server at start; in production
+ * create them once with `temporal operator search-attribute create` (see README).
+ */
+export const MerchantIdKey = defineSearchAttributeKey('MerchantId', SearchAttributeType.KEYWORD);
+export const ExternalIdKey = defineSearchAttributeKey('ExternalId', SearchAttributeType.KEYWORD);
+export const PaymentIdKey = defineSearchAttributeKey('PaymentId', SearchAttributeType.KEYWORD);
+export const SubscriptionStatusKey = defineSearchAttributeKey('SubscriptionStatus', SearchAttributeType.KEYWORD);
+
+export const customSearchAttributes = [MerchantIdKey, ExternalIdKey, PaymentIdKey, SubscriptionStatusKey];
