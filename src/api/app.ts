@@ -8,7 +8,7 @@ import type { AppState } from './context';
 import { errorHandler } from './middleware/errorHandler';
 import { requestContext } from './middleware/requestContext';
 import { authenticate } from './middleware/authenticate';
-import { mountRoutes } from './routing';
+import { mountRoutes, type RouteDef } from './routing';
 import { buildOpenApi } from './openapi';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { healthRoutes } from './routes/health';
@@ -20,6 +20,9 @@ export interface AppDeps {
   logger: Logger;
   authCacheTtlMs: number;
   publicBaseUrl?: string;
+  /** Routes mounted after the product's own, through the same pipeline (used by tests). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous route list
+  extraRoutes?: RouteDef<any, any, any>[];
 }
 
 export function allRoutes(deps: Pick<AppDeps, 'orm'>) {
@@ -33,7 +36,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // The error middleware answers every error; Koa's default handler would print stacks.
   app.silent = true;
 
-  const routes = allRoutes(deps);
+  const routes = [...allRoutes(deps), ...(deps.extraRoutes ?? [])];
   const authenticator = new Authenticator(deps.orm.em, deps.authCacheTtlMs, deps.logger);
 
   const health = healthRoutes({

@@ -17,7 +17,7 @@ export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOpti
     entities,
     extensions: [Migrator],
     // Migrations are listed in code, so the same list works under tsx, jest and compiled JS.
-    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false },
+    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     pool: { min: 0, max: poolMax },
     // Fail fast when PostgreSQL is unreachable instead of hanging a request.
     driverOptions: { connection: { connectionTimeoutMillis: 3000 } },

@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startEmbeddedPostgres } from '../../src/infra/embeddedPostgres';
+import { startTemporal } from '../../src/infra/temporal';
+import { openOrm, migrate } from '../../src/db/orm';
+import { WORKFLOWS_PATH } from '../../src/worker';
+import { TEST_STACK_ENV, type TestStack } from './stackInfo';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Once per jest run: a real PostgreSQL (throw-away cluster), a real Temporal dev server
+ * (in memory, headless), migrations, and the workflow bundle. Test files share them and
+ * isolate themselves by task queue and by the merchants they create.
+ */
+export default async function globalSetup(): Promise<void> {
+  const log = (msg: string) => process.stderr.write(`[test stack] ${msg}\n`);
+  const started = Date.now();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-test-'));
+  fs.chmodSync(dir, 0o755);
+
+  const [pgPort, temporalPort] = [await freePort(), await freePort()];
+  const [pg, temporal, bundle] = await Promise.all([
+    startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, database: 'payments_test', ephemeral: true }),
+    startTemporal({ port: temporalPort, log }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m) => log(m) } }),
+  ]);
+  const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
+  await migrate(orm);
+  await orm.close();
+
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, bundle.code);
+  const stack: TestStack = { dir, databaseUrl: pg.databaseUrl, temporalAddress: temporal.address, workflowBundlePath: bundlePath };
+  // Test workers are forked after this, so they inherit it.
+  process.env[TEST_STACK_ENV] = JSON.stringify(stack);
+  (globalThis as Record<string, unknown>).__testStackStop = async () => {
+    await temporal.stop();
+    await pg.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s (PostgreSQL :${pgPort}, Temporal ${temporal.address})`);
+}

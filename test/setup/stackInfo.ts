@@ -1,0 +1,14 @@
+export const TEST_STACK_ENV = 'PAYMENTS_TEST_STACK';
+
+export interface TestStack {
+  dir: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  workflowBundlePath: string;
+}
+
+export function testStack(): TestStack {
+  const raw = process.env[TEST_STACK_ENV];
+  if (!raw) throw new Error('The test stack is not running: run tests through jest (globalSetup).');
+  return JSON.parse(raw) as TestStack;
+}
