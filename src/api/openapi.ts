@@ -89,7 +89,9 @@ export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: stri
       responses,
     };
   }
-  components.Error = toSchema(errorBody, 'output');
+  // A schema with an id comes back as a $ref with its body in $defs (now in components).
+  const error = toSchema(errorBody, 'output');
+  if (!('$ref' in error)) components.Error = error;
 
   return {
     openapi: '3.1.0',

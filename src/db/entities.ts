@@ -42,12 +42,11 @@ const timestamp = { type: 'Date', columnType: 'timestamptz(3)' } as const;
 export const MerchantSchema = new EntitySchema<Merchant>({
   class: Merchant,
   tableName: 'merchants',
-  checks: [{ name: 'merchants_status_check', expression: "status in ('active', 'inactive')" }],
   properties: {
     id: { type: 'string', primary: true, length: 40 },
     name: { type: 'string', length: 255 },
     email: { type: 'string', length: 320, nullable: true },
-    status: { type: 'string', length: 16 },
+    status: { enum: true, items: () => [...MERCHANT_STATUSES] },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },
@@ -58,8 +57,6 @@ export const ApiKeySchema = new EntitySchema<ApiKey>({
   tableName: 'api_keys',
   indexes: [{ properties: ['merchant', 'createdAt'], name: 'api_keys_merchant_created_idx' }],
   checks: [
-    { name: 'api_keys_environment_check', expression: "environment in ('test', 'live')" },
-    { name: 'api_keys_role_check', expression: "role in ('merchant', 'admin')" },
     // A revoked key is inactive and says when; an active key has no revocation time.
     {
       name: 'api_keys_revocation_check',
@@ -71,8 +68,8 @@ export const ApiKeySchema = new EntitySchema<ApiKey>({
     merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
     publicKey: { type: 'string', length: 64, unique: 'api_keys_public_key_unique' },
     secretHash: { type: 'string', length: 64 },
-    environment: { type: 'string', length: 8 },
-    role: { type: 'string', length: 16 },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    role: { enum: true, items: () => [...KEY_ROLES] },
     isActive: { type: 'boolean' },
     createdAt: { ...timestamp },
     revokedAt: { ...timestamp, nullable: true },

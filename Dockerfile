@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# The app image: one image, three processes (api, worker, provider-sandbox) chosen by CMD.
+# Build: docker build -t payment-platform .   Run: see docker-compose.yml.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# --- deps: every dependency, dev ones included, for the TypeScript build -------------------
+# npm 10 (shipped with node:20) ignores package.json's `allowScripts` and runs install scripts.
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+
+# --- build: tsc -p tsconfig.build.json -> dist/{src,workflows,activities} -----------------
+FROM deps AS build
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+RUN npm run build
+
+# --- prod-deps: production dependencies only ---------------------------------------------
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# --- runtime ------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and read-only for the process user: the app writes nothing under /app.
+COPY package.json package-lock.json ./
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+# 3000: api (PORT); 3100: provider-sandbox (SANDBOX_PORT). The worker listens on nothing.
+EXPOSE 3000 3100
+# The api by default; the worker runs `node dist/src/main/worker.js`,
+# migrations `node dist/src/cli/index.js db:migrate`.
+CMD ["node", "dist/src/main/api.js"]

@@ -1,0 +1,22 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { openTestOrm } from '../helpers/stack';
+import { migrationsList } from '../../src/db/migrations';
+
+describe('migrations', () => {
+  let orm: MikroORM;
+  beforeAll(async () => {
+    orm = await openTestOrm();
+  });
+  afterAll(() => orm.close());
+
+  it('are all applied by the test stack, in order', async () => {
+    const executed = await orm.getMigrator().getExecutedMigrations();
+    expect(executed.map((m) => m.name)).toEqual(migrationsList.map((m) => m.name));
+    expect(await orm.getMigrator().getPendingMigrations()).toEqual([]);
+  });
+
+  it('produce exactly the schema the entities describe (no drift)', async () => {
+    const diff = await orm.schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
+    expect(diff.trim()).toBe('');
+  });
+});
