@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createKey, revokeKey, setMerchantStatus } from '../../src/domain/merchants';
-import { basicAuth, createTestMerchant, openTestOrm, startTestApi, type TestApi, type TestMerchant } from '../helpers/stack';
+import {
+  basicAuth,
+  createTestMerchant,
+  openTestOrm,
+  startTestApi,
+  type TestApi,
+  type TestMerchant,
+} from '../helpers/stack';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 

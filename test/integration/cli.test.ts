@@ -8,12 +8,17 @@ import { testStack } from '../setup/stackInfo';
 const ROOT = path.resolve(__dirname, '../..');
 
 /** Runs the real operator CLI as a separate process, as an operator would. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- CLI output is checked field by field below
 async function cli(...args: string[]): Promise<{ code: number; json: Record<string, any> }> {
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args, '--json'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: testStack().databaseUrl, LOG_LEVEL: 'silent' },
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/index.ts', ...args, '--json'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: testStack().databaseUrl, LOG_LEVEL: 'silent' },
+      },
+    );
     return { code: 0, json: JSON.parse(stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string };
@@ -40,7 +45,13 @@ describe('operator CLI (--json)', () => {
     const created = await cli('merchants:create', '--name', 'CLI Shop', '--email', 'ops@cli.shop');
     expect(created.code).toBe(0);
     expect(created.json).toEqual({
-      merchant: { id: expect.stringMatching(/^mer_/), name: 'CLI Shop', email: 'ops@cli.shop', status: 'active', createdAt: expect.any(String) },
+      merchant: {
+        id: expect.stringMatching(/^mer_/),
+        name: 'CLI Shop',
+        email: 'ops@cli.shop',
+        status: 'active',
+        createdAt: expect.any(String),
+      },
       apiKey: {
         id: expect.stringMatching(/^key_/),
         publicKey: expect.stringMatching(/^pk_test_/),
@@ -55,14 +66,22 @@ describe('operator CLI (--json)', () => {
 
     const live = await cli('keys:create', '--merchant', merchantId, '--environment', 'live');
     expect(live.code).toBe(0);
-    expect(live.json.apiKey).toMatchObject({ publicKey: expect.stringMatching(/^pk_live_/), environment: 'live', role: 'merchant' });
+    expect(live.json.apiKey).toMatchObject({
+      publicKey: expect.stringMatching(/^pk_live_/),
+      environment: 'live',
+      role: 'merchant',
+    });
     const admin = await cli('keys:create', '--merchant', merchantId, '--role', 'admin');
     expect(admin.json.apiKey).toMatchObject({ environment: 'test', role: 'admin' });
     expect((await listKeys(basicAuth(admin.json.apiKey.publicKey, admin.json.apiKey.secretKey))).status).toBe(403);
 
     const revoked = await cli('keys:revoke', live.json.apiKey.id);
     expect(revoked.code).toBe(0);
-    expect(revoked.json.apiKey).toMatchObject({ id: live.json.apiKey.id, isActive: false, revokedAt: expect.any(String) });
+    expect(revoked.json.apiKey).toMatchObject({
+      id: live.json.apiKey.id,
+      isActive: false,
+      revokedAt: expect.any(String),
+    });
     expect(JSON.stringify(revoked.json)).not.toContain('secret');
     expect((await listKeys(basicAuth(live.json.apiKey.publicKey, live.json.apiKey.secretKey))).status).toBe(401);
 

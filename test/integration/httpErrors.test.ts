@@ -80,7 +80,11 @@ describe('error model', () => {
   });
 
   it('415 for a body that is not JSON', async () => {
-    const body = await expectError(await post('name=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    const body = await expectError(
+      await post('name=x', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported_media_type',
+    );
     expect(body.details).toEqual({ contentType: 'application/x-www-form-urlencoded' });
   });
 
@@ -90,7 +94,11 @@ describe('error model', () => {
   });
 
   it('400 naming unknown fields, at every level of a strict object', async () => {
-    const body = await expectError(await post(JSON.stringify({ name: 'x', color: 'red', nested: { flag: true, extra: 1 } })), 400, 'validation_error');
+    const body = await expectError(
+      await post(JSON.stringify({ name: 'x', color: 'red', nested: { flag: true, extra: 1 } })),
+      400,
+      'validation_error',
+    );
     expect(body.details.unknownFields).toEqual(expect.arrayContaining(['color', 'nested.extra']));
     expect(body.message).toContain('color');
   });
@@ -101,13 +109,21 @@ describe('error model', () => {
   });
 
   it('authenticates before reading the body', async () => {
-    const res = await fetch(`${api.baseUrl}/_test/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+    const res = await fetch(`${api.baseUrl}/_test/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
     await expectError(res, 401, 'unauthorized');
   });
 
   it('JSON 404 for an unknown route, 405 for a known route with another method', async () => {
     await expectError(await fetch(`${api.baseUrl}/no/such/route`), 404, 'not_found');
-    await expectError(await fetch(`${api.baseUrl}/merchant/api-keys`, { method: 'DELETE', headers: { authorization: merchant.auth } }), 405, 'method_not_allowed');
+    await expectError(
+      await fetch(`${api.baseUrl}/merchant/api-keys`, { method: 'DELETE', headers: { authorization: merchant.auth } }),
+      405,
+      'method_not_allowed',
+    );
   });
 
   it('500 internal_error without a stack trace or internal detail', async () => {

@@ -2,12 +2,18 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 import { startEmbeddedPostgres } from '../../src/infra/embeddedPostgres';
 import { startTemporal } from '../../src/infra/temporal';
 import { openOrm, migrate } from '../../src/db/orm';
 import { WORKFLOWS_PATH } from '../../src/worker';
 import { TEST_STACK_ENV, type TestStack } from './stackInfo';
+
+/** The bundler's logger, reduced to errors. */
+function quietLogger(log: (msg: string) => void): Logger {
+  const nothing = () => {};
+  return { log: nothing, trace: nothing, debug: nothing, info: nothing, warn: nothing, error: (m: string) => log(m) };
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -36,7 +42,7 @@ export default async function globalSetup(): Promise<void> {
   const [pg, temporal, bundle] = await Promise.all([
     startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, database: 'payments_test', ephemeral: true }),
     startTemporal({ port: temporalPort, log }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m) => log(m) } }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger(log) }),
   ]);
   const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
   await migrate(orm);
@@ -44,7 +50,12 @@ export default async function globalSetup(): Promise<void> {
 
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, bundle.code);
-  const stack: TestStack = { dir, databaseUrl: pg.databaseUrl, temporalAddress: temporal.address, workflowBundlePath: bundlePath };
+  const stack: TestStack = {
+    dir,
+    databaseUrl: pg.databaseUrl,
+    temporalAddress: temporal.address,
+    workflowBundlePath: bundlePath,
+  };
   // Test workers are forked after this, so they inherit it.
   process.env[TEST_STACK_ENV] = JSON.stringify(stack);
   (globalThis as Record<string, unknown>).__testStackStop = async () => {

@@ -23,7 +23,12 @@ describe('loadConfig', () => {
 
   it('uses production services when their variables are set', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/pay', TEMPORAL_ADDRESS: 'temporal:7233' });
-    expect(config).toMatchObject({ databaseUrl: 'postgres://u:p@db:5432/pay', temporalAddress: 'temporal:7233', externalDatabase: true, externalTemporal: true });
+    expect(config).toMatchObject({
+      databaseUrl: 'postgres://u:p@db:5432/pay',
+      temporalAddress: 'temporal:7233',
+      externalDatabase: true,
+      externalTemporal: true,
+    });
   });
 
   it.each([
