@@ -1,8 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../src/logger';
+import type { ProviderRegistry } from '../src/providers/registry';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
 export interface ActivityDeps {
   orm: MikroORM;
   logger: Logger;
+  providers: ProviderRegistry;
+  /** Where providers send their webhooks: this service's public base URL. */
+  publicBaseUrl: string;
+  /** Timeout of one merchant callback POST. */
+  callbackTimeoutMs?: number;
 }

@@ -1,11 +1,16 @@
 import type { ActivityDeps } from './deps';
+import { createMerchantEventActivities } from './merchantEvents';
+import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
 
 export type { ActivityDeps } from './deps';
 
+/** Every activity the worker registers, built from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createProbeActivities(deps),
+    ...createPaymentActivities(deps),
+    ...createMerchantEventActivities(deps),
   };
 }
 

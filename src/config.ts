@@ -40,7 +40,15 @@ export const envSchema = z.object({
   TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   SMTP_URL: z.string().min(1).optional(),
+  /** Where the provider and customers reach this API (provider webhooks); default http://127.0.0.1:$PORT. */
   PUBLIC_BASE_URL: z.url().optional(),
+
+  // The provider sandbox: the processor of test keys (docs/provider-sandbox.md).
+  SANDBOX_URL: z.url().optional(),
+  SANDBOX_API_KEY: z.string().min(1).default('sk_sandbox_dev'),
+  SANDBOX_WEBHOOK_SECRET: z.string().min(1).default('whsec_sandbox_dev'),
+  /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
+  PROVIDER_TIMEOUT_MS: positiveInt(3000),
 
   // Timing knobs of PRODUCT.md (used by the money workflows).
   PAYMENT_WAIT_MS: positiveInt(5000),
@@ -61,6 +69,8 @@ export interface Config extends Env {
   dataDir: string;
   databaseUrl: string;
   temporalAddress: string;
+  sandboxUrl: string;
+  publicBaseUrl: string;
   /** True when PostgreSQL / Temporal are external services rather than embedded ones. */
   externalDatabase: boolean;
   externalTemporal: boolean;
@@ -106,6 +116,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: env.DATABASE_URL ?? stack?.databaseUrl ?? embeddedDatabaseUrl(env.PG_PORT),
     temporalAddress: env.TEMPORAL_ADDRESS ?? stack?.temporalAddress ?? `127.0.0.1:${env.TEMPORAL_PORT}`,
+    sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`,
+    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT}`).replace(/\/$/, ''),
     externalDatabase: env.DATABASE_URL !== undefined,
     externalTemporal: env.TEMPORAL_ADDRESS !== undefined,
   };

@@ -3,6 +3,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from './logger';
 import { createActivities } from '../activities';
+import type { ProviderRegistry } from './providers/registry';
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows');
 
@@ -12,6 +13,8 @@ export interface WorkerDeps {
   taskQueue: string;
   orm: MikroORM;
   logger: Logger;
+  providers: ProviderRegistry;
+  publicBaseUrl: string;
   /** A prebuilt bundle (tests bundle once per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   identity?: string;
@@ -22,7 +25,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    activities: createActivities({ orm: deps.orm, logger: deps.logger }),
+    activities: createActivities(deps),
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     ...(deps.identity ? { identity: deps.identity } : {}),
   });

@@ -1,2 +1,3 @@
 // The worker bundles this module: every workflow the worker runs is exported here.
 export { probeWorkflow } from './probe';
+export { paymentWorkflow } from './payment';

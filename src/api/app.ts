@@ -1,9 +1,10 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { Authenticator } from '../auth/authenticator';
+import type { ProviderRegistry } from '../providers/registry';
 import type { AppState } from './context';
 import { errorHandler } from './middleware/errorHandler';
 import { requestContext } from './middleware/requestContext';
@@ -13,21 +14,33 @@ import { buildOpenApi } from './openapi';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { healthRoutes } from './routes/health';
 import { docsRoutes } from './routes/docs';
+import { paymentRoutes, type PaymentSettings } from './routes/payments';
+import { webhookRoutes } from './routes/webhooks';
+
+export interface ApiSettings extends PaymentSettings {
+  authCacheTtlMs: number;
+  publicBaseUrl?: string;
+}
 
 export interface AppDeps {
   orm: MikroORM;
+  client: Client;
+  /** The client's connection, for the readiness probe. */
   temporal: Connection;
+  providers: ProviderRegistry;
   logger: Logger;
-  authCacheTtlMs: number;
-  publicBaseUrl?: string;
+  settings: ApiSettings;
   /** Routes mounted after the product's own, through the same pipeline (used by tests). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous route list
   extraRoutes?: RouteDef<any, any, any>[];
 }
 
-export function allRoutes(deps: Pick<AppDeps, 'orm'>) {
+export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | 'settings'>) {
   const em = deps.orm.em;
-  return [...apiKeyRoutes(em)];
+  return [
+    ...apiKeyRoutes(em),
+    ...paymentRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
+  ];
 }
 
 export function createApp(deps: AppDeps): Koa<AppState> {
@@ -37,17 +50,19 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.silent = true;
 
   const routes = [...allRoutes(deps), ...(deps.extraRoutes ?? [])];
-  const authenticator = new Authenticator(deps.orm.em, deps.authCacheTtlMs, deps.logger);
+  const authenticator = new Authenticator(deps.orm.em, deps.settings.authCacheTtlMs, deps.logger);
+  const connection = deps.temporal;
 
   const health = healthRoutes({
     database: async () => {
       await deps.orm.em.getConnection().execute('select 1');
     },
     temporal: async () => {
-      await deps.temporal.withDeadline(Date.now() + 2000, () => deps.temporal.healthService.check({}));
+      await connection.withDeadline(Date.now() + 2000, () => connection.healthService.check({}));
     },
   });
-  const docs = docsRoutes(buildOpenApi(routes, deps.publicBaseUrl));
+  const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
+  const webhooks = webhookRoutes({ client: deps.client, providers: deps.providers, logger: deps.logger });
   const api = new Router<AppState>();
   mountRoutes(api, routes, authenticate(authenticator));
 
@@ -55,6 +70,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(errorHandler());
   app.use(health.routes());
   app.use(docs.routes());
+  app.use(webhooks.routes());
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: true }));
   return app;

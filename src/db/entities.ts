@@ -1,4 +1,4 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { BigIntType, EntitySchema } from '@mikro-orm/core';
 
 /**
  * Persistence model. Plain classes mapped with EntitySchema (no decorators, so the
@@ -19,6 +19,8 @@ export class Merchant {
   name!: string;
   email!: string | null;
   status!: MerchantStatus;
+  /** HMAC key for signing callbacks to the merchant; created on first use (CLI webhooks:secret). */
+  webhookSecret!: string | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -47,6 +49,7 @@ export const MerchantSchema = new EntitySchema<Merchant>({
     name: { type: 'string', length: 255 },
     email: { type: 'string', length: 320, nullable: true },
     status: { enum: true, items: () => [...MERCHANT_STATUSES] },
+    webhookSecret: { type: 'string', length: 80, nullable: true, lazy: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },
@@ -77,4 +80,130 @@ export const ApiKeySchema = new EntitySchema<ApiKey>({
   },
 });
 
-export const entities = [MerchantSchema, ApiKeySchema];
+export const PAYMENT_STATUSES = ['created', 'succeeded', 'failed', 'refunded', 'voided', 'partially_refunded'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+export interface Customer {
+  email: string;
+  name?: string;
+  externalId?: string;
+}
+
+export class Payment {
+  id!: string;
+  merchant!: Merchant;
+  externalId!: string;
+  environment!: KeyEnvironment;
+  processor!: string;
+  /** Integer minor units. */
+  amountMinor!: number;
+  currency!: string;
+  status!: PaymentStatus;
+  /** Sum of succeeded refunds, minor units. */
+  amountRefundedMinor!: number;
+  /** The in-flight refund's amount, minor units (0 or one refund: at most one in flight). */
+  amountPendingRefundMinor!: number;
+  providerTransactionId!: string | null;
+  redirectUrl!: string | null;
+  /** Provider card token of the token flow (a provider reference, never card data). */
+  cardToken!: string | null;
+  saveCardEnabled!: boolean;
+  savedCardToken!: string | null;
+  customer!: Customer;
+  billing!: Record<string, unknown> | null;
+  metadata!: Record<string, string> | null;
+  description!: string | null;
+  callbackUrl!: string | null;
+  returnUrl!: string | null;
+  failureCode!: string | null;
+  failureMessage!: string | null;
+  expiresAt!: Date;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+const minorUnits = { type: new BigIntType('number'), columnType: 'bigint' } as const;
+
+export const PaymentSchema = new EntitySchema<Payment>({
+  class: Payment,
+  tableName: 'payments',
+  uniques: [{ properties: ['merchant', 'externalId'], name: 'payments_merchant_external_id_unique' }],
+  indexes: [{ properties: ['merchant', 'createdAt'], name: 'payments_merchant_created_idx' }],
+  checks: [
+    { name: 'payments_amount_positive_check', expression: 'amount_minor > 0' },
+    {
+      // Money invariant 2, enforced by the database as a last line of defence.
+      name: 'payments_refund_bound_check',
+      expression:
+        'amount_refunded_minor >= 0 and amount_pending_refund_minor >= 0 and amount_refunded_minor + amount_pending_refund_minor <= amount_minor',
+    },
+  ],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
+    externalId: { type: 'string', length: 255 },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    processor: { type: 'string', length: 32 },
+    amountMinor: { ...minorUnits },
+    currency: { type: 'string', length: 3 },
+    status: { enum: true, items: () => [...PAYMENT_STATUSES] },
+    amountRefundedMinor: { ...minorUnits, default: 0 },
+    amountPendingRefundMinor: { ...minorUnits, default: 0 },
+    providerTransactionId: { type: 'string', length: 64, nullable: true },
+    redirectUrl: { type: 'text', nullable: true },
+    cardToken: { type: 'string', length: 255, nullable: true },
+    saveCardEnabled: { type: 'boolean', default: false },
+    savedCardToken: { type: 'string', length: 255, nullable: true },
+    customer: { type: 'json' },
+    billing: { type: 'json', nullable: true },
+    metadata: { type: 'json', nullable: true },
+    description: { type: 'text', nullable: true },
+    callbackUrl: { type: 'text', nullable: true },
+    returnUrl: { type: 'text', nullable: true },
+    failureCode: { type: 'string', length: 64, nullable: true },
+    failureMessage: { type: 'text', nullable: true },
+    expiresAt: { ...timestamp },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+/**
+ * Outbox of events for merchants' callbackUrls: written in the same transaction as the state
+ * change it reports, delivered (and retried) by an activity, the same id on every attempt.
+ */
+export class MerchantEvent {
+  id!: string;
+  merchant!: Merchant;
+  type!: string;
+  resourceId!: string;
+  /** Makes recording idempotent: one event per state change, however often an activity retries. */
+  dedupeKey!: string;
+  callbackUrl!: string | null;
+  payload!: Record<string, unknown>;
+  attempts!: number;
+  deliveredAt!: Date | null;
+  lastError!: string | null;
+  createdAt!: Date;
+}
+
+export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
+  class: MerchantEvent,
+  tableName: 'merchant_events',
+  indexes: [{ properties: ['merchant', 'createdAt'], name: 'merchant_events_merchant_created_idx' }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
+    type: { type: 'string', length: 64 },
+    resourceId: { type: 'string', length: 40 },
+    dedupeKey: { type: 'string', length: 160, unique: 'merchant_events_dedupe_key_unique' },
+    callbackUrl: { type: 'text', nullable: true },
+    payload: { type: 'json' },
+    attempts: { type: 'integer', default: 0 },
+    deliveredAt: { ...timestamp, nullable: true },
+    lastError: { type: 'text', nullable: true },
+    createdAt: { ...timestamp },
+  },
+});
+
+export const entities = [MerchantSchema, ApiKeySchema, PaymentSchema, MerchantEventSchema];

@@ -1,9 +1,10 @@
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
 import { createApp } from '../api/app';
 import { temporalConnectionOptions } from '../temporal/connection';
+import { providerRegistryFromConfig } from '../providers/registry';
 
 /** The API process: stateless, run as many copies as needed behind a load balancer. */
 async function main(): Promise<void> {
@@ -12,12 +13,21 @@ async function main(): Promise<void> {
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const temporal = Connection.lazy(temporalConnectionOptions(config));
+  const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE });
   const app = createApp({
     orm,
+    client,
     temporal,
+    providers: providerRegistryFromConfig(config),
     logger,
-    authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
+    settings: {
+      authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      paymentWaitMs: config.PAYMENT_WAIT_MS,
+      paymentExpirySeconds: config.PAYMENT_EXPIRY_SECONDS,
+      callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
+    },
   });
   const server = app.listen(config.PORT, config.HOST, () => {
     logger.info({ port: config.PORT }, 'api listening');

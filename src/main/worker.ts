@@ -5,6 +5,7 @@ import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { createWorker } from '../worker';
+import { providerRegistryFromConfig } from '../providers/registry';
 
 const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',
@@ -47,6 +48,8 @@ async function main(): Promise<void> {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     orm,
     logger,
+    providers: providerRegistryFromConfig(config),
+    publicBaseUrl: config.publicBaseUrl,
     identity: `worker-${process.pid}@${os.hostname()}`,
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');

@@ -4,10 +4,12 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { openOrm } from '../../src/db/orm';
-import { createApp, type AppDeps } from '../../src/api/app';
+import { createApp, type ApiSettings, type AppDeps } from '../../src/api/app';
 import { createLogger } from '../../src/logger';
 import { createMerchant } from '../../src/domain/merchants';
 import { createWorker } from '../../src/worker';
+import { ProviderRegistry } from '../../src/providers/registry';
+import { createSandbox } from '../../src/sandbox/server';
 import { testStack } from '../setup/stackInfo';
 
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
@@ -15,28 +17,62 @@ export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', '
 // Keep the SDK's worker state chatter out of test output; warnings still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
+export const SANDBOX_API_KEY = 'sk_sandbox_test';
+export const SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_test';
+
+let queueCounter = 0;
+/** A task queue of its own for each test file (and each stack within it). */
+export function uniqueTaskQueue(name: string): string {
+  return `test-${name}-${process.pid}-${++queueCounter}`;
+}
+
 export async function openTestOrm(databaseUrl = testStack().databaseUrl): Promise<MikroORM> {
-  return openOrm({ databaseUrl, poolMax: 5 });
+  return openOrm({ databaseUrl, poolMax: 10 });
+}
+
+export function testProviders(sandboxUrl = 'http://127.0.0.1:9', timeoutMs = 2000): ProviderRegistry {
+  return new ProviderRegistry({
+    sandboxUrl,
+    sandboxApiKey: SANDBOX_API_KEY,
+    sandboxWebhookSecret: SANDBOX_WEBHOOK_SECRET,
+    timeoutMs,
+  });
 }
 
 export interface TestApi {
   baseUrl: string;
   orm: MikroORM;
-  temporal: Connection;
+  client: Client;
   close(): Promise<void>;
 }
 
+export interface TestApiOptions {
+  databaseUrl?: string;
+  orm?: MikroORM;
+  providers?: ProviderRegistry;
+  settings?: Partial<ApiSettings>;
+  extraRoutes?: AppDeps['extraRoutes'];
+}
+
 /** The real Koa app on an ephemeral port, against the run's PostgreSQL and Temporal. */
-export async function startTestApi(
-  opts: { authCacheTtlMs?: number; databaseUrl?: string; orm?: MikroORM; extraRoutes?: AppDeps['extraRoutes'] } = {},
-): Promise<TestApi> {
+export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> {
   const orm = opts.orm ?? (await openTestOrm(opts.databaseUrl));
   const temporal = await Connection.connect({ address: testStack().temporalAddress });
+  const client = new Client({ connection: temporal, namespace: 'default' });
   const app = createApp({
     orm,
+    client,
     temporal,
+    providers: opts.providers ?? testProviders(),
     logger: testLogger,
-    authCacheTtlMs: opts.authCacheTtlMs ?? 5000,
+    settings: {
+      authCacheTtlMs: 5000,
+      taskQueue: 'unused',
+      paymentWaitMs: 5000,
+      paymentExpirySeconds: 86400,
+      callbackRetryInitialSeconds: 1,
+      ...opts.settings,
+    },
     extraRoutes: opts.extraRoutes,
   });
   const server: Server = await new Promise((resolve) => {
@@ -46,7 +82,7 @@ export async function startTestApi(
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     orm,
-    temporal,
+    client,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -87,19 +123,21 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
-let queueCounter = 0;
-
-/** A real worker on its own task queue (one per test file), using the run's workflow bundle. */
-export async function startTestWorker(orm: MikroORM, name: string): Promise<TestWorker> {
+/** A real worker on the given task queue, using the run's workflow bundle. */
+export async function startTestWorker(
+  orm: MikroORM,
+  opts: { taskQueue: string; providers?: ProviderRegistry; publicBaseUrl?: string },
+): Promise<TestWorker> {
   const stack = testStack();
-  const taskQueue = `test-${name}-${process.pid}-${++queueCounter}`;
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
   const worker = await createWorker({
     connection,
     namespace: 'default',
-    taskQueue,
+    taskQueue: opts.taskQueue,
     orm,
     logger: testLogger,
+    providers: opts.providers ?? testProviders(),
+    publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
   const running = worker.run();
@@ -108,12 +146,72 @@ export async function startTestWorker(orm: MikroORM, name: string): Promise<Test
   return {
     worker,
     client,
-    taskQueue,
+    taskQueue: opts.taskQueue,
     stop: async () => {
-      worker.shutdown();
-      await running;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
       await clientConnection.close();
       await connection.close();
     },
   };
+}
+
+export interface PaymentStack {
+  orm: MikroORM;
+  api: TestApi;
+  worker: TestWorker;
+  sandboxUrl: string;
+  taskQueue: string;
+  providers: ProviderRegistry;
+  /** Starts another worker on the same task queue (after a simulated crash). */
+  restartWorker(): Promise<TestWorker>;
+  sandbox(path: string, body?: unknown): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Everything a money test needs, all real: its own provider sandbox (HTTP), the API and a
+ * worker on a task queue of its own, against the run's PostgreSQL and Temporal.
+ */
+export async function startPaymentStack(
+  name: string,
+  settings: Partial<ApiSettings> = {},
+  providerTimeoutMs = 1500,
+): Promise<PaymentStack> {
+  const orm = await openTestOrm();
+  const sandbox = createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET });
+  const running = await sandbox.listen(0);
+  const providers = testProviders(running.url, providerTimeoutMs);
+  const taskQueue = uniqueTaskQueue(name);
+  const api = await startTestApi({ orm, providers, settings: { taskQueue, ...settings } });
+  let worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl });
+  const stack: PaymentStack = {
+    orm,
+    api,
+    get worker() {
+      return worker;
+    },
+    sandboxUrl: running.url,
+    taskQueue,
+    providers,
+    restartWorker: async () => {
+      worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl });
+      return worker;
+    },
+    sandbox: async (path: string, body?: unknown) => {
+      const res = await fetch(`${running.url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return res.json();
+    },
+    close: async () => {
+      await worker.stop();
+      await api.close();
+      await running.close();
+      await orm.close();
+    },
+  };
+  return stack;
 }

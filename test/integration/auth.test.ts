@@ -23,7 +23,7 @@ describe('GET /merchant/api-keys and authentication', () => {
   beforeAll(async () => {
     orm = await openTestOrm();
     // A short cache TTL so state changes show up quickly; the 5 s bound is tested separately.
-    api = await startTestApi({ orm, authCacheTtlMs: 100 });
+    api = await startTestApi({ orm, settings: { authCacheTtlMs: 100 } });
     merchant = await createTestMerchant(orm);
   });
   afterAll(async () => {

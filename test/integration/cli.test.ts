@@ -32,7 +32,7 @@ describe('operator CLI (--json)', () => {
 
   beforeAll(async () => {
     orm = await openTestOrm();
-    api = await startTestApi({ orm, authCacheTtlMs: 0 });
+    api = await startTestApi({ orm, settings: { authCacheTtlMs: 0 } });
   });
   afterAll(async () => {
     await api.close();

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { openTestOrm, startTestWorker, type TestWorker } from '../helpers/stack';
+import { openTestOrm, startTestWorker, uniqueTaskQueue, type TestWorker } from '../helpers/stack';
 import { probeWorkflow } from '../../workflows';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 
@@ -9,7 +9,7 @@ describe('worker on the real Temporal server', () => {
 
   beforeAll(async () => {
     orm = await openTestOrm();
-    tw = await startTestWorker(orm, 'probe');
+    tw = await startTestWorker(orm, { taskQueue: uniqueTaskQueue('probe') });
   });
   afterAll(async () => {
     await tw.stop();

@@ -40,7 +40,7 @@ function tooLarge(): AppError {
   return new AppError(413, 'payload_too_large', 'The request body is over 1 MB.', { limitBytes: MAX_BODY_BYTES });
 }
 
-async function readLimited(stream: NodeJS.ReadableStream, limit: number): Promise<string> {
+export async function readLimited(stream: NodeJS.ReadableStream, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {

@@ -1,0 +1,106 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { Payment } from '../src/db/entities';
+import { applyProviderPayment, voidPayment } from '../src/domain/payments';
+import { ProviderError } from '../src/providers/errors';
+import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
+import type { ActivityDeps } from './deps';
+
+export type AttemptResult =
+  { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
+
+export type ReconcileResult = 'settled' | 'created' | 'not_found' | 'missing';
+
+/** Provider errors become typed failures: the workflow's retry policy and branches read the type. */
+function asFailure(err: unknown): unknown {
+  if (!(err instanceof ProviderError)) return err;
+  return err.kind === 'unavailable'
+    ? ApplicationFailure.retryable(err.message, 'unavailable')
+    : ApplicationFailure.nonRetryable(err.message, err.kind);
+}
+
+export function createPaymentActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
+  const load = (id: string) => orm.em.fork().findOne(Payment, { id });
+  const providerOf = (payment: Payment): PaymentProvider => {
+    const provider = providers.byName(payment.processor);
+    if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${payment.processor}`, 'provider_not_configured');
+    return provider;
+  };
+  const apply = async (paymentId: string, pp: ProviderPayment): Promise<'settled' | 'created' | 'missing'> => {
+    const payment = await applyProviderPayment(orm.em.fork(), paymentId, pp);
+    if (!payment) return 'missing';
+    return payment.status === 'created' ? 'created' : 'settled';
+  };
+
+  return {
+    /** Asks the provider to take the payment, with the payment id as idempotency key. */
+    async attemptProviderPayment(paymentId: string): Promise<AttemptResult> {
+      const payment = await load(paymentId);
+      if (!payment) return { kind: 'missing' };
+      if (payment.status !== 'created') return { kind: 'settled' };
+      let pp: ProviderPayment;
+      try {
+        pp = await providerOf(payment).createPayment({
+          idempotencyKey: payment.id,
+          amountMinor: payment.amountMinor,
+          currency: payment.currency,
+          mode: payment.cardToken ? 'card' : 'checkout',
+          ...(payment.cardToken ? { cardToken: payment.cardToken } : {}),
+          ...(payment.returnUrl ? { returnUrl: payment.returnUrl } : {}),
+          webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
+          saveCard: payment.saveCardEnabled,
+          ...(payment.description ? { description: payment.description } : {}),
+          metadata: { paymentId: payment.id, merchantId: payment.merchant.id },
+        });
+      } catch (err) {
+        if (err instanceof ProviderError && err.kind === 'rejected') {
+          // Refused outright (e.g. a bad token): nothing was captured, so nothing is kept and
+          // the merchant's externalId stays free for a corrected request.
+          await orm.em.fork().nativeDelete(Payment, { id: paymentId, status: 'created' });
+          logger.info({ paymentId, code: err.code }, 'provider rejected the payment; discarded');
+          return { kind: 'rejected', code: err.code ?? 'provider_rejected', message: err.message };
+        }
+        throw asFailure(err);
+      }
+      return { kind: await apply(paymentId, pp) };
+    },
+
+    /** Asks the provider what became of our request (by idempotency key) and follows it. */
+    async reconcileProviderPayment(paymentId: string): Promise<ReconcileResult> {
+      const payment = await load(paymentId);
+      if (!payment) return 'missing';
+      if (payment.status !== 'created') return 'settled';
+      try {
+        const pp = await providerOf(payment).findPayment({ idempotencyKey: payment.id });
+        return pp ? await apply(paymentId, pp) : 'not_found';
+      } catch (err) {
+        // Every kind of trouble is retried here: the answer is needed, not a guess.
+        throw err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;
+      }
+    },
+
+    /**
+     * At expiry: cancel the hosted payment at the provider (a customer who paid just before
+     * wins: the payment follows), or void a payment the provider never saw.
+     */
+    async expireProviderPayment(paymentId: string): Promise<ReconcileResult> {
+      const payment = await load(paymentId);
+      if (!payment) return 'missing';
+      if (payment.status !== 'created') return 'settled';
+      const provider = providerOf(payment);
+      try {
+        const known = payment.providerTransactionId
+          ? { transactionId: payment.providerTransactionId }
+          : await provider.findPayment({ idempotencyKey: payment.id });
+        if (known) {
+          const pp = await provider.cancelPayment(known.transactionId);
+          const kind = await apply(paymentId, pp);
+          if (kind !== 'created') return kind;
+        }
+      } catch (err) {
+        throw err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;
+      }
+      await voidPayment(orm.em.fork(), paymentId);
+      return 'settled';
+    },
+  };
+}

@@ -1,0 +1,311 @@
+import { z } from 'zod';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { Merchant, Payment } from '../../db/entities';
+import { AppError } from '../../errors';
+import { isId, newId } from '../../ids';
+import { presentPayment } from '../../domain/payments';
+import type { ProviderRegistry } from '../../providers/registry';
+import { paymentWorkflow } from '../../../workflows/payment';
+import { paymentWorkflowId, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
+import { ExternalIdKey, MerchantIdKey } from '../../../workflows/searchAttributes';
+import type { Caller } from '../context';
+import { AUTH_ERRORS, defineRoute } from '../routing';
+import {
+  checkAmount,
+  currency,
+  customer,
+  externalId,
+  freeForm,
+  httpUrl,
+  isPrivateHost,
+  majorAmount,
+  metadata,
+} from '../inputs';
+import { timestamp } from '../schemas';
+
+export interface PaymentSettings {
+  taskQueue: string;
+  paymentWaitMs: number;
+  paymentExpirySeconds: number;
+  callbackRetryInitialSeconds: number;
+}
+
+export const createPaymentBody = z
+  .object({
+    amount: majorAmount,
+    currency,
+    externalId,
+    customer,
+    billing: freeForm.optional(),
+    callbackUrl: httpUrl.optional(),
+    cardToken: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('saved-card token flow; a bad token gives 400 invalid_card_token'),
+    description: z.string().max(1000).optional(),
+    metadata: metadata.optional(),
+    returnUrl: httpUrl.optional(),
+    saveCardEnabled: z.boolean().optional(),
+  })
+  .strict()
+  .transform((body, ctx) => {
+    const amountMinor = checkAmount(body, ctx);
+    return amountMinor === undefined ? z.NEVER : { ...body, amountMinor };
+  });
+
+export type CreatePaymentBody = z.output<typeof createPaymentBody>;
+
+export const paymentSchema = z
+  .object({
+    id: z.string(),
+    externalId: z.string(),
+    amount: z.number(),
+    amountRefunded: z.number(),
+    amountRefundable: z.number(),
+    currency: z.string(),
+    status: z.enum(['created', 'succeeded', 'failed', 'refunded', 'voided', 'partially_refunded']),
+    processor: z.string(),
+    providerTransactionId: z.string().nullable(),
+    redirectUrl: z.string().nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    expiresAt: timestamp,
+    environment: z.enum(['test', 'live']),
+    customer: z.object({ email: z.string(), name: z.string().optional(), externalId: z.string().optional() }),
+    description: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()).nullable(),
+    billing: z.record(z.string(), z.unknown()).nullable(),
+    callbackUrl: z.string().nullable(),
+    returnUrl: z.string().nullable(),
+    saveCardEnabled: z.boolean(),
+    failureCode: z.string().nullable(),
+    failureMessage: z.string().nullable(),
+  })
+  .meta({ id: 'Payment' });
+
+const paymentIdParams = z.object({ paymentId: z.string() });
+
+function conflict(existing: Payment, body: CreatePaymentBody): AppError | undefined {
+  if (existing.amountMinor === body.amountMinor && existing.currency === body.currency) return undefined;
+  return new AppError(
+    400,
+    'external_id_conflict',
+    'A payment with this externalId exists with another amount or currency.',
+    {
+      paymentId: existing.id,
+    },
+  );
+}
+
+/** Inserts the payment, or finds the one this externalId already names (exactly one under concurrency). */
+async function insertOrFind(
+  em: EntityManager,
+  caller: Caller,
+  body: CreatePaymentBody,
+  expirySeconds: number,
+): Promise<Payment> {
+  const now = new Date();
+  const payment = em.create(Payment, {
+    id: newId('payment'),
+    merchant: em.getReference(Merchant, caller.merchantId),
+    externalId: body.externalId,
+    environment: caller.environment,
+    processor: 'sandbox',
+    amountMinor: body.amountMinor,
+    currency: body.currency,
+    status: 'created',
+    amountRefundedMinor: 0,
+    amountPendingRefundMinor: 0,
+    providerTransactionId: null,
+    redirectUrl: null,
+    cardToken: body.cardToken ?? null,
+    saveCardEnabled: body.saveCardEnabled ?? false,
+    savedCardToken: null,
+    customer: body.customer,
+    billing: body.billing ?? null,
+    metadata: body.metadata ?? null,
+    description: body.description ?? null,
+    callbackUrl: body.callbackUrl ?? null,
+    returnUrl: body.returnUrl ?? null,
+    failureCode: null,
+    failureMessage: null,
+    expiresAt: new Date(now.getTime() + expirySeconds * 1000),
+    createdAt: now,
+    updatedAt: now,
+  });
+  try {
+    await em.flush();
+    return payment;
+  } catch (err) {
+    if (!(err instanceof UniqueConstraintViolationException)) throw err;
+    const existing = await em.fork().findOne(Payment, { merchant: caller.merchantId, externalId: body.externalId });
+    if (!existing)
+      throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
+    return existing;
+  }
+}
+
+export function paymentRoutes(deps: {
+  em: EntityManager;
+  client: Client;
+  providers: ProviderRegistry;
+  settings: PaymentSettings;
+}) {
+  const { client, providers, settings } = deps;
+
+  /** Update-with-Start: start `payment-<id>` if needed and wait (bounded) for the outcome. */
+  async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'closed'> {
+    const op = new WithStartWorkflowOperation(paymentWorkflow, {
+      workflowId: paymentWorkflowId(payment.id),
+      taskQueue: settings.taskQueue,
+      args: [
+        {
+          paymentId: payment.id,
+          merchantId: payment.merchant.id,
+          expiresAt: payment.expiresAt.toISOString(),
+          callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+        },
+      ],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // A closed payment workflow is never started again: its payment is settled or discarded.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: MerchantIdKey, value: payment.merchant.id },
+        { key: ExternalIdKey, value: payment.externalId },
+      ],
+    });
+    try {
+      return await client.withDeadline(Date.now() + settings.paymentWaitMs, () =>
+        client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'closed';
+      const code = (err as { code?: number }).code;
+      // gRPC DEADLINE_EXCEEDED (4): the workflow did not answer in time.
+      if (code === 4 || /deadline/i.test((err as Error).message)) return 'no_answer';
+      throw err;
+    }
+  }
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/payments',
+      operationId: 'createPayment',
+      tag: 'Payments',
+      summary: 'Create a payment (hosted page, or saved-card token) or return the one this externalId names.',
+      description:
+        'With `cardToken` the answer carries the outcome (`succeeded` or `failed`); without, the payment is `created` with a `redirectUrl` for the customer. The same externalId with the same amount and currency returns the existing payment.',
+      body: createPaymentBody,
+      response: paymentSchema,
+      errors: {
+        400: ['validation_error', 'invalid_card_token', 'external_id_conflict'],
+        ...AUTH_ERRORS,
+        500: ['provider_not_configured'],
+        502: ['provider_invalid_response'],
+        503: ['provider_unavailable'],
+      },
+      handler: async ({ body, caller }) => {
+        if (body.callbackUrl && caller.environment === 'live' && isPrivateHost(new URL(body.callbackUrl).hostname)) {
+          throw new AppError(
+            400,
+            'validation_error',
+            'callbackUrl may not be a loopback or private address for live keys.',
+            {
+              issues: [
+                {
+                  path: 'callbackUrl',
+                  code: 'private_address',
+                  message: 'Loopback and private addresses are for test keys only.',
+                },
+              ],
+            },
+          );
+        }
+        if (!providers.forEnvironment(caller.environment)) {
+          throw new AppError(
+            500,
+            'provider_not_configured',
+            `No active payment provider is configured for ${caller.environment} keys.`,
+          );
+        }
+        for (let round = 0; round < 3; round++) {
+          const em = deps.em.fork();
+          const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds);
+          const mismatch = conflict(payment, body);
+          if (mismatch) throw mismatch;
+          if (payment.status !== 'created') return presentPayment(payment);
+
+          const outcome = await submit(payment);
+          const current = await deps.em.fork().findOne(Payment, { id: payment.id });
+          if (!current) {
+            if (outcome !== 'closed' && outcome !== 'no_answer' && outcome.kind === 'rejected') {
+              throw new AppError(
+                400,
+                outcome.code === 'invalid_card_token' ? 'invalid_card_token' : 'provider_rejected',
+                outcome.code === 'invalid_card_token' ? 'The card token is not valid.' : outcome.message,
+              );
+            }
+            continue; // discarded by a concurrent request's rejection: create afresh
+          }
+          const data = presentPayment(current);
+          if (outcome === 'closed' || current.status !== 'created') return data;
+          if (outcome === 'no_answer') {
+            throw new AppError(
+              503,
+              'provider_unavailable',
+              'The payment provider did not answer in time; the outcome will follow. Retry with the same externalId.',
+              { payment: data },
+            );
+          }
+          switch (outcome.kind) {
+            case 'provider_unavailable':
+              throw new AppError(
+                503,
+                'provider_unavailable',
+                'The payment provider is temporarily unreachable; nothing was charged. Retry with the same externalId.',
+                { payment: data },
+              );
+            case 'provider_timeout':
+              throw new AppError(
+                503,
+                'provider_unavailable',
+                'The payment provider did not answer in time; the outcome will follow.',
+                { payment: data },
+              );
+            case 'provider_invalid':
+              throw new AppError(
+                502,
+                'provider_invalid_response',
+                'The payment provider returned an invalid response; the outcome will follow.',
+                { payment: data },
+              );
+            default:
+              return data;
+          }
+        }
+        throw new AppError(409, 'concurrent_request', 'Concurrent requests with this externalId; retry.');
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/payments/{paymentId}',
+      operationId: 'getPayment',
+      tag: 'Payments',
+      summary: 'Retrieve a payment.',
+      params: paymentIdParams,
+      response: paymentSchema,
+      errors: { ...AUTH_ERRORS, 404: ['not_found'] },
+      handler: async ({ params, caller }) => {
+        if (!isId('payment', params.paymentId)) throw new AppError(404, 'not_found', 'Payment not found.');
+        const payment = await deps.em.fork().findOne(Payment, { id: params.paymentId, merchant: caller.merchantId });
+        if (!payment) throw new AppError(404, 'not_found', 'Payment not found.');
+        return presentPayment(payment);
+      },
+    }),
+  ];
+}

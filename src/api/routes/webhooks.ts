@@ -1,0 +1,44 @@
+import Router from '@koa/router';
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { AppError } from '../../errors';
+import type { Logger } from '../../logger';
+import type { ProviderRegistry } from '../../providers/registry';
+import { ProviderWebhookError } from '../../providers/errors';
+import { paymentWorkflowId, providerPaymentEventSignal } from '../../../workflows/paymentApi';
+import type { AppState } from '../context';
+import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
+
+/**
+ * Provider webhooks: verified by signature (no merchant auth), then handed to the workflow as a
+ * signal. The payload is only a hint: the workflow asks the provider for the state itself.
+ */
+export function webhookRoutes(deps: { client: Client; providers: ProviderRegistry; logger: Logger }): Router<AppState> {
+  const router = new Router<AppState>();
+  router.post('/webhooks/:processor', async (ctx) => {
+    const provider = deps.providers.byName(ctx.params.processor!);
+    if (!provider) throw new AppError(404, 'not_found', 'Route not found.');
+    const raw = await readLimited(ctx.req, MAX_BODY_BYTES);
+    let event;
+    try {
+      event = provider.parseWebhook(raw, ctx.req.headers);
+    } catch (err) {
+      if (err instanceof ProviderWebhookError)
+        throw new AppError(400, 'invalid_signature', 'The webhook signature does not verify.');
+      throw err;
+    }
+    if (event.kind === 'payment' && event.metadata.paymentId) {
+      try {
+        await deps.client.workflow
+          .getHandle(paymentWorkflowId(event.metadata.paymentId))
+          .signal(providerPaymentEventSignal);
+      } catch (err) {
+        // A closed workflow has already settled the payment; the event is a late duplicate.
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    }
+    ctx.state.log.info({ type: event.type, kind: event.kind }, 'provider webhook');
+    ctx.body = { received: true };
+  });
+  return router;
+}

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { toMinor } from '../../domain/money';
+import { ProviderError } from '../errors';
+import type { ProviderPayment, ProviderRefund, ProviderWebhookEvent } from '../types';
+
+/**
+ * Pure mapping between the sandbox's wire format (docs/provider-sandbox.md) and our provider
+ * types. Every response is validated: anything unexpected is `invalid_response`, never a guess.
+ */
+const metadata = z.record(z.string(), z.string()).nullable().optional();
+
+export const sandboxPaymentSchema = z.object({
+  object: z.literal('payment'),
+  id: z.string().min(1),
+  mode: z.enum(['card', 'checkout', 'setup']),
+  status: z.enum(['pending', 'succeeded', 'failed', 'canceled']),
+  amount: z.number(),
+  currency: z.string().length(3),
+  idempotencyKey: z.string(),
+  failureCode: z.string().nullable(),
+  failureMessage: z.string().nullable(),
+  checkoutUrl: z.string().nullable(),
+  savedCardToken: z.string().nullable(),
+  metadata,
+});
+
+export const sandboxRefundSchema = z.object({
+  object: z.literal('refund'),
+  id: z.string().min(1),
+  paymentId: z.string().min(1),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  amount: z.number(),
+  currency: z.string().length(3),
+  reference_id: z.string(),
+  failureCode: z.string().nullable(),
+  failureMessage: z.string().nullable(),
+  metadata,
+});
+
+const listOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
+export const sandboxPaymentList = listOf(sandboxPaymentSchema);
+export const sandboxRefundList = listOf(sandboxRefundSchema);
+
+const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string().optional() }) });
+
+export const sandboxWebhookSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  createdAt: z.string(),
+  data: z.union([sandboxPaymentSchema, sandboxRefundSchema]),
+});
+
+function minor(amount: number, currency: string): number {
+  const r = toMinor(amount, currency, { allowZero: true });
+  if (!r.ok) throw new ProviderError('invalid_response', `provider amount ${amount} ${currency}: ${r.message}`);
+  return r.minor;
+}
+
+export function mapPayment(p: z.infer<typeof sandboxPaymentSchema>): ProviderPayment {
+  return {
+    transactionId: p.id,
+    status: p.status,
+    amountMinor: minor(p.amount, p.currency),
+    currency: p.currency,
+    failureCode: p.failureCode,
+    failureMessage: p.failureMessage,
+    redirectUrl: p.checkoutUrl,
+    savedCardToken: p.savedCardToken,
+  };
+}
+
+export function mapRefund(r: z.infer<typeof sandboxRefundSchema>): ProviderRefund {
+  return {
+    refundId: r.id,
+    transactionId: r.paymentId,
+    status: r.status,
+    amountMinor: minor(r.amount, r.currency),
+    currency: r.currency,
+    referenceId: r.reference_id,
+    failureCode: r.failureCode,
+    failureMessage: r.failureMessage,
+  };
+}
+
+export function mapWebhook(body: unknown): ProviderWebhookEvent {
+  const event = sandboxWebhookSchema.parse(body);
+  const data = event.data;
+  return data.object === 'payment'
+    ? { kind: 'payment', type: event.type, payment: mapPayment(data), metadata: data.metadata ?? {} }
+    : { kind: 'refund', type: event.type, refund: mapRefund(data), metadata: data.metadata ?? {} };
+}
+
+/** Parses a 2xx body with the schema, or says the response was invalid. */
+export function parseBody<T extends z.ZodType>(schema: T, text: string): z.output<T> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ProviderError('invalid_response', 'provider answered a body that is not JSON');
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success)
+    throw new ProviderError(
+      'invalid_response',
+      `provider answered an unexpected body: ${parsed.error.message.slice(0, 200)}`,
+    );
+  return parsed.data;
+}
+
+/** Maps a non-2xx answer to what it means for money. */
+export function mapErrorStatus(status: number, text: string): ProviderError {
+  const parsed = (() => {
+    try {
+      return errorSchema.safeParse(JSON.parse(text));
+    } catch {
+      return undefined;
+    }
+  })();
+  const code = parsed?.success ? parsed.data.error.code : null;
+  const message = parsed?.success ? (parsed.data.error.message ?? code ?? '') : `HTTP ${status}`;
+  if (status === 503 || status === 429) return new ProviderError('unavailable', `provider unavailable (${status})`);
+  // Other 5xx: the provider may have acted before failing.
+  if (status >= 500) return new ProviderError('invalid_response', `provider error ${status}`);
+  if (status === 401 || status === 403) return new ProviderError('unavailable', 'provider refused our credentials');
+  return new ProviderError(
+    'rejected',
+    message || `provider rejected the request (${status})`,
+    code ?? `http_${status}`,
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * The one provider interface. Each provider is a thin HTTP adapter plus a pure mapping file;
+ * everything above this line speaks these types only. Amounts are integer minor units.
+ */
+export type ProviderPaymentMode = 'card' | 'checkout' | 'setup';
+export type ProviderPaymentStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+export type ProviderRefundStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface ProviderPayment {
+  transactionId: string;
+  status: ProviderPaymentStatus;
+  amountMinor: number;
+  currency: string;
+  failureCode: string | null;
+  failureMessage: string | null;
+  /** The hosted page for the customer (checkout / setup), without a query string. */
+  redirectUrl: string | null;
+  savedCardToken: string | null;
+}
+
+export interface CreatePaymentInput {
+  /** Our payment id (or invoice id): the provider dedupes on it. */
+  idempotencyKey: string;
+  amountMinor: number;
+  currency: string;
+  mode: ProviderPaymentMode;
+  cardToken?: string;
+  returnUrl?: string;
+  webhookUrl?: string;
+  saveCard?: boolean;
+  description?: string;
+  metadata: Record<string, string>;
+}
+
+export interface ProviderRefund {
+  refundId: string;
+  transactionId: string;
+  status: ProviderRefundStatus;
+  amountMinor: number;
+  currency: string;
+  referenceId: string;
+  failureCode: string | null;
+  failureMessage: string | null;
+}
+
+export interface CreateRefundInput {
+  transactionId: string;
+  amountMinor: number;
+  currency: string;
+  /** The merchant's refund externalId: the provider dedupes on it. */
+  referenceId: string;
+  reason?: string;
+  webhookUrl?: string;
+  metadata: Record<string, string>;
+}
+
+export type ProviderWebhookEvent =
+  | { kind: 'payment'; type: string; payment: ProviderPayment; metadata: Record<string, string> }
+  | { kind: 'refund'; type: string; refund: ProviderRefund; metadata: Record<string, string> };
+
+export interface PaymentProvider {
+  readonly name: string;
+  createPayment(input: CreatePaymentInput): Promise<ProviderPayment>;
+  /** null when the provider has no such payment (so the request was never performed). */
+  findPayment(by: { transactionId: string } | { idempotencyKey: string }): Promise<ProviderPayment | null>;
+  /** Cancels a pending hosted payment; a settled one comes back unchanged. */
+  cancelPayment(transactionId: string): Promise<ProviderPayment>;
+  createRefund(input: CreateRefundInput): Promise<ProviderRefund>;
+  findRefund(by: { refundId: string } | { referenceId: string }): Promise<ProviderRefund | null>;
+  /** Verifies the signature and parses; throws ProviderWebhookError when it does not verify. */
+  parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent;
+}

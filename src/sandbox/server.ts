@@ -1,0 +1,489 @@
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import Koa, { type ParameterizedContext } from 'koa';
+import Router from '@koa/router';
+import { z } from 'zod';
+import { createLogger, type Logger } from '../logger';
+import { currencyExponent, toMinor } from './money';
+import {
+  PAYMENT_FAULT_MODES,
+  REFUND_FAULT_MODES,
+  SandboxError,
+  SandboxStore,
+  ledgerEntryJson,
+  paymentJson,
+  refundJson,
+  type Faults,
+  type PaymentRecord,
+  type RefundFaultMode,
+} from './state';
+import { renderCheckoutPage, renderMessagePage } from './checkoutPage';
+import { WebhookSender } from './webhooks';
+
+export interface SandboxOptions {
+  apiKey: string;
+  webhookSecret: string;
+  /** Base of the checkout URLs; the listening address `http://127.0.0.1:<port>` when absent. */
+  publicBaseUrl?: string;
+  log?: Logger;
+}
+
+export interface RunningSandbox {
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface Sandbox {
+  app: Koa<SandboxCtxState>;
+  store: SandboxStore;
+  listen(port: number, host?: string): Promise<RunningSandbox>;
+}
+
+interface SandboxCtxState {
+  /** The refund fault mode as it was when this request arrived. */
+  refundMode?: RefundFaultMode;
+  /** Aborted when the client goes away before it got its answer. */
+  clientGone?: AbortSignal;
+}
+
+type Ctx = ParameterizedContext<SandboxCtxState>;
+
+/** `timeout` mode: the operation is performed, then the answer is held this long. */
+export const TIMEOUT_HOLD_MS = 60_000;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+// ---- request validation ----
+
+const currencySchema = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code in upper case');
+const urlSchema = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const metadataSchema = z
+  .record(z.string().min(1).max(64), z.string().max(500))
+  .refine((m) => Object.keys(m).length <= 100, 'at most 100 keys');
+
+const createPaymentBody = z.strictObject({
+  amount: z.number().nonnegative(),
+  currency: currencySchema,
+  mode: z.enum(['card', 'checkout', 'setup']),
+  cardToken: z.string().min(1).max(255).nullish(),
+  returnUrl: urlSchema.nullish(),
+  webhookUrl: urlSchema.nullish(),
+  saveCard: z.boolean().nullish(),
+  description: z.string().max(1000).nullish(),
+  metadata: metadataSchema.nullish(),
+});
+
+const createRefundBody = z.strictObject({
+  paymentId: z.string().min(1).max(255),
+  amount: z.number().positive(),
+  currency: currencySchema,
+  reference_id: z.string().min(1).max(255),
+  reason: z.string().max(1000).nullish(),
+  webhookUrl: urlSchema.nullish(),
+  metadata: metadataSchema.nullish(),
+});
+
+const faultsBody = z.strictObject({
+  payments: z.enum(PAYMENT_FAULT_MODES).optional(),
+  refunds: z.enum(REFUND_FAULT_MODES).optional(),
+  latencyMs: z.number().int().min(0).max(600_000).optional(),
+});
+
+const settleBody = z.strictObject({
+  reference: z.string().min(1).max(255),
+  status: z.enum(['succeeded', 'failed']),
+});
+
+const paymentLookupQuery = z.strictObject({ idempotencyKey: z.string().min(1).max(255) });
+const refundLookupQuery = z.strictObject({ reference_id: z.string().min(1).max(255) });
+const emptyBody = z.strictObject({}).optional();
+
+function invalid(message: string): SandboxError {
+  return new SandboxError(400, 'invalid_request', message);
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const problems = result.error.issues
+    .slice(0, 3)
+    .map((i) => (i.path.length > 0 ? `${i.path.map(String).join('.')}: ${i.message}` : i.message));
+  throw invalid(`Invalid ${where}: ${problems.join('; ')}`);
+}
+
+function minorAmount(amount: number, currency: string): number {
+  const minor = toMinor(amount, currency);
+  if (minor === undefined) {
+    throw invalid(
+      `amount: ${amount} is not a valid ${currency} amount (at most ${currencyExponent(currency)} decimals).`,
+    );
+  }
+  return minor;
+}
+
+// ---- request bodies ----
+
+function hasBody(ctx: Ctx): boolean {
+  const length = ctx.req.headers['content-length'];
+  if (length !== undefined) return Number(length) > 0;
+  return ctx.req.headers['transfer-encoding'] !== undefined;
+}
+
+async function readText(ctx: Ctx): Promise<string> {
+  if (Number(ctx.get('Content-Length') || 0) > MAX_BODY_BYTES) throw invalid('The body is over 1 MB.');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) throw invalid('The body is over 1 MB.');
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The JSON body, or `undefined` when none was sent. */
+async function readJson(ctx: Ctx): Promise<unknown> {
+  if (!hasBody(ctx)) return undefined;
+  if (!ctx.is('application/json', 'application/*+json')) throw invalid('Bodies must be application/json.');
+  const text = await readText(ctx);
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalid('The body is not valid JSON.');
+  }
+}
+
+// ---- answers ----
+
+function renderError(ctx: Ctx, err: unknown, log: Logger): void {
+  const known =
+    err instanceof SandboxError ? err : new SandboxError(500, 'internal_error', 'Internal error in the sandbox.');
+  if (!(err instanceof SandboxError)) log.error({ err }, 'unhandled error');
+  ctx.status = known.status;
+  ctx.body = { error: { code: known.code, message: known.message } };
+}
+
+/** `invalid` mode: status 200, a JSON content type, and a body cut in half (never parseable). */
+function garble(ctx: Ctx): void {
+  const text = typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body ?? {});
+  ctx.body = text.slice(0, Math.max(1, Math.floor(text.length / 2)));
+  ctx.status = 200;
+  ctx.type = 'application/json';
+}
+
+function wantsHtml(ctx: Ctx): boolean {
+  return (
+    Boolean(ctx.is('application/x-www-form-urlencoded', 'multipart/form-data')) ||
+    ctx.get('Accept').toLowerCase().includes('text/html')
+  );
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function stripSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+export function createSandbox(opts: SandboxOptions): Sandbox {
+  const log = opts.log ?? createLogger('silent', 'sandbox');
+  const store = new SandboxStore();
+  const webhooks = new WebhookSender(opts.webhookSecret, log);
+  const expectedKey = digest(`Bearer ${opts.apiKey}`);
+  let listeningUrl: string | undefined;
+
+  // Every held answer (timeout mode, latency) is released at once on close().
+  const sleepers = new Set<() => void>();
+  const pause = (ms: number, until?: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      if (until?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        sleepers.delete(done);
+        until?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      sleepers.add(done);
+      until?.addEventListener('abort', done, { once: true });
+    });
+
+  const checkoutBase = (ctx: Ctx) => stripSlash(opts.publicBaseUrl ?? listeningUrl ?? ctx.origin);
+
+  const authorized = (ctx: Ctx): boolean => {
+    const given = ctx.get('Authorization');
+    return given !== '' && timingSafeEqual(digest(given), expectedKey);
+  };
+
+  const app = new Koa<SandboxCtxState>();
+  app.silent = true;
+
+  // Access log: method, path, status, timing. Never headers, never the query string.
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log[ctx.status >= 500 ? 'error' : 'info'](
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+        'request',
+      );
+    }
+  });
+
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      renderError(ctx, err, log);
+    }
+  });
+
+  // The provider API: bearer auth, fault injection per kind, latency on every answer.
+  app.use(async (ctx, next) => {
+    if (!/^\/v1(\/|$)/.test(ctx.path)) return next();
+    const faults: Faults = { ...store.faults };
+    const gone = new AbortController();
+    ctx.res.once('close', () => gone.abort());
+    ctx.state.clientGone = gone.signal;
+    ctx.state.refundMode = faults.refunds;
+    try {
+      if (!authorized(ctx)) {
+        ctx.set('WWW-Authenticate', 'Bearer');
+        throw new SandboxError(401, 'unauthorized', 'Missing or wrong API key (Authorization: Bearer <key>).');
+      }
+      const kind = /^\/v1\/payments(\/|$)/.test(ctx.path)
+        ? 'payments'
+        : /^\/v1\/refunds(\/|$)/.test(ctx.path)
+          ? 'refunds'
+          : undefined;
+      const mode = kind ? faults[kind] : 'ok';
+      if (mode === 'unavailable') throw new SandboxError(503, 'unavailable', 'The provider is unavailable.');
+      try {
+        await next();
+      } catch (err) {
+        renderError(ctx, err, log);
+      }
+      if (mode === 'invalid') garble(ctx);
+      else if (mode === 'timeout') await pause(TIMEOUT_HOLD_MS, gone.signal);
+    } catch (err) {
+      renderError(ctx, err, log);
+    }
+    if (faults.latencyMs > 0) await pause(faults.latencyMs, gone.signal);
+  });
+
+  const router = new Router<SandboxCtxState>();
+
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+
+  // ---- /v1/payments ----
+
+  router.post('/v1/payments', async (ctx) => {
+    const idempotencyKey = ctx.get('Idempotency-Key');
+    if (idempotencyKey.length < 1 || idempotencyKey.length > 255) {
+      throw invalid('The Idempotency-Key header is required (1 to 255 characters).');
+    }
+    const body = parse(createPaymentBody, await readJson(ctx), 'body');
+    const amountMinor = minorAmount(body.amount, body.currency);
+    if (body.mode === 'card' && !body.cardToken) throw invalid('cardToken: required when mode is "card".');
+    if (body.mode !== 'card' && body.cardToken) throw invalid('cardToken: only for mode "card".');
+    if (body.mode !== 'setup' && amountMinor === 0) throw invalid('amount: must be greater than 0.');
+    // From here to the answer nothing awaits: lookup and insert of the key are atomic.
+    const payment = store.createPayment(
+      {
+        idempotencyKey,
+        amountMinor,
+        currency: body.currency,
+        mode: body.mode,
+        cardToken: body.cardToken ?? null,
+        returnUrl: body.returnUrl ?? null,
+        webhookUrl: body.webhookUrl ?? null,
+        saveCard: body.saveCard ?? false,
+        description: body.description ?? null,
+        metadata: body.metadata ?? {},
+      },
+      checkoutBase(ctx),
+    );
+    ctx.body = paymentJson(payment);
+  });
+
+  router.get('/v1/payments', (ctx) => {
+    const { idempotencyKey } = parse(paymentLookupQuery, { ...ctx.query }, 'query');
+    const payment = store.paymentsByKey.get(idempotencyKey);
+    ctx.body = { data: payment ? [paymentJson(payment)] : [] };
+  });
+
+  router.get('/v1/payments/:id', (ctx) => {
+    ctx.body = paymentJson(store.getPayment(ctx.params.id ?? ''));
+  });
+
+  router.post('/v1/payments/:id/cancel', async (ctx) => {
+    parse(emptyBody, await readJson(ctx), 'body');
+    const { record, changed } = store.cancelPayment(ctx.params.id ?? '');
+    if (changed) webhooks.send(record.webhookUrl, 'payment.canceled', paymentJson(record));
+    ctx.body = paymentJson(record);
+  });
+
+  // ---- /v1/refunds ----
+
+  router.post('/v1/refunds', async (ctx) => {
+    const body = parse(createRefundBody, await readJson(ctx), 'body');
+    const amountMinor = minorAmount(body.amount, body.currency);
+    const refund = store.createRefund(
+      {
+        paymentId: body.paymentId,
+        amountMinor,
+        currency: body.currency,
+        referenceId: body.reference_id,
+        reason: body.reason ?? null,
+        webhookUrl: body.webhookUrl ?? null,
+        metadata: body.metadata ?? {},
+      },
+      ctx.state.refundMode ?? 'ok',
+    );
+    ctx.body = refundJson(refund);
+  });
+
+  router.get('/v1/refunds', (ctx) => {
+    const { reference_id } = parse(refundLookupQuery, { ...ctx.query }, 'query');
+    const refund = store.refundsByReference.get(reference_id);
+    ctx.body = { data: refund ? [refundJson(refund)] : [] };
+  });
+
+  router.get('/v1/refunds/:id', (ctx) => {
+    ctx.body = refundJson(store.getRefund(ctx.params.id ?? ''));
+  });
+
+  // ---- the hosted checkout page ----
+
+  const htmlError = (ctx: Ctx, err: unknown): boolean => {
+    if (!(err instanceof SandboxError) || (err.status !== 404 && err.status !== 410)) return false;
+    ctx.status = err.status;
+    ctx.type = 'text/html';
+    ctx.body = renderMessagePage(err.status === 404 ? 'Not found' : 'Payment canceled', err.message);
+    return true;
+  };
+
+  router.get('/checkout/:id', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const payment = store.payments.get(ctx.params.id ?? '');
+    try {
+      if (!payment || payment.mode === 'card') throw new SandboxError(404, 'not_found', 'No such checkout.');
+      if (payment.status === 'canceled') throw new SandboxError(410, 'payment_canceled', 'This payment was canceled.');
+    } catch (err) {
+      if (htmlError(ctx, err)) return;
+      throw err;
+    }
+    ctx.type = 'text/html';
+    ctx.body = renderCheckoutPage(payment);
+  });
+
+  const act = (action: 'pay' | 'decline') => async (ctx: Ctx) => {
+    const html = wantsHtml(ctx);
+    await readText(ctx); // a form's fields, or nothing: the outcome is the button pressed
+    let payment: PaymentRecord;
+    try {
+      const { record, changed } = store.checkoutAct(ctx.params.id ?? '', action);
+      payment = record;
+      if (changed) {
+        const type = record.status === 'succeeded' ? 'payment.succeeded' : 'payment.failed';
+        webhooks.send(record.webhookUrl, type, paymentJson(record));
+      }
+    } catch (err) {
+      if (html && htmlError(ctx, err)) return;
+      throw err;
+    }
+    if (html && payment.returnUrl) {
+      ctx.status = 303;
+      ctx.set('Location', payment.returnUrl);
+      ctx.body = { redirect: payment.returnUrl };
+      return;
+    }
+    ctx.body = paymentJson(payment);
+  };
+  router.post('/checkout/:id/pay', act('pay'));
+  router.post('/checkout/:id/decline', act('decline'));
+
+  // ---- test surface ----
+
+  router.get('/_admin/faults', (ctx) => {
+    ctx.body = store.faults;
+  });
+
+  router.post('/_admin/faults', async (ctx) => {
+    const body = parse(faultsBody, (await readJson(ctx)) ?? {}, 'body');
+    store.faults = {
+      payments: body.payments ?? 'ok',
+      refunds: body.refunds ?? 'ok',
+      latencyMs: body.latencyMs ?? 0,
+    };
+    log.info({ faults: store.faults }, 'faults set');
+    ctx.body = store.faults;
+  });
+
+  router.get('/_admin/ledger', (ctx) => {
+    ctx.body = { entries: store.ledger.map(ledgerEntryJson) };
+  });
+
+  router.post('/_admin/settle', async (ctx) => {
+    const body = parse(settleBody, await readJson(ctx), 'body');
+    const refund = store.settleRefund(body.reference, body.status);
+    webhooks.send(refund.webhookUrl, `refund.${body.status}`, refundJson(refund));
+    ctx.body = refundJson(refund);
+  });
+
+  router.post('/_admin/reset', async (ctx) => {
+    await readText(ctx);
+    store.reset();
+    webhooks.cancelAll();
+    log.info('state reset');
+    ctx.body = { reset: true };
+  });
+
+  app.use(router.routes());
+  app.use(() => {
+    throw new SandboxError(404, 'not_found', 'No such route.');
+  });
+
+  const listen = async (port: number, host = '127.0.0.1'): Promise<RunningSandbox> => {
+    const server = http.createServer(app.callback());
+    const sockets = new Set<Socket>();
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = server.address() as AddressInfo;
+    const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+    const url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${address.port}`;
+    listeningUrl ??= url;
+    log.info({ url, checkoutBase: opts.publicBaseUrl ?? url }, 'sandbox listening');
+
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> => {
+      closing ??= new Promise<void>((resolve) => {
+        webhooks.cancelAll();
+        for (const release of [...sleepers]) release();
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+        if (listeningUrl === url) listeningUrl = undefined;
+      });
+      return closing;
+    };
+    return { url, close };
+  };
+
+  return { app, store, listen };
+}

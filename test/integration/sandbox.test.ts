@@ -1,0 +1,586 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHmac, randomUUID } from 'node:crypto';
+import { createSandbox, type RunningSandbox } from '../../src/sandbox/server';
+
+/** The provider sandbox over real HTTP (docs/provider-sandbox.md); no database, no Temporal. */
+
+const API_KEY = 'sk_sandbox_test';
+const SECRET = 'whsec_sandbox_test';
+
+interface ReceivedHook {
+  signature: string;
+  body: string;
+  event: { id: string; type: string; createdAt: string; data: Record<string, unknown> };
+}
+
+/** A local receiver for webhooks; answers 500 to the next `failures` deliveries. */
+class HookReceiver {
+  received: ReceivedHook[] = [];
+  failures = 0;
+  url = '';
+  private readonly server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      this.received.push({
+        signature: String(req.headers['sandbox-signature'] ?? ''),
+        body,
+        event: JSON.parse(body) as ReceivedHook['event'],
+      });
+      if (this.failures > 0) {
+        this.failures -= 1;
+        res.statusCode = 500;
+      }
+      res.end();
+    });
+  });
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  async waitFor(count: number, timeoutMs = 3000): Promise<ReceivedHook[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length < count) {
+      if (Date.now() > deadline) throw new Error(`expected ${count} webhooks, got ${this.received.length}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return this.received;
+  }
+}
+
+function verifySignature(hook: ReceivedHook): boolean {
+  const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(hook.signature);
+  if (!match) return false;
+  const [, t, v1] = match;
+  const expected = createHmac('sha256', SECRET).update(`${t}.${hook.body}`).digest('hex');
+  return expected === v1 && Math.abs(Date.now() / 1000 - Number(t)) < 60;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are checked field by field
+  json: any;
+}
+
+let sandbox: RunningSandbox;
+let base: string;
+const hooks = new HookReceiver();
+
+async function call(
+  method: string,
+  path: string,
+  opts: { body?: unknown; headers?: Record<string, string>; auth?: boolean; signal?: AbortSignal } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.auth !== false && path.startsWith('/v1')) headers.authorization = `Bearer ${API_KEY}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    redirect: 'manual',
+    signal: opts.signal,
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+const newKey = () => `pay_${randomUUID()}`;
+
+function createPayment(body: Record<string, unknown>, key = newKey(), signal?: AbortSignal) {
+  return call('POST', '/v1/payments', { body, headers: { 'idempotency-key': key }, signal });
+}
+
+const card = (cardToken: string, amount = 12.34, currency = 'USD') => ({
+  amount,
+  currency,
+  mode: 'card',
+  cardToken,
+  metadata: { paymentId: 'pay_test' },
+});
+
+async function ledger(): Promise<Array<Record<string, unknown>>> {
+  return (await call('GET', '/_admin/ledger')).json.entries;
+}
+
+async function setFaults(faults: Record<string, unknown>): Promise<void> {
+  expect((await call('POST', '/_admin/faults', { body: faults })).status).toBe(200);
+}
+
+async function capture(amount: number, currency = 'USD'): Promise<string> {
+  const res = await createPayment(card('tok_success', amount, currency));
+  expect(res.json.status).toBe('succeeded');
+  return res.json.id;
+}
+
+function refund(paymentId: string, amount: number, reference = `re_${randomUUID()}`, extra: object = {}) {
+  return call('POST', '/v1/refunds', {
+    body: { paymentId, amount, currency: 'USD', reference_id: reference, metadata: { refundId: 're_x' }, ...extra },
+  });
+}
+
+beforeAll(async () => {
+  await hooks.start();
+  sandbox = await createSandbox({ apiKey: API_KEY, webhookSecret: SECRET }).listen(0);
+  base = sandbox.url;
+});
+
+afterAll(async () => {
+  await sandbox.close();
+  await hooks.close();
+});
+
+beforeEach(async () => {
+  expect((await call('POST', '/_admin/reset')).status).toBe(200);
+  hooks.received = [];
+  hooks.failures = 0;
+});
+
+describe('authentication and validation', () => {
+  it('refuses /v1 calls without the bearer key; /_admin needs none', async () => {
+    const none = await call('GET', '/v1/payments?idempotencyKey=k', { auth: false });
+    expect(none.status).toBe(401);
+    expect(none.json.error.code).toBe('unauthorized');
+    const wrong = await call('POST', '/v1/payments', {
+      auth: false,
+      headers: { authorization: 'Bearer sk_wrong', 'idempotency-key': newKey() },
+      body: card('tok_success'),
+    });
+    expect(wrong.status).toBe(401);
+    expect(await ledger()).toEqual([]);
+    expect((await call('GET', '/v1/payments?idempotencyKey=k')).status).toBe(200);
+  });
+
+  it('answers 400 invalid_request naming the problem, and 404 for unknown records', async () => {
+    const extra = await createPayment({ ...card('tok_success'), surprise: true });
+    expect(extra.status).toBe(400);
+    expect(extra.json.error.code).toBe('invalid_request');
+    expect(extra.json.error.message).toContain('surprise');
+
+    const decimals = await createPayment(card('tok_success', 12.345));
+    expect(decimals.status).toBe(400);
+    expect(decimals.json.error.message).toContain('amount');
+
+    const noKey = await call('POST', '/v1/payments', { body: card('tok_success') });
+    expect(noKey.status).toBe(400);
+    expect(noKey.json.error.message).toContain('Idempotency-Key');
+
+    expect((await call('GET', '/v1/payments/txn_000000000000000000000000')).json.error.code).toBe('not_found');
+    expect((await call('GET', '/v1/refunds/rf_000000000000000000000000')).status).toBe(404);
+    expect(await ledger()).toEqual([]);
+  });
+});
+
+describe('card payments', () => {
+  it('tok_success captures: a succeeded payment and one ledger capture in major units', async () => {
+    const key = newKey();
+    const res = await createPayment(card('tok_success', 12.34), key);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      object: 'payment',
+      mode: 'card',
+      status: 'succeeded',
+      amount: 12.34,
+      currency: 'USD',
+      idempotencyKey: key,
+      failureCode: null,
+      checkoutUrl: null,
+      savedCardToken: null,
+      metadata: { paymentId: 'pay_test' },
+    });
+    expect(res.json.id).toMatch(/^txn_[0-9a-f]{24}$/);
+    expect(await ledger()).toEqual([
+      expect.objectContaining({
+        type: 'capture',
+        status: 'succeeded',
+        amount: 12.34,
+        currency: 'USD',
+        idempotencyKey: key,
+        reference: null,
+        transactionId: res.json.id,
+        paymentTransactionId: null,
+        metadata: { paymentId: 'pay_test' },
+      }),
+    ]);
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json).toEqual(res.json);
+  });
+
+  it('currency exponents: 1200 JPY and 1.234 KWD are exact, 12.5 JPY is refused', async () => {
+    expect((await createPayment(card('tok_success', 1200, 'JPY'))).json.amount).toBe(1200);
+    expect((await createPayment(card('tok_success', 1.234, 'KWD'))).json.amount).toBe(1.234);
+    expect((await createPayment(card('tok_success', 12.5, 'JPY'))).status).toBe(400);
+    expect((await ledger()).map((e) => e.amount)).toEqual([1200, 1.234]);
+  });
+
+  it.each([
+    ['tok_decline', 'card_declined'],
+    ['tok_insufficient_funds', 'insufficient_funds'],
+  ])('%s is declined (%s) and the attempt is in the ledger', async (token, code) => {
+    const res = await createPayment(card(token));
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ status: 'failed', failureCode: code });
+    expect(await ledger()).toEqual([
+      expect.objectContaining({ type: 'capture', status: 'failed', transactionId: res.json.id }),
+    ]);
+  });
+
+  it('an unknown token is 400 invalid_card_token and records nothing, not even the key', async () => {
+    const key = newKey();
+    const res = await createPayment(card('tok_made_up'), key);
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('invalid_card_token');
+    expect(await ledger()).toEqual([]);
+    expect((await call('GET', `/v1/payments?idempotencyKey=${key}`)).json).toEqual({ data: [] });
+    expect((await createPayment(card('tok_success'), key)).json.status).toBe('succeeded');
+  });
+});
+
+describe('idempotency', () => {
+  it('a replay returns the same payment with one capture; another amount is 409; lookup by key', async () => {
+    const key = newKey();
+    const first = await createPayment(card('tok_success'), key);
+    const again = await createPayment(card('tok_success'), key);
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(first.json);
+    expect(await ledger()).toHaveLength(1);
+
+    const other = await createPayment(card('tok_success', 99), key);
+    expect(other.status).toBe(409);
+    expect(other.json.error.code).toBe('idempotency_key_reused');
+    const otherToken = await createPayment(card('tok_decline'), key);
+    expect(otherToken.status).toBe(409);
+
+    const found = await call('GET', `/v1/payments?idempotencyKey=${encodeURIComponent(key)}`);
+    expect(found.json).toEqual({ data: [first.json] });
+    expect((await call('GET', '/v1/payments?idempotencyKey=never-used')).json).toEqual({ data: [] });
+    expect(await ledger()).toHaveLength(1);
+  });
+
+  it('20 concurrent identical creates make exactly one capture', async () => {
+    const key = newKey();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => createPayment(card('tok_success'), key)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(new Set(answers.map((a) => a.json.id)).size).toBe(1);
+    const entries = await ledger();
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ type: 'capture', idempotencyKey: key });
+  });
+});
+
+describe('hosted checkout', () => {
+  const checkout = (extra: object = {}) =>
+    createPayment({
+      amount: 25,
+      currency: 'USD',
+      mode: 'checkout',
+      webhookUrl: hooks.url,
+      description: 'Order <42>',
+      metadata: { paymentId: 'pay_checkout' },
+      ...extra,
+    });
+
+  it('serves a page with Pay and Decline forms; a script Pay captures and sends a signed webhook', async () => {
+    const created = await checkout();
+    const id: string = created.json.id;
+    expect(created.json).toMatchObject({ status: 'pending', mode: 'checkout' });
+    expect(created.json.checkoutUrl).toBe(`${base}/checkout/${id}`);
+    expect(await ledger()).toEqual([]);
+
+    const page = await fetch(created.json.checkoutUrl);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain(`<form method="post" action="/checkout/${id}/pay">`);
+    expect(html).toContain(`<form method="post" action="/checkout/${id}/decline">`);
+    expect(html).toMatch(/>Pay</);
+    expect(html).toMatch(/>Decline</);
+    expect(html).toContain('25.00 USD');
+    expect(html).toContain('Order &lt;42&gt;');
+
+    const paid = await call('POST', `/checkout/${id}/pay`);
+    expect(paid.status).toBe(200);
+    expect(paid.json).toMatchObject({ id, status: 'succeeded', savedCardToken: null });
+    expect(await ledger()).toEqual([
+      expect.objectContaining({ type: 'capture', status: 'succeeded', transactionId: id, amount: 25 }),
+    ]);
+
+    const [hook] = await hooks.waitFor(1);
+    expect(hook!.event.type).toBe('payment.succeeded');
+    expect(hook!.event.id).toMatch(/^whevt_[0-9a-f]{24}$/);
+    expect(hook!.event.data).toMatchObject({ id, status: 'succeeded', metadata: { paymentId: 'pay_checkout' } });
+    expect(verifySignature(hook!)).toBe(true);
+    expect(verifySignature({ ...hook!, body: hook!.body.replace('succeeded', 'failed') })).toBe(false);
+
+    // Acting again on a settled payment changes nothing.
+    expect((await call('POST', `/checkout/${id}/decline`)).json.status).toBe('succeeded');
+    expect(await ledger()).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hooks.received).toHaveLength(1);
+  });
+
+  it('a browser form post is redirected (303) to the returnUrl', async () => {
+    const returnUrl = 'https://merchant.example/return?order=42';
+    const created = await checkout({ returnUrl });
+    const res = await fetch(`${base}/checkout/${created.json.id}/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      body: '',
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(returnUrl);
+    expect((await call('GET', `/v1/payments/${created.json.id}`)).json.status).toBe('succeeded');
+    // A script (no form, no HTML) gets the Payment even with a returnUrl.
+    expect((await call('POST', `/checkout/${created.json.id}/pay`)).status).toBe(200);
+  });
+
+  it('Decline records a declined capture and sends payment.failed', async () => {
+    const created = await checkout();
+    const declined = await call('POST', `/checkout/${created.json.id}/decline`);
+    expect(declined.json).toMatchObject({ status: 'failed', failureCode: 'card_declined' });
+    expect(await ledger()).toEqual([expect.objectContaining({ type: 'capture', status: 'failed' })]);
+    const [hook] = await hooks.waitFor(1);
+    expect(hook!.event.type).toBe('payment.failed');
+    expect(verifySignature(hook!)).toBe(true);
+  });
+
+  it('saveCard gives a savedCardToken that then captures in card mode', async () => {
+    const created = await checkout({ saveCard: true });
+    const paid = await call('POST', `/checkout/${created.json.id}/pay`);
+    const token: string = paid.json.savedCardToken;
+    expect(token).toMatch(/^tok_saved_[0-9a-f]{24}$/);
+    const charged = await createPayment(card(token, 7));
+    expect(charged.json).toMatchObject({ status: 'succeeded', amount: 7 });
+    expect((await ledger()).map((e) => e.status)).toEqual(['succeeded', 'succeeded']);
+    expect((await createPayment(card('tok_saved_000000000000000000000000'))).status).toBe(400);
+  });
+
+  it('setup mode (amount 0) saves the card without any ledger entry', async () => {
+    const created = await createPayment({ amount: 0, currency: 'EUR', mode: 'setup', webhookUrl: hooks.url });
+    expect(created.json).toMatchObject({ status: 'pending', mode: 'setup' });
+    expect(await (await fetch(created.json.checkoutUrl)).text()).toMatch(/saves it/);
+    const paid = await call('POST', `/checkout/${created.json.id}/pay`);
+    expect(paid.json.status).toBe('succeeded');
+    expect(paid.json.savedCardToken).toMatch(/^tok_saved_/);
+    expect(await ledger()).toEqual([]);
+    const [hook] = await hooks.waitFor(1);
+    expect(hook!.event.data.savedCardToken).toBe(paid.json.savedCardToken);
+  });
+
+  it('cancel: the payment is canceled, its page and Pay answer 410, nothing is captured', async () => {
+    const created = await checkout();
+    const canceled = await call('POST', `/v1/payments/${created.json.id}/cancel`);
+    expect(canceled.status).toBe(200);
+    expect(canceled.json.status).toBe('canceled');
+    expect((await fetch(created.json.checkoutUrl)).status).toBe(410);
+    expect((await call('POST', `/checkout/${created.json.id}/pay`)).status).toBe(410);
+    expect(await ledger()).toEqual([]);
+    const [hook] = await hooks.waitFor(1);
+    expect(hook!.event.type).toBe('payment.canceled');
+
+    const captured = await createPayment(card('tok_success'));
+    const unchanged = await call('POST', `/v1/payments/${captured.json.id}/cancel`);
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.json.status).toBe('succeeded');
+  });
+
+  it('a failed delivery is retried after about 1 s with the same event id', async () => {
+    hooks.failures = 1;
+    const created = await checkout();
+    await call('POST', `/checkout/${created.json.id}/pay`);
+    const [first, second] = await hooks.waitFor(2, 4000);
+    expect(second!.event.id).toBe(first!.event.id);
+    expect(second!.body).toBe(first!.body);
+    expect(verifySignature(second!)).toBe(true);
+  });
+});
+
+describe('refunds', () => {
+  it('settles at once, is deduplicated by reference_id, and is in the ledger', async () => {
+    const txn = await capture(10);
+    const res = await refund(txn, 4, 're_ref_1');
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      object: 'refund',
+      paymentId: txn,
+      status: 'succeeded',
+      amount: 4,
+      currency: 'USD',
+      reference_id: 're_ref_1',
+      failureCode: null,
+      metadata: { refundId: 're_x' },
+    });
+    expect(res.json.id).toMatch(/^rf_[0-9a-f]{24}$/);
+    expect((await refund(txn, 4, 're_ref_1')).json).toEqual(res.json);
+    const reused = await refund(txn, 5, 're_ref_1');
+    expect(reused.status).toBe(409);
+    expect(reused.json.error.code).toBe('reference_reused');
+
+    expect((await call('GET', `/v1/refunds/${res.json.id}`)).json).toEqual(res.json);
+    expect((await call('GET', '/v1/refunds?reference_id=re_ref_1')).json).toEqual({ data: [res.json] });
+    expect((await call('GET', '/v1/refunds?reference_id=unknown')).json).toEqual({ data: [] });
+    const entries = await ledger();
+    expect(entries).toHaveLength(2);
+    expect(entries[1]).toMatchObject({
+      type: 'refund',
+      status: 'succeeded',
+      amount: 4,
+      reference: 're_ref_1',
+      transactionId: res.json.id,
+      paymentTransactionId: txn,
+      metadata: { refundId: 're_x' },
+    });
+  });
+
+  it('10 concurrent refunds with one reference make one refund', async () => {
+    const txn = await capture(10);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => refund(txn, 3, 're_concurrent')));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(new Set(answers.map((a) => a.json.id)).size).toBe(1);
+    expect((await ledger()).filter((e) => e.type === 'refund')).toHaveLength(1);
+  });
+
+  it('never exceeds the capture, with exact arithmetic', async () => {
+    const over = await refund(await capture(10), 10.01);
+    expect(over.status).toBe(400);
+    expect(over.json.error.code).toBe('amount_exceeds_captured');
+
+    const txn = await capture(0.3);
+    for (let i = 0; i < 3; i++) expect((await refund(txn, 0.1)).json.status).toBe('succeeded');
+    const fourth = await refund(txn, 0.01);
+    expect(fourth.status).toBe(400);
+    expect(fourth.json.error.code).toBe('amount_exceeds_captured');
+    expect((await ledger()).filter((e) => e.type === 'refund')).toHaveLength(3);
+  });
+
+  it('only a succeeded capture is refundable', async () => {
+    const declined = await createPayment(card('tok_decline'));
+    const res = await refund(declined.json.id, 1);
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('payment_not_refundable');
+  });
+
+  it('pending mode: answered pending, settled by /_admin/settle with a refund.succeeded webhook', async () => {
+    const txn = await capture(10);
+    await setFaults({ refunds: 'pending' });
+    const res = await refund(txn, 6, 're_pending', { webhookUrl: hooks.url });
+    expect(res.json.status).toBe('pending');
+    expect((await ledger())[1]).toMatchObject({ type: 'refund', status: 'pending' });
+    // A pending refund already counts against the capture.
+    expect((await refund(txn, 5)).json.error.code).toBe('amount_exceeds_captured');
+
+    const settled = await call('POST', '/_admin/settle', { body: { reference: 're_pending', status: 'succeeded' } });
+    expect(settled.status).toBe(200);
+    expect(settled.json.status).toBe('succeeded');
+    expect((await ledger())[1]).toMatchObject({ type: 'refund', status: 'succeeded' });
+    const [hook] = await hooks.waitFor(1);
+    expect(hook!.event.type).toBe('refund.succeeded');
+    expect(hook!.event.data).toMatchObject({ id: res.json.id, status: 'succeeded' });
+    expect(verifySignature(hook!)).toBe(true);
+
+    const again = await call('POST', '/_admin/settle', { body: { reference: 're_pending', status: 'failed' } });
+    expect(again.status).toBe(409);
+    const unknown = await call('POST', '/_admin/settle', { body: { reference: 'nope', status: 'failed' } });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('fail mode: declined with insufficient_balance', async () => {
+    const txn = await capture(10);
+    await setFaults({ refunds: 'fail' });
+    const res = await refund(txn, 2);
+    expect(res.json).toMatchObject({ status: 'failed', failureCode: 'insufficient_balance' });
+    expect((await ledger())[1]).toMatchObject({ type: 'refund', status: 'failed' });
+  });
+});
+
+describe('faults', () => {
+  it('unavailable: 503 and nothing done, for creates and lookups', async () => {
+    await setFaults({ payments: 'unavailable' });
+    const res = await createPayment(card('tok_success'));
+    expect(res.status).toBe(503);
+    expect(res.json.error.code).toBe('unavailable');
+    expect((await call('GET', '/v1/payments?idempotencyKey=x')).status).toBe(503);
+    expect(await ledger()).toEqual([]);
+  });
+
+  it('invalid: performed, then a 200 JSON answer that does not parse', async () => {
+    await setFaults({ payments: 'invalid' });
+    const res = await createPayment(card('tok_success'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.text.length).toBeGreaterThan(0);
+    expect(() => JSON.parse(res.text)).toThrow();
+    expect(await ledger()).toEqual([expect.objectContaining({ type: 'capture', status: 'succeeded' })]);
+  });
+
+  it('timeout: performed, then no answer', async () => {
+    await setFaults({ payments: 'timeout' });
+    const started = Date.now();
+    await expect(createPayment(card('tok_success'), newKey(), AbortSignal.timeout(1500))).rejects.toThrow();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(await ledger()).toEqual([expect.objectContaining({ type: 'capture', status: 'succeeded' })]);
+  });
+
+  it('latencyMs delays every /v1 answer; {} resets', async () => {
+    await setFaults({ latencyMs: 400 });
+    expect((await call('GET', '/_admin/faults')).json).toEqual({ payments: 'ok', refunds: 'ok', latencyMs: 400 });
+    let started = Date.now();
+    expect((await createPayment(card('tok_success'))).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+
+    const reset = await call('POST', '/_admin/faults', { body: {} });
+    expect(reset.json).toEqual({ payments: 'ok', refunds: 'ok', latencyMs: 0 });
+    started = Date.now();
+    expect((await createPayment(card('tok_success'))).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(300);
+  });
+
+  it('refuses an unknown mode', async () => {
+    const res = await call('POST', '/_admin/faults', { body: { payments: 'pending' } });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('invalid_request');
+  });
+
+  it('close() does not wait for a held answer', async () => {
+    const other = await createSandbox({ apiKey: API_KEY, webhookSecret: SECRET }).listen(0);
+    await fetch(`${other.url}/_admin/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ payments: 'timeout' }),
+    });
+    const held = fetch(`${other.url}/v1/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'idempotency-key': newKey(), 'content-type': 'application/json' },
+      body: JSON.stringify(card('tok_success')),
+    }).then(
+      () => 'answered',
+      () => 'dropped',
+    );
+    const deadline = Date.now() + 2000;
+    while (((await (await fetch(`${other.url}/_admin/ledger`)).json()) as { entries: unknown[] }).entries.length < 1) {
+      if (Date.now() > deadline) throw new Error('the held payment was never performed');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const started = Date.now();
+    await other.close();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await held).toBe('dropped');
+  });
+});

@@ -1,0 +1,28 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+const lookups = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumInterval: '1 minute' },
+});
+
+/**
+ * Delivers a resource's undelivered merchant events (the outbox), each retried on any non-2xx
+ * or timeout: first after `initialSeconds`, doubling, at most hourly, for up to 3 days.
+ */
+export async function deliverEvents(resourceId: string, initialSeconds: number): Promise<void> {
+  const eventIds = await lookups.undeliveredEventIds(resourceId);
+  if (eventIds.length === 0) return;
+  const delivery = proxyActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    scheduleToCloseTimeout: '3 days',
+    retry: { initialInterval: `${initialSeconds} seconds`, backoffCoefficient: 2, maximumInterval: '1 hour' },
+  });
+  for (const id of eventIds) {
+    try {
+      await delivery.deliverMerchantEvent(id);
+    } catch {
+      // Gave up after 3 days; the outbox row keeps attempts and the last error for operators.
+    }
+  }
+}
