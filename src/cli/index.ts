@@ -10,7 +10,7 @@ import {
   type KeyRole,
   type Merchant,
 } from '../db/entities';
-import { createKey, createMerchant, revokeKey, setMerchantStatus } from '../domain/merchants';
+import { createKey, createMerchant, ensureWebhookSecret, revokeKey, setMerchantStatus } from '../domain/merchants';
 import { presentApiKey } from '../api/routes/apiKeys';
 import { AppError } from '../errors';
 
@@ -26,6 +26,9 @@ Commands:
   merchants:activate <merchantId>            allow them again
   keys:create --merchant <merchantId> [--environment test|live] [--role merchant|admin]
   keys:revoke <keyId>                        refused everywhere within 5 s
+  webhooks:secret --merchant <merchantId> [--rotate]
+                                             the secret that signs callbacks (X-Signature);
+                                             created on first use, replaced with --rotate
   db:migrate                                 apply pending database migrations
 
 Secrets are printed once, at creation, and can never be shown again.`;
@@ -62,6 +65,7 @@ export async function runCommand(em: EntityManager, command: string, argv: strin
       merchant: { type: 'string' },
       environment: { type: 'string' },
       role: { type: 'string' },
+      rotate: { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -87,6 +91,10 @@ export async function runCommand(em: EntityManager, command: string, argv: strin
     case 'keys:revoke': {
       const apiKey = await revokeKey(em, required(positionals[0], '<keyId>'));
       return { apiKey: presentApiKey(apiKey) };
+    }
+    case 'webhooks:secret': {
+      const merchantId = required(values.merchant, '--merchant');
+      return { secret: await ensureWebhookSecret(em, merchantId, values.rotate ?? false) };
     }
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');

@@ -1,30 +1,20 @@
-import { z } from 'zod';
+import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
 import { createSandbox } from '../sandbox/server';
 
 /** The provider sandbox process (docs/provider-sandbox.md): one process, state in memory. */
-const envSchema = z.object({
-  SANDBOX_PORT: z.coerce.number().int().min(1).max(65535).default(3100),
-  SANDBOX_API_KEY: z.string().min(1).default('sk_sandbox_dev'),
-  SANDBOX_WEBHOOK_SECRET: z.string().min(1).default('whsec_sandbox_dev'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-});
-
 async function main(): Promise<void> {
-  const parsed = envSchema.safeParse(process.env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n  ');
-    process.stderr.write(`sandbox: invalid environment:\n  ${problems}\n`);
-    process.exit(1);
-  }
-  const env = parsed.data;
-  const logger = createLogger(env.LOG_LEVEL, 'sandbox');
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.LOG_LEVEL, 'sandbox');
   const sandbox = createSandbox({
-    apiKey: env.SANDBOX_API_KEY,
-    webhookSecret: env.SANDBOX_WEBHOOK_SECRET,
+    apiKey: config.SANDBOX_API_KEY,
+    webhookSecret: config.SANDBOX_WEBHOOK_SECRET,
+    // Checkout pages are addressed where customers (browsers) reach the sandbox.
+    publicBaseUrl: config.sandboxUrl,
     log: logger,
   });
-  const running = await sandbox.listen(env.SANDBOX_PORT, '0.0.0.0');
+  const running = await sandbox.listen(config.SANDBOX_PORT, '0.0.0.0');
+  logger.info({ port: config.SANDBOX_PORT }, 'sandbox listening');
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -90,7 +90,9 @@ async function main(): Promise<void> {
     fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
 
     const childEnv = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress };
-    for (const name of ['api', 'worker'] as const) {
+    // The provider sandbox is the processor of test keys; an external one is used when SANDBOX_URL is set.
+    const processes = config.SANDBOX_URL ? (['api', 'worker'] as const) : (['sandbox', 'api', 'worker'] as const);
+    for (const name of processes) {
       const child = startChild(name, childEnv, path.join(logsDir, `${name}.log`));
       child.once('exit', (code, signal) => {
         if (stopping) return;
@@ -110,6 +112,7 @@ Ready in ${((Date.now() - started) / 1000).toFixed(1)} s.
 
   API          ${base}
   Docs         ${base}/docs   (OpenAPI: ${base}/openapi.json)
+  Sandbox      ${config.sandboxUrl}   (provider test surface: /_admin/ledger, /_admin/faults)
   Temporal UI  ${config.externalTemporal ? '(external Temporal)' : `http://localhost:${config.TEMPORAL_UI_PORT}`}
   Logs         ${logsDir}
 
@@ -128,7 +131,7 @@ Press Ctrl-C to stop.`);
   }
 }
 
-function startChild(name: 'api' | 'worker', env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+function startChild(name: 'api' | 'worker' | 'sandbox', env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
   const out = fs.openSync(logFile, 'a');
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main', `${name}.ts`)], {
     cwd: ROOT,

@@ -14,8 +14,8 @@ import { testStack } from '../setup/stackInfo';
 
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
 
-// Keep the SDK's worker state chatter out of test output; warnings still show.
-Runtime.install({ logger: new DefaultLogger('WARN') });
+// Keep the SDK's worker chatter (state changes, expected activity retries) out of test output.
+Runtime.install({ logger: new DefaultLogger('ERROR') });
 
 export const SANDBOX_API_KEY = 'sk_sandbox_test';
 export const SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_test';

@@ -1,0 +1,120 @@
+import { createHmac } from 'node:crypto';
+import { ensureWebhookSecret } from '../../src/domain/merchants';
+import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import { call, eventually } from '../helpers/http';
+import { startCallbackReceiver } from '../helpers/callbackReceiver';
+
+const EXPIRY_SECONDS = 3;
+
+function verifySignature(secret: string, body: string, header: string | undefined): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? '');
+  if (!m) return false;
+  return createHmac('sha256', secret).update(`${m[1]}.${body}`).digest('hex') === m[2];
+}
+
+describe('payment expiry and merchant callbacks', () => {
+  let stack: PaymentStack;
+  let merchant: TestMerchant;
+  let seq = 0;
+  const ext = () => `life-${Date.now()}-${++seq}`;
+  const create = (extra: Record<string, unknown>) =>
+    call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+      amount: 9.99,
+      currency: 'GBP',
+      externalId: ext(),
+      customer: { email: 'c@example.com' },
+      ...extra,
+    });
+  const get = (id: string) => call(stack.api.baseUrl, 'GET', `/payments/${id}`, merchant.auth);
+
+  beforeAll(async () => {
+    stack = await startPaymentStack('lifecycle', {
+      paymentExpirySeconds: EXPIRY_SECONDS,
+      callbackRetryInitialSeconds: 1,
+    });
+    merchant = await createTestMerchant(stack.orm, 'Lifecycle merchant');
+  });
+  afterAll(() => stack.close());
+
+  it('an unpaid hosted payment is voided at its expiry, and its page no longer takes money', async () => {
+    const res = await create({});
+    expect(res.body).toMatchObject({ status: 'created' });
+    const voided = await eventually(
+      () => get(res.body.id as string),
+      (r) => r.body.status !== 'created',
+      15_000,
+      250,
+    );
+    expect(voided.body).toMatchObject({ status: 'voided', amountRefundable: 0 });
+    const pay = await fetch(`${res.body.redirectUrl}/pay`, { method: 'POST' });
+    expect(pay.status).toBe(410);
+    const ledger = (await stack.sandbox('/_admin/ledger')) as { entries: Array<{ metadata: Record<string, string> }> };
+    expect(ledger.entries.filter((e) => e.metadata?.paymentId === res.body.id)).toHaveLength(0);
+  });
+
+  it('a payment the provider never saw (unavailable) is voided at its expiry', async () => {
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    const res = await create({ cardToken: 'tok_success' });
+    await stack.sandbox('/_admin/faults', {});
+    expect(res.status).toBe(503);
+    const id = (res.body.details as { payment: { id: string } }).payment.id;
+    const voided = await eventually(
+      () => get(id),
+      (r) => r.body.status !== 'created',
+      15_000,
+      250,
+    );
+    expect(voided.body).toMatchObject({ status: 'voided' });
+  });
+
+  it('sends a signed payment.succeeded callback, retried with the same event id after a 500', async () => {
+    const receiver = await startCallbackReceiver([500]);
+    try {
+      const secret = await ensureWebhookSecret(stack.orm.em.fork(), merchant.merchantId);
+      const res = await create({ cardToken: 'tok_success', callbackUrl: receiver.url });
+      expect(res.body).toMatchObject({ status: 'succeeded' });
+      await eventually(
+        async () => receiver.received.length,
+        (n) => n >= 2,
+        15_000,
+      );
+
+      const [first, second] = receiver.received;
+      expect(first!.json.id).toMatch(/^evt_/);
+      expect(second!.json.id).toBe(first!.json.id);
+      expect(second!.body).toBe(first!.body);
+      expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(900);
+      for (const r of [first!, second!]) expect(verifySignature(secret, r.body, r.signature)).toBe(true);
+      expect(verifySignature(`${secret}x`, first!.body, first!.signature)).toBe(false);
+      expect(first!.json).toEqual({
+        id: first!.json.id,
+        type: 'payment.succeeded',
+        createdAt: expect.stringMatching(/Z$/),
+        data: (await get(res.body.id as string)).body,
+      });
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(receiver.received).toHaveLength(2); // delivered: no more attempts
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sends payment.failed for a declined hosted payment', async () => {
+    const receiver = await startCallbackReceiver();
+    try {
+      const res = await create({ callbackUrl: receiver.url });
+      await fetch(`${res.body.redirectUrl}/decline`, { method: 'POST' });
+      await eventually(
+        async () => receiver.received.length,
+        (n) => n >= 1,
+        15_000,
+      );
+      expect(receiver.received[0]!.json).toMatchObject({
+        type: 'payment.failed',
+        data: { id: res.body.id, status: 'failed', failureCode: 'card_declined' },
+      });
+    } finally {
+      await receiver.close();
+    }
+  });
+});
