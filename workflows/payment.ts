@@ -17,7 +17,8 @@ import { deliverEvents } from './deliverEvents';
 
 /** One provider attempt: a few quick retries while the provider is unavailable, within the API's wait. */
 const attemptActs = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
+  // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
+  startToCloseTimeout: '10 seconds',
   retry: {
     initialInterval: '200 ms',
     backoffCoefficient: 2,

@@ -1,0 +1,108 @@
+/**
+ * Records workflow histories for the replay test (test/integration/replay.test.ts).
+ * Run after a deliberate, compatible workflow change, or to add scenarios:
+ *   node --import tsx scripts/record-histories.ts
+ * Never re-record to make a failing replay pass: a failing replay means running workflows
+ * would break; version the change (workflow.patched) instead.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { locateTemporalCli } from '../src/infra/temporalCli';
+import { testStack } from '../test/setup/stackInfo';
+import globalSetup from '../test/setup/globalSetup';
+import globalTeardown from '../test/setup/globalTeardown';
+import { createTestMerchant, startPaymentStack } from '../test/helpers/stack';
+import { call, eventually } from '../test/helpers/http';
+import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
+import { paymentWorkflowId } from '../workflows/paymentApi';
+
+const OUT = path.resolve(__dirname, '../test/replay/histories');
+
+async function main(): Promise<void> {
+  await globalSetup();
+  const stack = await startPaymentStack('record', { paymentExpirySeconds: 2, callbackRetryInitialSeconds: 1 });
+  const receiver = await startCallbackReceiver([500]);
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Recorder');
+    const post = (name: string, extra: Record<string, unknown>) =>
+      call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+        amount: 10,
+        currency: 'USD',
+        externalId: `${name}-${Date.now()}`,
+        customer: { email: 'r@example.com' },
+        ...extra,
+      });
+    const idOf = (r: { body: Record<string, unknown> }) =>
+      (r.body.id as string | undefined) ?? (r.body.details as { payment: { id: string } }).payment.id;
+    const scenarios: Record<string, string> = {};
+
+    scenarios['payment-token-succeeded-with-callback-retry'] = idOf(
+      await post('ok', { cardToken: 'tok_success', callbackUrl: receiver.url }),
+    );
+    scenarios['payment-token-declined'] = idOf(await post('decline', { cardToken: 'tok_decline' }));
+    const hosted = await post('hosted', {});
+    await fetch(`${hosted.body.redirectUrl as string}/pay`, { method: 'POST' });
+    scenarios['payment-hosted-paid'] = idOf(hosted);
+    scenarios['payment-hosted-expired'] = idOf(await post('expire', {}));
+
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    const unavailable = await post('unavailable', { cardToken: 'tok_success' });
+    await stack.sandbox('/_admin/faults', {});
+    await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+      amount: 10,
+      currency: 'USD',
+      externalId: (unavailable.body.details as { payment: { externalId: string } }).payment.externalId,
+      customer: { email: 'r@example.com' },
+      cardToken: 'tok_success',
+    });
+    scenarios['payment-unavailable-then-repeated'] = idOf(unavailable);
+
+    await stack.sandbox('/_admin/faults', { payments: 'invalid' });
+    const invalid = await post('invalid', { cardToken: 'tok_success' });
+    await stack.sandbox('/_admin/faults', {});
+    scenarios['payment-invalid-then-reconciled'] = idOf(invalid);
+
+    const cli = await locateTemporalCli();
+    if (!cli) throw new Error('the Temporal CLI is needed to export histories');
+    for (const [name, paymentId] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(paymentWorkflowId(paymentId));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      // The CLI writes the canonical proto JSON that historyFromJSON reads back.
+      const { stdout } = await promisify(execFile)(
+        cli,
+        [
+          'workflow',
+          'show',
+          '--workflow-id',
+          handle.workflowId,
+          '--address',
+          testStack().temporalAddress,
+          '--output',
+          'json',
+        ],
+        { maxBuffer: 64 * 1024 * 1024 },
+      );
+      fs.writeFileSync(path.join(OUT, `${name}.json`), stdout);
+      console.log(`recorded ${name} (${(JSON.parse(stdout) as { events: unknown[] }).events.length} events)`);
+    }
+  } finally {
+    await receiver.close();
+    await stack.close();
+    await globalTeardown();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
