@@ -2,6 +2,7 @@ import type { ActivityDeps } from './deps';
 import { createMerchantEventActivities } from './merchantEvents';
 import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
+import { createRefundActivities } from './refunds';
 
 export type { ActivityDeps } from './deps';
 
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProbeActivities(deps),
     ...createPaymentActivities(deps),
     ...createMerchantEventActivities(deps),
+    ...createRefundActivities(deps),
   };
 }
 

@@ -54,6 +54,8 @@ export const envSchema = z.object({
   PAYMENT_WAIT_MS: positiveInt(5000),
   PAYMENT_EXPIRY_SECONDS: positiveInt(86400),
   REFUND_WAIT_MS: positiveInt(5000),
+  /** A refund the provider holds pending is polled after this long, doubling to hourly (webhooks settle it sooner). */
+  REFUND_POLL_INITIAL_SECONDS: positiveInt(30),
   BILLING_DAY_SECONDS: positiveInt(86400),
   SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS: positiveInt(86400),
   CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),

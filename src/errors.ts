@@ -31,9 +31,14 @@ export const ERROR_CODES = {
   invalid_card_token: 'The provider does not know the card token; no payment was kept (the externalId stays free).',
   external_id_conflict: 'The externalId already names a record with another amount or currency.',
   provider_rejected: 'The provider refused the request for another reason than the token; nothing was kept.',
-  provider_not_configured: 'No active payment provider for the key\'s environment (live keys, for now).',
-  provider_invalid_response: 'The provider answered something invalid; the outcome is being asked for and will follow (`details.payment`).',
-  provider_unavailable: 'The provider is unreachable or did not answer in time (`details.payment` tells what is left: nothing captured, or an outcome that will follow).',
+  provider_not_configured: "No active payment provider for the key's environment (live keys, for now).",
+  provider_invalid_response:
+    'The provider answered something invalid; the outcome is being asked for and will follow (`details.payment`).',
+  provider_unavailable:
+    'The provider is unreachable or did not answer in time (`details.payment` tells what is left: nothing captured, or an outcome that will follow).',
+  payment_not_refundable: 'Only a succeeded or partially_refunded payment can be refunded.',
+  refund_in_flight: 'A previous refund of the payment is still in flight (`details.refundId`).',
+  amount_exceeds_refundable: 'The amount exceeds the remaining refundable balance (`details.amountRefundable`).',
   concurrent_request: 'A concurrent request with the same externalId is being processed; retry.',
   invalid_signature: 'A provider webhook whose signature does not verify.',
   not_ready: 'A dependency (PostgreSQL or Temporal) is unreachable.',

@@ -1,3 +1,4 @@
 // The worker bundles this module: every workflow the worker runs is exported here.
 export { probeWorkflow } from './probe';
 export { paymentWorkflow } from './payment';
+export { refundWorkflow } from './refund';

@@ -16,8 +16,9 @@ import { healthRoutes } from './routes/health';
 import { docsRoutes } from './routes/docs';
 import { paymentRoutes, type PaymentSettings } from './routes/payments';
 import { webhookRoutes } from './routes/webhooks';
+import { refundRoutes, type RefundSettings } from './routes/refunds';
 
-export interface ApiSettings extends PaymentSettings {
+export interface ApiSettings extends PaymentSettings, RefundSettings {
   authCacheTtlMs: number;
   publicBaseUrl?: string;
 }
@@ -40,6 +41,7 @@ export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | '
   return [
     ...apiKeyRoutes(em),
     ...paymentRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
+    ...refundRoutes({ em, client: deps.client, settings: deps.settings }),
   ];
 }
 

@@ -206,4 +206,54 @@ export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
   },
 });
 
-export const entities = [MerchantSchema, ApiKeySchema, PaymentSchema, MerchantEventSchema];
+export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+export class Refund {
+  id!: string;
+  merchant!: Merchant;
+  payment!: Payment;
+  /** The merchant's id for the refund; sent to the provider as `reference_id` (it dedupes on it). */
+  externalId!: string;
+  amountMinor!: number;
+  currency!: string;
+  reason!: string | null;
+  status!: RefundStatus;
+  failureCode!: string | null;
+  failureMessage!: string | null;
+  providerRefundId!: string | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const RefundSchema = new EntitySchema<Refund>({
+  class: Refund,
+  tableName: 'refunds',
+  uniques: [{ properties: ['merchant', 'externalId'], name: 'refunds_merchant_external_id_unique' }],
+  indexes: [
+    { properties: ['payment', 'createdAt'], name: 'refunds_payment_created_idx' },
+    // Money invariant 2: at most one in-flight refund per payment, enforced by the database.
+    {
+      name: 'refunds_one_pending_per_payment',
+      expression: `create unique index "refunds_one_pending_per_payment" on "refunds" ("payment_id") where status = 'pending'`,
+    },
+  ],
+  checks: [{ name: 'refunds_amount_positive_check', expression: 'amount_minor > 0' }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
+    payment: { kind: 'm:1', entity: () => Payment, deleteRule: 'cascade' },
+    externalId: { type: 'string', length: 255 },
+    amountMinor: { ...minorUnits },
+    currency: { type: 'string', length: 3 },
+    reason: { type: 'string', length: 500, nullable: true },
+    status: { enum: true, items: () => [...REFUND_STATUSES] },
+    failureCode: { type: 'string', length: 64, nullable: true },
+    failureMessage: { type: 'text', nullable: true },
+    providerRefundId: { type: 'string', length: 64, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+export const entities = [MerchantSchema, ApiKeySchema, PaymentSchema, MerchantEventSchema, RefundSchema];

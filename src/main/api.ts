@@ -27,6 +27,8 @@ async function main(): Promise<void> {
       paymentWaitMs: config.PAYMENT_WAIT_MS,
       paymentExpirySeconds: config.PAYMENT_EXPIRY_SECONDS,
       callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
+      refundWaitMs: config.REFUND_WAIT_MS,
+      refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
     },
   });
   const server = app.listen(config.PORT, config.HOST, () => {

@@ -15,7 +15,7 @@ import { testStack } from '../setup/stackInfo';
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
 
 // Keep the SDK's worker chatter (state changes, expected activity retries) out of test output.
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+Runtime.install({ logger: new DefaultLogger((process.env.TEST_SDK_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR') });
 
 export const SANDBOX_API_KEY = 'sk_sandbox_test';
 export const SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_test';
@@ -71,6 +71,8 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
       paymentWaitMs: 5000,
       paymentExpirySeconds: 86400,
       callbackRetryInitialSeconds: 1,
+      refundWaitMs: 5000,
+      refundPollInitialSeconds: 2,
       ...opts.settings,
     },
     extraRoutes: opts.extraRoutes,

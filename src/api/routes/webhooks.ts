@@ -6,6 +6,7 @@ import type { Logger } from '../../logger';
 import type { ProviderRegistry } from '../../providers/registry';
 import { ProviderWebhookError } from '../../providers/errors';
 import { paymentWorkflowId, providerPaymentEventSignal } from '../../../workflows/paymentApi';
+import { providerRefundEventSignal, refundWorkflowId } from '../../../workflows/refundApi';
 import type { AppState } from '../context';
 import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
 
@@ -27,17 +28,21 @@ export function webhookRoutes(deps: { client: Client; providers: ProviderRegistr
         throw new AppError(400, 'invalid_signature', 'The webhook signature does not verify.');
       throw err;
     }
-    if (event.kind === 'payment' && event.metadata.paymentId) {
+    const target =
+      event.kind === 'payment' && event.metadata.paymentId
+        ? { id: paymentWorkflowId(event.metadata.paymentId), signal: providerPaymentEventSignal }
+        : event.kind === 'refund' && event.metadata.refundId
+          ? { id: refundWorkflowId(event.metadata.refundId), signal: providerRefundEventSignal }
+          : undefined;
+    if (target) {
       try {
-        await deps.client.workflow
-          .getHandle(paymentWorkflowId(event.metadata.paymentId))
-          .signal(providerPaymentEventSignal);
+        await deps.client.workflow.getHandle(target.id).signal(target.signal);
       } catch (err) {
-        // A closed workflow has already settled the payment; the event is a late duplicate.
+        // A closed workflow has already settled its record; the event is a late duplicate.
         if (!(err instanceof WorkflowNotFoundError)) throw err;
       }
     }
-    ctx.state.log.info({ type: event.type, kind: event.kind }, 'provider webhook');
+    ctx.state.log.info({ type: event.type, kind: event.kind, workflowId: target?.id ?? null }, 'provider webhook');
     ctx.body = { received: true };
   });
   return router;

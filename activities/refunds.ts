@@ -1,0 +1,127 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { Refund } from '../src/db/entities';
+import { settleRefund } from '../src/domain/refunds';
+import { ProviderError } from '../src/providers/errors';
+import type { PaymentProvider, ProviderRefund } from '../src/providers/types';
+import type { ActivityDeps } from './deps';
+
+export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
+
+export function createRefundActivities({ orm, providers, publicBaseUrl }: ActivityDeps) {
+  const load = (id: string) => orm.em.fork().findOne(Refund, { id }, { populate: ['payment'] });
+  const providerOf = (refund: Refund): PaymentProvider => {
+    const provider = providers.byName(refund.payment.processor);
+    if (!provider)
+      throw ApplicationFailure.nonRetryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
+    return provider;
+  };
+  /** Settles from the provider's answer; a pending answer leaves the refund in flight. */
+  const follow = async (refundId: string, pr: ProviderRefund): Promise<'settled' | 'pending'> => {
+    if (pr.status === 'pending') {
+      await orm.em
+        .fork()
+        .nativeUpdate(
+          Refund,
+          { id: refundId, providerRefundId: null },
+          { providerRefundId: pr.refundId, updatedAt: new Date() },
+        );
+      return 'pending';
+    }
+    await settleRefund(orm.em.fork(), refundId, {
+      status: pr.status,
+      providerRefundId: pr.refundId,
+      failureCode: pr.failureCode,
+      failureMessage: pr.failureMessage,
+    });
+    return 'settled';
+  };
+
+  return {
+    /** Local activity: is the refund recorded yet (the API commits right after starting us)? */
+    async refundState(refundId: string): Promise<'pending' | 'settled'> {
+      const refund = await orm.em.fork().findOne(Refund, { id: refundId }, { fields: ['status'] });
+      if (!refund) throw ApplicationFailure.retryable('refund not visible yet', 'refund_not_visible');
+      return refund.status === 'pending' ? 'pending' : 'settled';
+    },
+
+    /** Asks the provider to refund, with the merchant's externalId as reference_id. */
+    async attemptProviderRefund(refundId: string): Promise<RefundAttemptResult> {
+      const refund = await load(refundId);
+      if (!refund) return 'missing';
+      if (refund.status !== 'pending') return 'settled';
+      const payment = refund.payment;
+      let pr: ProviderRefund;
+      try {
+        pr = await providerOf(refund).createRefund({
+          transactionId: payment.providerTransactionId!,
+          amountMinor: refund.amountMinor,
+          currency: refund.currency,
+          referenceId: refund.externalId,
+          ...(refund.reason ? { reason: refund.reason } : {}),
+          webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
+          metadata: { refundId: refund.id, paymentId: payment.id },
+        });
+      } catch (err) {
+        if (err instanceof ProviderError && err.kind === 'rejected') {
+          // Declined outright: a failed refund with the provider's code; the balance is released.
+          await settleRefund(orm.em.fork(), refundId, {
+            status: 'failed',
+            failureCode: err.code,
+            failureMessage: err.message,
+          });
+          return 'settled';
+        }
+        if (err instanceof ProviderError) {
+          throw err.kind === 'unavailable'
+            ? ApplicationFailure.retryable(err.message, 'unavailable')
+            : ApplicationFailure.nonRetryable(err.message, err.kind);
+        }
+        throw err;
+      }
+      return follow(refundId, pr);
+    },
+
+    /** Unreachable on every try: nothing was done at the provider. Fail it; release the slot. */
+    async failRefundUnavailable(refundId: string): Promise<void> {
+      await settleRefund(orm.em.fork(), refundId, {
+        status: 'failed',
+        failureCode: 'provider_unavailable',
+        failureMessage: 'The payment provider was unreachable; nothing was refunded.',
+      });
+    },
+
+    /**
+     * Asks the provider what became of the refund (by reference_id) and follows it. If the
+     * provider never received it, sends it again with the same reference_id (deduplicated there).
+     */
+    async reconcileProviderRefund(refundId: string): Promise<RefundAttemptResult> {
+      const refund = await load(refundId);
+      if (!refund) return 'missing';
+      if (refund.status !== 'pending') return 'settled';
+      const provider = providerOf(refund);
+      try {
+        const found = await provider.findRefund({ referenceId: refund.externalId });
+        if (found) return await follow(refundId, found);
+        const pr = await provider.createRefund({
+          transactionId: refund.payment.providerTransactionId!,
+          amountMinor: refund.amountMinor,
+          currency: refund.currency,
+          referenceId: refund.externalId,
+          webhookUrl: `${publicBaseUrl}/webhooks/${refund.payment.processor}`,
+          metadata: { refundId: refund.id, paymentId: refund.payment.id },
+        });
+        return await follow(refundId, pr);
+      } catch (err) {
+        if (err instanceof ProviderError && err.kind === 'rejected') {
+          await settleRefund(orm.em.fork(), refundId, {
+            status: 'failed',
+            failureCode: err.code,
+            failureMessage: err.message,
+          });
+          return 'settled';
+        }
+        throw err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;
+      }
+    },
+  };
+}

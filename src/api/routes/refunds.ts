@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { Payment, Refund } from '../../db/entities';
+import { AppError } from '../../errors';
+import { isId } from '../../ids';
+import { createRefund, presentRefund } from '../../domain/refunds';
+import { refundWorkflow } from '../../../workflows/refund';
+import {
+  refundOutcomeUpdate,
+  refundWorkflowId,
+  type RefundOutcome,
+  type RefundWorkflowInput,
+} from '../../../workflows/refundApi';
+import { ExternalIdKey, MerchantIdKey, PaymentIdKey } from '../../../workflows/searchAttributes';
+import { AUTH_ERRORS, defineRoute } from '../routing';
+import { currency, externalId, majorAmount } from '../inputs';
+import { timestamp } from '../schemas';
+
+export interface RefundSettings {
+  taskQueue: string;
+  refundWaitMs: number;
+  callbackRetryInitialSeconds: number;
+  refundPollInitialSeconds: number;
+}
+
+export const createRefundBody = z
+  .object({
+    externalId,
+    amount: majorAmount.optional().describe('major units; omitted: the whole remaining refundable balance'),
+    currency: currency.optional().describe("if sent, must be the payment's currency"),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
+
+export const refundSchema = z
+  .object({
+    id: z.string(),
+    paymentId: z.string(),
+    externalId: z.string(),
+    amount: z.number(),
+    currency: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    failureCode: z.string().nullable(),
+    failureMessage: z.string().nullable(),
+    providerRefundId: z.string().nullable(),
+    paymentAmountRefunded: z.number(),
+    paymentAmountRefundable: z.number(),
+    reason: z.string().nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Refund' });
+
+const paymentParams = z.object({ paymentId: z.string() });
+const refundParams = z.object({ refundId: z.string() });
+const paymentNotFound = () => new AppError(404, 'not_found', 'Payment not found.');
+
+export function refundRoutes(deps: { em: EntityManager; client: Client; settings: RefundSettings }) {
+  const { client, settings } = deps;
+
+  const startOptions = (refund: Refund, payment: Payment, merchantId: string) => {
+    const input: RefundWorkflowInput = {
+      refundId: refund.id,
+      paymentId: payment.id,
+      merchantId,
+      callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+      pollInitialSeconds: settings.refundPollInitialSeconds,
+    };
+    return {
+      workflowId: refundWorkflowId(refund.id),
+      taskQueue: settings.taskQueue,
+      args: [input] as [RefundWorkflowInput],
+      typedSearchAttributes: [
+        { key: MerchantIdKey, value: merchantId },
+        { key: ExternalIdKey, value: refund.externalId },
+        { key: PaymentIdKey, value: payment.id },
+      ],
+    };
+  };
+
+  /** Waits (bounded) for the refund's first outcome; a replay of a closed workflow reads the row. */
+  async function awaitOutcome(
+    refund: Refund,
+    payment: Payment,
+    merchantId: string,
+  ): Promise<RefundOutcome | 'no_answer'> {
+    const op = new WithStartWorkflowOperation(refundWorkflow, {
+      ...startOptions(refund, payment, merchantId),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+    try {
+      return await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
+        client.workflow.executeUpdateWithStart(refundOutcomeUpdate, { startWorkflowOperation: op }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return { kind: 'settled' };
+      const code = (err as { code?: number }).code;
+      if (code === 4 || /deadline/i.test((err as Error).message)) return 'no_answer';
+      throw err;
+    }
+  }
+
+  const loadRefundView = async (refundId: string) => {
+    const refund = await deps.em.fork().findOne(Refund, { id: refundId }, { populate: ['payment'] });
+    return presentRefund(refund!, refund!.payment);
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/payments/{paymentId}/refund',
+      operationId: 'createRefund',
+      tag: 'Refunds',
+      summary: 'Refund a captured payment in full or in part (the same externalId returns the existing refund).',
+      description:
+        'Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 422 `amount_exceeds_refundable`. The answer is the refund, terminal or `pending`.',
+      params: paymentParams,
+      body: createRefundBody,
+      response: refundSchema,
+      errors: {
+        400: ['validation_error', 'external_id_conflict'],
+        ...AUTH_ERRORS,
+        404: ['not_found'],
+        409: ['payment_not_refundable', 'refund_in_flight'],
+        422: ['amount_exceeds_refundable'],
+        502: ['provider_invalid_response'],
+        503: ['provider_unavailable'],
+      },
+      handler: async ({ params, body, caller }) => {
+        if (!isId('payment', params.paymentId)) throw paymentNotFound();
+        const { refund, payment } = await createRefund(
+          deps.em.fork(),
+          caller.merchantId,
+          params.paymentId,
+          body,
+          async (r, p) => {
+            // Started inside the transaction: a committed refund always has its workflow.
+            await client.workflow.start(refundWorkflow, {
+              ...startOptions(r, p, caller.merchantId),
+              workflowIdConflictPolicy: 'USE_EXISTING',
+            });
+          },
+        );
+        const outcome = await awaitOutcome(refund, payment, caller.merchantId);
+        const view = await loadRefundView(refund.id);
+        if (outcome !== 'no_answer' && outcome.kind === 'provider_unavailable') {
+          throw new AppError(
+            503,
+            'provider_unavailable',
+            'The payment provider is unreachable; the refund failed and nothing was refunded.',
+            { refund: view },
+          );
+        }
+        if (outcome !== 'no_answer' && outcome.kind === 'provider_invalid' && view.status === 'pending') {
+          throw new AppError(
+            502,
+            'provider_invalid_response',
+            'The payment provider returned an invalid response; the refund stays pending until the provider confirms it.',
+            { refund: view },
+          );
+        }
+        return view;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/payments/{paymentId}/refunds',
+      operationId: 'listRefunds',
+      tag: 'Refunds',
+      summary: "List a payment's refunds, newest first (possibly empty).",
+      params: paymentParams,
+      response: z.object({ refunds: z.array(refundSchema) }),
+      errors: { ...AUTH_ERRORS, 404: ['not_found'] },
+      handler: async ({ params, caller }) => {
+        if (!isId('payment', params.paymentId)) throw paymentNotFound();
+        const em = deps.em.fork();
+        const payment = await em.findOne(Payment, { id: params.paymentId, merchant: caller.merchantId });
+        if (!payment) throw paymentNotFound();
+        const refunds = await em.find(Refund, { payment: payment.id }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+        return { refunds: refunds.map((r) => presentRefund(r, payment)) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/refunds/{refundId}',
+      operationId: 'getRefund',
+      tag: 'Refunds',
+      summary: 'Retrieve a refund.',
+      params: refundParams,
+      response: refundSchema,
+      errors: { ...AUTH_ERRORS, 404: ['not_found'] },
+      handler: async ({ params, caller }) => {
+        const notFound = new AppError(404, 'not_found', 'Refund not found.');
+        if (!isId('refund', params.refundId)) throw notFound;
+        const refund = await deps.em
+          .fork()
+          .findOne(Refund, { id: params.refundId, merchant: caller.merchantId }, { populate: ['payment'] });
+        if (!refund) throw notFound;
+        return presentRefund(refund, refund.payment);
+      },
+    }),
+  ];
+}

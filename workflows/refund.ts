@@ -1,0 +1,115 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  providerRefundEventSignal,
+  refundOutcomeUpdate,
+  type RefundOutcome,
+  type RefundWorkflowInput,
+} from './refundApi';
+import { deliverEvents } from './deliverEvents';
+
+const attemptActs = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: {
+    initialInterval: '200 ms',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['timeout', 'invalid_response'],
+  },
+});
+
+const patientActs = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/**
+ * The API starts this workflow inside the transaction that records the refund, so the row may
+ * not be visible yet for a moment; if it never appears (the transaction rolled back), there is
+ * nothing to do.
+ */
+const visibility = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '5 seconds',
+  scheduleToCloseTimeout: '1 minute',
+  retry: { initialInterval: '50 ms', backoffCoefficient: 2, maximumInterval: '2 seconds' },
+});
+
+function failureType(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+/**
+ * One refund: the provider call (reference_id = the merchant's externalId, which the provider
+ * dedupes on), then settlement of the refund and the payment's balance in one transaction.
+ * An ambiguous answer is never guessed: the workflow asks the provider until it knows.
+ */
+export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ settled: boolean }> {
+  const { refundId } = input;
+  let first: RefundOutcome | undefined;
+  let settled = false;
+  let providerEvent = false;
+
+  setHandler(refundOutcomeUpdate, async () => {
+    await condition(() => first !== undefined);
+    return first!;
+  });
+  setHandler(providerRefundEventSignal, () => {
+    providerEvent = true;
+  });
+
+  try {
+    if ((await visibility.refundState(refundId)) === 'settled') {
+      first = { kind: 'settled' };
+      return { settled: true };
+    }
+  } catch {
+    first = { kind: 'settled' };
+    return { settled: false };
+  }
+
+  // Phase 1: the provider call.
+  let ambiguous = false;
+  try {
+    const kind = await attemptActs.attemptProviderRefund(refundId);
+    settled = kind === 'settled' || kind === 'missing';
+    first = kind === 'missing' ? { kind: 'settled' } : { kind };
+  } catch (err) {
+    const type = failureType(err);
+    if (type === 'unavailable') {
+      // The provider did nothing on every try: fail the refund, give the balance back.
+      await patientActs.failRefundUnavailable(refundId);
+      settled = true;
+      first = { kind: 'provider_unavailable' };
+    } else {
+      ambiguous = true;
+      first = type === 'invalid_response' ? { kind: 'provider_invalid' } : { kind: 'pending' };
+    }
+  }
+
+  // Phase 2: until the refund is settled, ask the provider (by reference_id); on a webhook at
+  // once, otherwise on a backing-off poll.
+  let pollSeconds = input.pollInitialSeconds;
+  while (!settled) {
+    if (!ambiguous) {
+      await condition(() => providerEvent, `${pollSeconds} seconds`);
+      pollSeconds = Math.min(pollSeconds * 2, 3600);
+    }
+    providerEvent = false;
+    const kind = await patientActs.reconcileProviderRefund(refundId);
+    ambiguous = false;
+    settled = kind === 'settled' || kind === 'missing';
+  }
+
+  await allHandlersFinished();
+  await deliverEvents(refundId, input.callbackRetryInitialSeconds);
+  return { settled };
+}

@@ -1,0 +1,29 @@
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/** The refund workflow's messages, defined once for the API and the workflow. Id: `refund-<refundId>`. */
+export interface RefundWorkflowInput {
+  refundId: string;
+  paymentId: string;
+  merchantId: string;
+  callbackRetryInitialSeconds: number;
+  /** How often a refund the provider holds `pending` is polled, at first (doubles to an hour). */
+  pollInitialSeconds: number;
+}
+
+export type RefundOutcome =
+  /** Succeeded or failed (declined): read it from PostgreSQL. */
+  | { kind: 'settled' }
+  /** In flight: the provider answered pending, or no answer yet. */
+  | { kind: 'pending' }
+  /** The provider did nothing on every try; the refund was failed, the balance untouched. */
+  | { kind: 'provider_unavailable' }
+  /** The provider answered garbage; the workflow asks it by reference_id until it knows. */
+  | { kind: 'provider_invalid' };
+
+export const refundWorkflowId = (refundId: string) => `refund-${refundId}`;
+
+/** Waits (bounded by the caller) for the first outcome of the refund. */
+export const refundOutcomeUpdate = defineUpdate<RefundOutcome>('refundOutcome');
+
+/** The provider reported a change of this refund (verified webhook). */
+export const providerRefundEventSignal = defineSignal('providerRefundEvent');
