@@ -112,8 +112,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       providerEvent = false;
       follow(await reconcileActs.reconcileProviderPayment(paymentId));
     }
-    if (attemptRequested && state === 'awaiting_attempt') {
-      attemptRequested = false;
+    // Always consume the request: a duplicate arriving while the customer is on the hosted
+    // page must not leave the flag set (the condition above would then never block again).
+    const wantsAttempt = attemptRequested;
+    attemptRequested = false;
+    if (wantsAttempt && state === 'awaiting_attempt') {
       lastOutcome = await attempt();
       completedAttempts++;
     }

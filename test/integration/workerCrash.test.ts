@@ -111,4 +111,47 @@ describe('worker killed mid-payment', () => {
     expect((await post(externalId)).body).toMatchObject({ id: paymentId, status: 'succeeded' });
     expect((await ledgerHas()).filter((e) => e.metadata?.paymentId === paymentId)).toHaveLength(1);
   });
+
+  it('settles a refund exactly once after the worker is killed during the provider call', async () => {
+    const paid = await post(`refund-base-${Date.now()}`);
+    expect(paid.body).toMatchObject({ status: 'succeeded' });
+    const paymentId = paid.body.id as string;
+    await stack.worker.stop();
+    child = startWorkerProcess();
+    await eventually(
+      () => post(`warm2-${Date.now()}`),
+      (r) => r.status === 200,
+      60_000,
+      500,
+    );
+
+    await stack.sandbox('/_admin/faults', { latencyMs: 4000 });
+    const refunds = async () =>
+      (
+        (await stack.sandbox('/_admin/ledger')) as {
+          entries: Array<{ type: string; status: string; metadata: Record<string, string> }>;
+        }
+      ).entries.filter((e) => e.type === 'refund' && e.metadata?.paymentId === paymentId);
+    const pending = call(stack.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, {
+      externalId: `crash-refund-${Date.now()}`,
+      amount: 10,
+    });
+    await eventually(refunds, (entries) => entries.length > 0, 10_000, 50);
+    child.kill('SIGKILL');
+    const answer = await pending;
+    expect(answer.status).toBe(200); // no answer yet: the refund is returned in flight
+    expect(answer.body).toMatchObject({ status: 'pending', paymentAmountRefunded: 0 });
+
+    await stack.sandbox('/_admin/faults', {});
+    await stack.restartWorker();
+    const settled = await eventually(
+      () => call(stack.api.baseUrl, 'GET', `/refunds/${answer.body.id as string}`, merchant.auth),
+      (r) => r.body.status !== 'pending',
+      40_000,
+      250,
+    );
+    expect(settled.body).toMatchObject({ status: 'succeeded', paymentAmountRefunded: 10, paymentAmountRefundable: 32 });
+    expect(await refunds()).toEqual([expect.objectContaining({ status: 'succeeded' })]);
+    expect((await get(paymentId)).body).toMatchObject({ status: 'partially_refunded', amountRefunded: 10 });
+  });
 });
