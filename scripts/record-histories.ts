@@ -17,6 +17,7 @@ import { createTestMerchant, startPaymentStack } from '../test/helpers/stack';
 import { call, eventually } from '../test/helpers/http';
 import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
+import { refundWorkflowId } from '../workflows/refundApi';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -64,10 +65,50 @@ async function main(): Promise<void> {
     await stack.sandbox('/_admin/faults', {});
     scenarios['payment-invalid-then-reconciled'] = idOf(invalid);
 
+    // Refunds, on a payment of 100.
+    const refundable = idOf(await post('refundable', { amount: 100, cardToken: 'tok_success' }));
+    const refund = (name: string) =>
+      call(stack.api.baseUrl, 'POST', `/payments/${refundable}/refund`, merchant.auth, {
+        externalId: `${name}-${Date.now()}`,
+        amount: 5,
+      });
+    const refundIdOf = (r: { body: Record<string, unknown> }) =>
+      (r.body.id as string | undefined) ?? (r.body.details as { refund: { id: string } }).refund.id;
+    const refundScenarios: Record<string, string> = {};
+    refundScenarios['refund-succeeded'] = refundIdOf(await refund('ok'));
+    await stack.sandbox('/_admin/faults', { refunds: 'pending' });
+    const pendingRefund = await refund('pending');
+    await stack.sandbox('/_admin/faults', {});
+    await stack.sandbox('/_admin/settle', { reference: pendingRefund.body.externalId, status: 'succeeded' });
+    refundScenarios['refund-pending-then-webhook'] = refundIdOf(pendingRefund);
+    // One refund in flight at a time: wait for each to settle before the next.
+    const settled = (id: string) =>
+      eventually(
+        () => call(stack.api.baseUrl, 'GET', `/refunds/${id}`, merchant.auth),
+        (r) => r.body.status !== 'pending',
+        30_000,
+        200,
+      );
+    await settled(refundScenarios['refund-pending-then-webhook']);
+    await stack.sandbox('/_admin/faults', { refunds: 'unavailable' });
+    refundScenarios['refund-provider-unavailable'] = refundIdOf(await refund('unavailable'));
+    await stack.sandbox('/_admin/faults', { refunds: 'invalid' });
+    const invalidRefund = await refund('invalid');
+    await stack.sandbox('/_admin/faults', {});
+    refundScenarios['refund-invalid-then-reconciled'] = refundIdOf(invalidRefund);
+    await settled(refundScenarios['refund-invalid-then-reconciled']);
+    await stack.sandbox('/_admin/faults', { refunds: 'fail' });
+    refundScenarios['refund-declined'] = refundIdOf(await refund('declined'));
+    await stack.sandbox('/_admin/faults', {});
+
     const cli = await locateTemporalCli();
     if (!cli) throw new Error('the Temporal CLI is needed to export histories');
-    for (const [name, paymentId] of Object.entries(scenarios)) {
-      const handle = stack.api.client.workflow.getHandle(paymentWorkflowId(paymentId));
+    const workflowIds = [
+      ...Object.entries(scenarios).map(([name, id]) => [name, paymentWorkflowId(id)] as const),
+      ...Object.entries(refundScenarios).map(([name, id]) => [name, refundWorkflowId(id)] as const),
+    ];
+    for (const [name, workflowId] of workflowIds) {
+      const handle = stack.api.client.workflow.getHandle(workflowId);
       await eventually(
         async () => (await handle.describe()).status.name,
         (s) => s !== 'RUNNING',

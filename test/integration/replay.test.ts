@@ -15,8 +15,8 @@ const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('workflow replay', () => {
   it('has recorded histories for every workflow type', () => {
     const types = new Set(files.map((f) => f.split('-')[0]));
-    expect([...types].sort()).toEqual(expect.arrayContaining(['payment']));
-    expect(files.length).toBeGreaterThanOrEqual(6);
+    expect([...types].sort()).toEqual(expect.arrayContaining(['payment', 'refund']));
+    expect(files.length).toBeGreaterThanOrEqual(11);
   });
 
   it.each(files)('replays %s deterministically', async (file) => {
