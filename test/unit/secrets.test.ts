@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { generateKey, hashSecret, parseBasicAuthorization, secretMatches } from '../../src/auth/secrets';
-import { isId, newId } from '../../src/ids';
+import { isId, newId, ulid } from '../../src/ids';
+import { decodeTime } from 'ulid';
 
 describe('API key material', () => {
   it('generates prefixed keys with 32 random bytes of secret and a SHA-256 hash', () => {
@@ -45,5 +46,16 @@ describe('ids', () => {
     expect(isId('refund', id)).toBe(false);
     expect(isId('payment', `${id}x`)).toBe(false);
     expect(isId('payment', "pay_' or 1=1 --")).toBe(false);
+  });
+});
+
+describe('ulid', () => {
+  it('encodes the time in its first 10 characters and is unique', () => {
+    const now = Date.now();
+    const id = ulid(now);
+    expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(decodeTime(id)).toBe(now);
+    const many = new Set(Array.from({ length: 5000 }, () => ulid(now)));
+    expect(many.size).toBe(5000);
   });
 });

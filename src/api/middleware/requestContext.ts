@@ -15,23 +15,31 @@ export function requestContext(logger: Logger): Middleware<AppState> {
     const incoming = ctx.get('X-Request-Id');
     const requestId = CALLER_REQUEST_ID.test(incoming) ? incoming : newId('request');
     ctx.state.requestId = requestId;
-    ctx.state.log = logger.child({ requestId });
+    // The child logger is made on first use: most requests at `warn` never log.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (log ??= logger.child({ requestId })),
+      enumerable: true,
+      configurable: true,
+    });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const level = ctx.status >= 500 ? 'error' : 'info';
-      ctx.state.log[level](
-        {
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round(ms * 10) / 10,
-          merchantId: ctx.state.caller?.merchantId,
-        },
-        'request',
-      );
+      if (logger.isLevelEnabled(level)) {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        ctx.state.log[level](
+          {
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round(ms * 10) / 10,
+            merchantId: ctx.state.caller?.merchantId,
+          },
+          'request',
+        );
+      }
     }
   };
 }

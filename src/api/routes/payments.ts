@@ -5,7 +5,7 @@ import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type 
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId, newId } from '../../ids';
-import { presentPayment } from '../../domain/payments';
+import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
 import { paymentWorkflow } from '../../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
@@ -302,7 +302,7 @@ export function paymentRoutes(deps: {
       errors: { ...AUTH_ERRORS, 404: ['not_found'] },
       handler: async ({ params, caller }) => {
         if (!isId('payment', params.paymentId)) throw new AppError(404, 'not_found', 'Payment not found.');
-        const payment = await deps.em.fork().findOne(Payment, { id: params.paymentId, merchant: caller.merchantId });
+        const payment = await findPaymentView(deps.em, params.paymentId, caller.merchantId);
         if (!payment) throw new AppError(404, 'not_found', 'Payment not found.');
         return presentPayment(payment);
       },
