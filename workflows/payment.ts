@@ -1,11 +1,12 @@
 import {
-  ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   providerPaymentEventSignal,
@@ -14,9 +15,11 @@ import {
   type SubmitOutcome,
 } from './paymentApi';
 import { deliverEvents } from './deliverEvents';
+import { failureType } from './failures';
+import { LOCAL_PROVIDER_ATTEMPT } from './patches';
 
 /** One provider attempt: a few quick retries while the provider is unavailable, within the API's wait. */
-const attemptActs = proxyActivities<Activities>({
+const attemptOptions: ActivityOptions = {
   // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
   startToCloseTimeout: '10 seconds',
   retry: {
@@ -25,7 +28,14 @@ const attemptActs = proxyActivities<Activities>({
     maximumAttempts: 3,
     nonRetryableErrorTypes: ['timeout', 'invalid_response'],
   },
-});
+};
+/**
+ * The provider call runs as a local activity: no round trip through the server before the
+ * merchant's answer. Its idempotency key makes the re-run after a worker crash safe.
+ */
+const localAttemptActs = proxyLocalActivities<Activities>(attemptOptions);
+/** Before LOCAL_PROVIDER_ATTEMPT: kept so that workflows started then replay unchanged. */
+const attemptActs = proxyActivities<Activities>(attemptOptions);
 
 /** Asking the provider what happened: as long as it takes, backing off to once a minute. */
 const reconcileActs = proxyActivities<Activities>({
@@ -34,11 +44,6 @@ const reconcileActs = proxyActivities<Activities>({
 });
 
 type State = 'awaiting_attempt' | 'awaiting_customer' | 'settled' | 'discarded';
-
-function failureType(err: unknown): string | undefined {
-  const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
-}
 
 /**
  * One payment, from the merchant's request to a final status and the merchant's callbacks.
@@ -79,7 +84,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
 
   const attempt = async (): Promise<SubmitOutcome> => {
     try {
-      const result = await attemptActs.attemptProviderPayment(paymentId);
+      const result = await (patched(LOCAL_PROVIDER_ATTEMPT) ? localAttemptActs : attemptActs).attemptProviderPayment(
+        paymentId,
+      );
       if (result.kind === 'rejected') {
         state = 'discarded';
         return result;
@@ -125,6 +132,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   // Let any update waiting on the last attempt answer before the run ends.
   completedAttempts++;
   await allHandlersFinished();
-  if (state === 'settled') await deliverEvents(paymentId, input.callbackRetryInitialSeconds);
+  // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
+  const callbacks = !patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false;
+  if (state === 'settled' && callbacks) await deliverEvents(paymentId, input.callbackRetryInitialSeconds);
   return { state };
 }

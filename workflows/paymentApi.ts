@@ -11,6 +11,8 @@ export interface PaymentWorkflowInput {
   expiresAt: string;
   /** First merchant-callback retry delay; doubles up to an hour, for up to 3 days. */
   callbackRetryInitialSeconds: number;
+  /** false when there is no callbackUrl, so there is nothing to deliver (absent: look). */
+  callbacks?: boolean;
 }
 
 /** The outcome the API answers with: what the latest provider attempt established. */

@@ -1,12 +1,12 @@
 import {
-  ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   providerRefundEventSignal,
@@ -15,8 +15,11 @@ import {
   type RefundWorkflowInput,
 } from './refundApi';
 import { deliverEvents } from './deliverEvents';
+import { failureType } from './failures';
+import { LOCAL_PROVIDER_ATTEMPT } from './patches';
 
-const attemptActs = proxyActivities<Activities>({
+const attemptOptions: ActivityOptions = {
+  // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
   startToCloseTimeout: '10 seconds',
   retry: {
     initialInterval: '200 ms',
@@ -24,7 +27,14 @@ const attemptActs = proxyActivities<Activities>({
     maximumAttempts: 3,
     nonRetryableErrorTypes: ['timeout', 'invalid_response'],
   },
-});
+};
+/**
+ * The provider call runs as a local activity: no round trip through the server before the
+ * merchant's answer. Its idempotency key makes the re-run after a worker crash safe.
+ */
+const localAttemptActs = proxyLocalActivities<Activities>(attemptOptions);
+/** Before LOCAL_PROVIDER_ATTEMPT: kept so that workflows started then replay unchanged. */
+const attemptActs = proxyActivities<Activities>(attemptOptions);
 
 const patientActs = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
@@ -41,11 +51,6 @@ const visibility = proxyLocalActivities<Activities>({
   scheduleToCloseTimeout: '1 minute',
   retry: { initialInterval: '50 ms', backoffCoefficient: 2, maximumInterval: '2 seconds' },
 });
-
-function failureType(err: unknown): string | undefined {
-  const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
-}
 
 /**
  * One refund: the provider call (reference_id = the merchant's externalId, which the provider
@@ -79,7 +84,9 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
   // Phase 1: the provider call.
   let ambiguous = false;
   try {
-    const kind = await attemptActs.attemptProviderRefund(refundId);
+    const kind = await (patched(LOCAL_PROVIDER_ATTEMPT) ? localAttemptActs : attemptActs).attemptProviderRefund(
+      refundId,
+    );
     settled = kind === 'settled' || kind === 'missing';
     first = kind === 'missing' ? { kind: 'settled' } : { kind };
   } catch (err) {
@@ -110,6 +117,9 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
   }
 
   await allHandlersFinished();
-  await deliverEvents(refundId, input.callbackRetryInitialSeconds);
+  // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
+  if (!patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false) {
+    await deliverEvents(refundId, input.callbackRetryInitialSeconds);
+  }
   return { settled };
 }

@@ -6,6 +6,8 @@ export interface RefundWorkflowInput {
   paymentId: string;
   merchantId: string;
   callbackRetryInitialSeconds: number;
+  /** false when there is no callbackUrl, so there is nothing to deliver (absent: look). */
+  callbacks?: boolean;
   /** How often a refund the provider holds `pending` is polled, at first (doubles to an hour). */
   pollInitialSeconds: number;
 }

@@ -168,6 +168,7 @@ export function paymentRoutes(deps: {
           merchantId: payment.merchant.id,
           expiresAt: payment.expiresAt.toISOString(),
           callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+          callbacks: payment.callbackUrl !== null,
         },
       ],
       workflowIdConflictPolicy: 'USE_EXISTING',

@@ -65,6 +65,7 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       paymentId: payment.id,
       merchantId,
       callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+      callbacks: payment.callbackUrl !== null,
       pollInitialSeconds: settings.refundPollInitialSeconds,
     };
     return {
