@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Refund } from '../src/db/entities';
 import { settleRefund } from '../src/domain/refunds';
 import { ProviderError } from '../src/providers/errors';
-import type { PaymentProvider, ProviderRefund } from '../src/providers/types';
+import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
@@ -36,6 +36,17 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
     return 'settled';
   };
 
+  /** The same request on every try: the provider dedupes on reference_id. */
+  const refundRequest = (refund: Refund): CreateRefundInput => ({
+    transactionId: refund.payment.providerTransactionId!,
+    amountMinor: refund.amountMinor,
+    currency: refund.currency,
+    referenceId: refund.externalId,
+    ...(refund.reason ? { reason: refund.reason } : {}),
+    webhookUrl: `${publicBaseUrl}/webhooks/${refund.payment.processor}`,
+    metadata: { refundId: refund.id, paymentId: refund.payment.id },
+  });
+
   return {
     /** Local activity: is the refund recorded yet (the API commits right after starting us)? */
     async refundState(refundId: string): Promise<'pending' | 'settled'> {
@@ -49,18 +60,9 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
       const refund = await load(refundId);
       if (!refund) return 'missing';
       if (refund.status !== 'pending') return 'settled';
-      const payment = refund.payment;
       let pr: ProviderRefund;
       try {
-        pr = await providerOf(refund).createRefund({
-          transactionId: payment.providerTransactionId!,
-          amountMinor: refund.amountMinor,
-          currency: refund.currency,
-          referenceId: refund.externalId,
-          ...(refund.reason ? { reason: refund.reason } : {}),
-          webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
-          metadata: { refundId: refund.id, paymentId: payment.id },
-        });
+        pr = await providerOf(refund).createRefund(refundRequest(refund));
       } catch (err) {
         if (err instanceof ProviderError && err.kind === 'rejected') {
           // Declined outright: a failed refund with the provider's code; the balance is released.
@@ -102,14 +104,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
       try {
         const found = await provider.findRefund({ referenceId: refund.externalId });
         if (found) return await follow(refundId, found);
-        const pr = await provider.createRefund({
-          transactionId: refund.payment.providerTransactionId!,
-          amountMinor: refund.amountMinor,
-          currency: refund.currency,
-          referenceId: refund.externalId,
-          webhookUrl: `${publicBaseUrl}/webhooks/${refund.payment.processor}`,
-          metadata: { refundId: refund.id, paymentId: refund.payment.id },
-        });
+        const pr = await provider.createRefund(refundRequest(refund));
         return await follow(refundId, pr);
       } catch (err) {
         if (err instanceof ProviderError && err.kind === 'rejected') {

@@ -1,13 +1,4 @@
-import {
-  allHandlersFinished,
-  condition,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-} from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { allHandlersFinished, condition, patched, setHandler } from '@temporalio/workflow';
 import {
   providerPaymentEventSignal,
   submitPaymentUpdate,
@@ -16,32 +7,8 @@ import {
 } from './paymentApi';
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
+import { attemptActivities, patientActivities } from './providerActivities';
 import { LOCAL_PROVIDER_ATTEMPT } from './patches';
-
-/** One provider attempt: a few quick retries while the provider is unavailable, within the API's wait. */
-const attemptOptions: ActivityOptions = {
-  // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
-  startToCloseTimeout: '10 seconds',
-  retry: {
-    initialInterval: '200 ms',
-    backoffCoefficient: 2,
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: ['timeout', 'invalid_response'],
-  },
-};
-/**
- * The provider call runs as a local activity: no round trip through the server before the
- * merchant's answer. Its idempotency key makes the re-run after a worker crash safe.
- */
-const localAttemptActs = proxyLocalActivities<Activities>(attemptOptions);
-/** Before LOCAL_PROVIDER_ATTEMPT: kept so that workflows started then replay unchanged. */
-const attemptActs = proxyActivities<Activities>(attemptOptions);
-
-/** Asking the provider what happened: as long as it takes, backing off to once a minute. */
-const reconcileActs = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
 
 type State = 'awaiting_attempt' | 'awaiting_customer' | 'settled' | 'discarded';
 
@@ -84,9 +51,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
 
   const attempt = async (): Promise<SubmitOutcome> => {
     try {
-      const result = await (patched(LOCAL_PROVIDER_ATTEMPT) ? localAttemptActs : attemptActs).attemptProviderPayment(
-        paymentId,
-      );
+      const result = await attemptActivities().attemptProviderPayment(paymentId);
       if (result.kind === 'rejected') {
         state = 'discarded';
         return result;
@@ -105,19 +70,19 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   const expiresAt = Date.parse(input.expiresAt);
   while (state === 'awaiting_attempt' || state === 'awaiting_customer') {
     if (ambiguous) {
-      follow(await reconcileActs.reconcileProviderPayment(paymentId));
+      follow(await patientActivities.reconcileProviderPayment(paymentId));
       ambiguous = false;
       continue;
     }
     const remaining = expiresAt - Date.now();
     if (remaining <= 0) {
-      follow(await reconcileActs.expireProviderPayment(paymentId));
+      follow(await patientActivities.expireProviderPayment(paymentId));
       break;
     }
     await condition(() => attemptRequested || providerEvent, remaining);
     if (providerEvent) {
       providerEvent = false;
-      follow(await reconcileActs.reconcileProviderPayment(paymentId));
+      follow(await patientActivities.reconcileProviderPayment(paymentId));
     }
     // Always consume the request: a duplicate arriving while the customer is on the hosted
     // page must not leave the flag set (the condition above would then never block again).

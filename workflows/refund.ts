@@ -1,12 +1,4 @@
-import {
-  allHandlersFinished,
-  condition,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-} from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   providerRefundEventSignal,
@@ -16,30 +8,8 @@ import {
 } from './refundApi';
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
+import { attemptActivities, patientActivities } from './providerActivities';
 import { LOCAL_PROVIDER_ATTEMPT } from './patches';
-
-const attemptOptions: ActivityOptions = {
-  // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
-  startToCloseTimeout: '10 seconds',
-  retry: {
-    initialInterval: '200 ms',
-    backoffCoefficient: 2,
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: ['timeout', 'invalid_response'],
-  },
-};
-/**
- * The provider call runs as a local activity: no round trip through the server before the
- * merchant's answer. Its idempotency key makes the re-run after a worker crash safe.
- */
-const localAttemptActs = proxyLocalActivities<Activities>(attemptOptions);
-/** Before LOCAL_PROVIDER_ATTEMPT: kept so that workflows started then replay unchanged. */
-const attemptActs = proxyActivities<Activities>(attemptOptions);
-
-const patientActs = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
 
 /**
  * The API starts this workflow inside the transaction that records the refund, so the row may
@@ -84,16 +54,14 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
   // Phase 1: the provider call.
   let ambiguous = false;
   try {
-    const kind = await (patched(LOCAL_PROVIDER_ATTEMPT) ? localAttemptActs : attemptActs).attemptProviderRefund(
-      refundId,
-    );
+    const kind = await attemptActivities().attemptProviderRefund(refundId);
     settled = kind === 'settled' || kind === 'missing';
     first = kind === 'missing' ? { kind: 'settled' } : { kind };
   } catch (err) {
     const type = failureType(err);
     if (type === 'unavailable') {
       // The provider did nothing on every try: fail the refund, give the balance back.
-      await patientActs.failRefundUnavailable(refundId);
+      await patientActivities.failRefundUnavailable(refundId);
       settled = true;
       first = { kind: 'provider_unavailable' };
     } else {
@@ -111,7 +79,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
       pollSeconds = Math.min(pollSeconds * 2, 3600);
     }
     providerEvent = false;
-    const kind = await patientActs.reconcileProviderRefund(refundId);
+    const kind = await patientActivities.reconcileProviderRefund(refundId);
     ambiguous = false;
     settled = kind === 'settled' || kind === 'missing';
   }

@@ -158,6 +158,21 @@ export async function startTestWorker(
   };
 }
 
+/** A sandbox ledger entry (docs/provider-sandbox.md). */
+export interface LedgerEntry {
+  id: string;
+  type: 'capture' | 'refund';
+  status: 'succeeded' | 'failed' | 'pending';
+  amount: number;
+  currency: string;
+  idempotencyKey: string | null;
+  reference: string | null;
+  transactionId: string;
+  paymentTransactionId: string | null;
+  metadata: Record<string, string>;
+  createdAt: string;
+}
+
 export interface PaymentStack {
   orm: MikroORM;
   api: TestApi;
@@ -168,6 +183,8 @@ export interface PaymentStack {
   /** Starts another worker on the same task queue (after a simulated crash). */
   restartWorker(): Promise<TestWorker>;
   sandbox(path: string, body?: unknown): Promise<unknown>;
+  /** The sandbox ledger entries of one kind tied to a record (metadata.paymentId by default). */
+  ledger(type: LedgerEntry['type'], id: string, key?: string): Promise<LedgerEntry[]>;
   close(): Promise<void>;
 }
 
@@ -207,6 +224,10 @@ export async function startPaymentStack(
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       return res.json();
+    },
+    ledger: async (type, id, key = 'paymentId') => {
+      const { entries } = (await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] };
+      return entries.filter((e) => e.type === type && e.metadata?.[key] === id);
     },
     close: async () => {
       await worker.stop();

@@ -1,12 +1,6 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 
-interface LedgerEntry {
-  type: string;
-  status: string;
-  metadata: Record<string, string>;
-}
-
 /**
  * Provider trouble (PRODUCT.md, Payments): what the merchant is told, and what is left behind,
  * checked against the sandbox's own ledger.
@@ -26,10 +20,7 @@ describe('payments under provider faults', () => {
   const create = (externalId: string) => call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, body(externalId));
   const get = (id: string) => call(stack.api.baseUrl, 'GET', `/payments/${id}`, merchant.auth);
   const faults = (f: Record<string, unknown>) => stack.sandbox('/_admin/faults', f);
-  const captures = async (paymentId: string) =>
-    ((await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] }).entries.filter(
-      (e) => e.type === 'capture' && e.metadata?.paymentId === paymentId,
-    );
+  const captures = (paymentId: string) => stack.ledger('capture', paymentId);
 
   beforeAll(async () => {
     stack = await startPaymentStack('faults');

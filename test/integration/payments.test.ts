@@ -1,15 +1,6 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 
-interface LedgerEntry {
-  type: string;
-  status: string;
-  amount: number;
-  currency: string;
-  idempotencyKey: string | null;
-  metadata: Record<string, string>;
-}
-
 describe('payments end to end (sandbox, Temporal, PostgreSQL)', () => {
   let stack: PaymentStack;
   let merchant: TestMerchant;
@@ -18,9 +9,7 @@ describe('payments end to end (sandbox, Temporal, PostgreSQL)', () => {
   const create = (body: Record<string, unknown>, auth = merchant.auth) =>
     call(stack.api.baseUrl, 'POST', '/payments', auth, body);
   const get = (id: string, auth = merchant.auth) => call(stack.api.baseUrl, 'GET', `/payments/${id}`, auth);
-  const ledger = async () => ((await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] }).entries;
-  const capturesOf = async (paymentId: string) =>
-    (await ledger()).filter((e) => e.type === 'capture' && e.metadata?.paymentId === paymentId);
+  const capturesOf = (paymentId: string) => stack.ledger('capture', paymentId);
   const base = { amount: 12.34, currency: 'usd', customer: { email: 'buyer@example.com', name: 'Buyer' } };
 
   beforeAll(async () => {

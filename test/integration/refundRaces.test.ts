@@ -1,14 +1,6 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 
-interface LedgerEntry {
-  type: string;
-  status: string;
-  amount: number;
-  reference: string | null;
-  metadata: Record<string, string>;
-}
-
 /**
  * Money invariant 2 under concurrency: succeeded plus in-flight refunds never exceed the
  * payment, at most one refund in flight; checked against the provider's own ledger.
@@ -30,10 +22,7 @@ describe('refund races', () => {
     ).body.id as string;
   const refund = (paymentId: string, body: Record<string, unknown>) =>
     call(stack.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, body);
-  const ledgerRefunds = async (paymentId: string) =>
-    ((await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] }).entries.filter(
-      (e) => e.type === 'refund' && e.metadata?.paymentId === paymentId,
-    );
+  const ledgerRefunds = (paymentId: string) => stack.ledger('refund', paymentId);
   const inFlight = async (paymentId: string) => {
     const rows: Array<{ n: string }> = await stack.orm.em
       .getConnection()

@@ -1,14 +1,6 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 
-interface LedgerEntry {
-  type: string;
-  status: string;
-  amount: number;
-  reference: string | null;
-  metadata: Record<string, string>;
-}
-
 describe('refunds', () => {
   let stack: PaymentStack;
   let merchant: TestMerchant;
@@ -30,10 +22,7 @@ describe('refunds', () => {
   const list = (paymentId: string, auth = merchant.auth) =>
     call(stack.api.baseUrl, 'GET', `/payments/${paymentId}/refunds`, auth);
   const getRefund = (id: string, auth = merchant.auth) => call(stack.api.baseUrl, 'GET', `/refunds/${id}`, auth);
-  const refundsInLedger = async (paymentId: string) =>
-    ((await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] }).entries.filter(
-      (e) => e.type === 'refund' && e.metadata?.paymentId === paymentId,
-    );
+  const refundsInLedger = (paymentId: string) => stack.ledger('refund', paymentId);
 
   beforeAll(async () => {
     // Polling is slow here, so a pending refund settling quickly proves the webhook path.

@@ -1,0 +1,37 @@
+import { patched, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { LOCAL_PROVIDER_ATTEMPT } from './patches';
+
+/**
+ * How workflows call the provider's activities, in one place for payments and refunds.
+ *
+ * One attempt: a few quick retries while the provider is unavailable, within the API's wait;
+ * never retried on an ambiguous outcome (timeout, invalid response): that is reconciled.
+ */
+const attemptOptions: ActivityOptions = {
+  // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
+  startToCloseTimeout: '10 seconds',
+  retry: {
+    initialInterval: '200 ms',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['timeout', 'invalid_response'],
+  },
+};
+
+/**
+ * Since LOCAL_PROVIDER_ATTEMPT the attempt is a local activity: no round trip through the
+ * server before the merchant's answer; its idempotency key makes the re-run after a worker
+ * crash safe. Workflows started before keep the remote activity, so their histories replay.
+ */
+export function attemptActivities() {
+  return patched(LOCAL_PROVIDER_ATTEMPT)
+    ? proxyLocalActivities<Activities>(attemptOptions)
+    : proxyActivities<Activities>(attemptOptions);
+}
+
+/** Asking the provider what happened: as long as it takes, backing off to once a minute. */
+export const patientActivities = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
