@@ -11,6 +11,7 @@ import { startTemporal, type RunningTemporal } from '../src/infra/temporal';
 import { openOrm, migrate } from '../src/db/orm';
 import { createMerchant } from '../src/domain/merchants';
 import { paymentWorkflowId } from '../workflows/paymentApi';
+import { refundWorkflowId } from '../workflows/refundApi';
 
 /**
  * `npm run bench`: a throw-away stack (embedded PostgreSQL, in-memory Temporal dev server, the
@@ -22,13 +23,19 @@ import { paymentWorkflowId } from '../workflows/paymentApi';
  *
  * A fourth, diagnostic run repeats the POST with one connection (its latency without queueing).
  *
+ * Then the refunds (not autocannon: every request must be a terminal answer, and only one refund
+ * may be in flight per payment): P token-flow payments of 1000 USD, P concurrent loops each doing
+ * sequential POST /payments/{id}/refund of 0.01 on its own payment (a fresh externalId each) until
+ * BENCH_REFUNDS_TOTAL refunds are done, each timed from send to answer with performance.now(); then
+ * the same with one loop (P = 1). The sandbox ledger and each payment's amountRefunded are checked.
+ *
  * Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_GET_CONNECTIONS (20),
- * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0).
+ * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1),
+ * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips).
  */
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT_DIR = path.join(ROOT, 'bench', '.out');
-const RUN_TIMEOUT_MS = 170_000;
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);
 const WARMUP_S = envInt('BENCH_WARMUP_S', 3);
@@ -41,14 +48,26 @@ const POST_CONNECTIONS = envInt('BENCH_POST_CONNECTIONS', 10);
 const SERIAL_POST = process.env.BENCH_SERIAL_POST !== '0';
 /** BENCH_CPU_PROF=1 runs the API, worker and sandbox with --cpu-prof (into bench/.out/profiles); numbers then suffer. */
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+/** BENCH_REFUNDS=0 skips the refund scenarios. */
+const REFUNDS = process.env.BENCH_REFUNDS !== '0';
+/** Concurrent refund loops, each on its own payment (one refund in flight per payment). */
+const REFUND_PARALLEL = envInt('BENCH_REFUND_PARALLEL', 10);
+const REFUNDS_TOTAL = envInt('BENCH_REFUNDS_TOTAL', 1000);
+/** The one-loop refund run (its latency without queueing); 0 skips it. */
+const REFUNDS_SERIAL_TOTAL = envInt('BENCH_REFUNDS_SERIAL_TOTAL', 200, 0);
+const REFUND_PAYMENT_AMOUNT = 1000;
+const REFUND_AMOUNT = 0.01;
+
+/** The watchdog: the autocannon part takes ~90 s; the refunds get a generous 200 ms each on top. */
+const RUN_TIMEOUT_MS = 170_000 + (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
-function envInt(name: string, fallback: number): number {
+function envInt(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
   return n;
 }
 
@@ -78,6 +97,22 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
     timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The commit measured, and the files that differ from it (the run measures the working tree). */
+function gitState(): { commit: string; uncommittedFiles: string[] } {
+  const run = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  try {
+    return {
+      commit: run('rev-parse', 'HEAD').trim(),
+      uncommittedFiles: run('status', '--porcelain')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3)),
+    };
+  } catch {
+    return { commit: 'unknown', uncommittedFiles: [] };
+  }
 }
 
 function tail(file: string, lines = 20): string {
@@ -168,7 +203,7 @@ const GROUPS: Array<[string, RegExp]> = [
   ['postgres', /postgres/],
 ];
 const STACK_GROUPS = [...GROUPS.map(([g]) => g), 'other'];
-const CPU_GROUPS = ['bench (autocannon)', ...STACK_GROUPS];
+const CPU_GROUPS = ['bench (load generator)', ...STACK_GROUPS];
 
 let clockTicks = 100;
 try {
@@ -213,13 +248,13 @@ function sampleCpu(): CpuSample {
     }
   }
   const groupOf = (pid: number, depth = 0): string | undefined => {
-    if (pid === process.pid) return 'bench (autocannon)';
+    if (pid === process.pid) return 'bench (load generator)';
     const p = procs.get(pid);
     if (!p || depth > 20) return undefined;
     const parent = groupOf(p.ppid, depth + 1);
     if (parent === undefined) return undefined; // not ours
     const own = GROUPS.find(([, re]) => re.test(p.cmd))?.[0];
-    return own ?? (parent === 'bench (autocannon)' ? 'other' : parent);
+    return own ?? (parent === 'bench (load generator)' ? 'other' : parent);
   };
   for (const [pid, p] of procs) {
     const group = groupOf(pid);
@@ -369,6 +404,9 @@ interface LedgerEntry {
   type: 'capture' | 'refund';
   status: string;
   idempotencyKey: string | null;
+  /** Refunds: the reference_id, which is the refund's externalId. */
+  reference: string | null;
+  metadata: Record<string, string> | null;
 }
 
 async function ledger(sandboxUrl: string): Promise<LedgerEntry[]> {
@@ -390,14 +428,14 @@ async function settledLedger(sandboxUrl: string, maxWaitMs = 15_000): Promise<Le
 }
 
 /**
- * One payment workflow's history as the Temporal server recorded it: event types with their
- * offset from the start in ms, and counts of workflow and activity tasks (server round trips).
+ * One workflow's history as the Temporal server recorded it: event types with their offset from
+ * the start in ms, and counts of workflow and activity tasks (server round trips).
  */
-async function paymentHistory(address: string, paymentId: string) {
+async function workflowHistory(address: string, workflowId: string) {
   const connection = await Connection.connect({ address });
   try {
     const client = new Client({ connection });
-    const history = await client.workflow.getHandle(paymentWorkflowId(paymentId)).fetchHistory();
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];
     const at = (e: (typeof events)[number]) =>
       Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
@@ -407,7 +445,7 @@ async function paymentHistory(address: string, paymentId: string) {
     const timeline = events.map((e) => `${name(e)} +${at(e) - t0}`);
     const count = (type: string) => events.filter((e) => name(e) === type).length;
     return {
-      paymentId,
+      workflowId,
       events: events.length,
       workflowTasks: count('WORKFLOW_TASK_COMPLETED'),
       activities: count('ACTIVITY_TASK_SCHEDULED'),
@@ -427,6 +465,96 @@ async function paymentHistory(address: string, paymentId: string) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Refunds: plain fetch loops (undici keeps the connections alive), one refund in flight per payment
+
+interface RefundAttempt {
+  paymentId: string;
+  externalId: string;
+  /** Send to answer (body read), performance.now(). */
+  ms: number;
+  /** HTTP status; 0 when no answer came (network error, client timeout). */
+  status: number;
+  refundId?: string;
+  refundStatus?: string;
+  /** Set unless the answer was 200 with a `succeeded` refund. */
+  error?: string;
+}
+
+const REFUND_CLIENT_TIMEOUT_MS = 30_000;
+
+async function refundOnce(
+  apiUrl: string,
+  headers: Record<string, string>,
+  paymentId: string,
+  externalId: string,
+): Promise<RefundAttempt> {
+  const body = JSON.stringify({ externalId, amount: REFUND_AMOUNT });
+  const started = performance.now();
+  try {
+    const res = await fetch(`${apiUrl}/payments/${paymentId}/refund`, {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(REFUND_CLIENT_TIMEOUT_MS),
+    });
+    const text = await res.text();
+    const ms = performance.now() - started;
+    let parsed: { id?: string; status?: string; error?: { code?: string } } = {};
+    try {
+      parsed = JSON.parse(text) as typeof parsed;
+    } catch {
+      // reported below as the raw body
+    }
+    const ok = res.status === 200 && parsed.status === 'succeeded';
+    return {
+      paymentId,
+      externalId,
+      ms,
+      status: res.status,
+      refundId: parsed.id,
+      refundStatus: parsed.status,
+      error: ok ? undefined : `${res.status} ${parsed.status ?? parsed.error?.code ?? text.slice(0, 200)}`,
+    };
+  } catch (err) {
+    return { paymentId, externalId, ms: performance.now() - started, status: 0, error: (err as Error).message };
+  }
+}
+
+/**
+ * One loop per payment, each sending its next refund only once the previous one is answered,
+ * until `stop.count` refunds were sent in total or, for a warm-up, until `stop.untilMs`.
+ */
+async function refundLoops(
+  send: (paymentId: string) => Promise<RefundAttempt>,
+  paymentIds: string[],
+  stop: { count: number } | { untilMs: number },
+): Promise<{ attempts: RefundAttempt[]; seconds: number }> {
+  const attempts: RefundAttempt[] = [];
+  let sent = 0;
+  const more = () => ('count' in stop ? sent < stop.count : performance.now() < stop.untilMs);
+  const t0 = performance.now();
+  await Promise.all(
+    paymentIds.map(async (paymentId) => {
+      while (more()) {
+        sent++;
+        attempts.push(await send(paymentId));
+      }
+    }),
+  );
+  return { attempts, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Nearest-rank percentile of ascending values, to 0.1 ms. */
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return Number(sorted[rank - 1]!.toFixed(1));
+}
+
+/** Major units to integer cents, exactly (USD). */
+const cents = (major: number) => Math.round(major * 100);
+
+// ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const startedAt = new Date();
@@ -437,6 +565,7 @@ async function main(): Promise<void> {
   watchdog.unref();
   installSignalHandlers();
 
+  const git = gitState();
   const machine = {
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     cpuCount: os.cpus().length,
@@ -447,6 +576,12 @@ async function main(): Promise<void> {
   };
   say(`Machine: ${machine.cpuModel} x ${machine.cpuCount}, ${machine.totalMemoryGiB} GiB, ${machine.platform}`);
   say(`Node ${machine.node}; load average (1 min) at start ${machine.loadAverage1mAtStart}`);
+  say(
+    `Code: ${git.commit}` +
+      (git.uncommittedFiles.length
+        ? ` plus uncommitted changes in ${git.uncommittedFiles.join(', ')}`
+        : ' (clean tree)'),
+  );
   if (machine.loadAverage1mAtStart > machine.cpuCount / 2) {
     say('  (the machine is busy with other work: numbers will be lower; see "outside this benchmark" below)');
   }
@@ -538,9 +673,9 @@ async function main(): Promise<void> {
 
   const runTag = `${Date.now().toString(36)}-${process.pid}`;
   let seq = 0;
-  const paymentBody = () =>
+  const paymentBody = (amount = 12.34) =>
     JSON.stringify({
-      amount: 12.34,
+      amount,
       currency: 'USD',
       externalId: `bench-${runTag}-${++seq}`,
       customer: { email: 'bench@example.com' },
@@ -662,23 +797,221 @@ async function main(): Promise<void> {
   const productPost = post.result;
   // Diagnostic: one request at a time, the path's own latency without queueing behind other requests.
   const serial = SERIAL_POST ? await postScenario('product POST /payments, 1 connection', 1) : undefined;
-  const ledgerCheck = { [productPost.name]: post.check, ...(serial ? { [serial.result.name]: serial.check } : {}) };
-  const ledgerOk = post.check.ok && (serial?.check.ok ?? true);
+  const ledgerCheck: Record<string, unknown> = {
+    [productPost.name]: post.check,
+    ...(serial ? { [serial.result.name]: serial.check } : {}),
+  };
 
-  // What one payment costs in Temporal round trips: the history of a payment from the quietest run.
-  const sampleIds = serial?.answered ?? post.answered;
-  const sampleId = sampleIds[Math.floor(sampleIds.length / 2)] ?? paymentId;
-  const history = await paymentHistory(temporal.address, sampleId).catch((err: unknown) => ({
-    error: (err as Error).message,
-  }));
-  if ('error' in history) say(`\nPayment workflow history: unavailable (${history.error})`);
-  else {
+  // 5. Refunds: P payments of 1000 USD, P loops of sequential 0.01 refunds, each on its own payment.
+  let refundSeq = 0;
+  const sendRefund = (id: string) => refundOnce(apiUrl, postHeaders, id, `bench-refund-${runTag}-${++refundSeq}`);
+  const createPaymentToRefund = async (): Promise<string> => {
+    const res = await fetch(`${apiUrl}/payments`, {
+      method: 'POST',
+      headers: postHeaders,
+      body: paymentBody(REFUND_PAYMENT_AMOUNT),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const body = (await res.json()) as { id?: string; status?: string };
+    if (res.status !== 201 && res.status !== 200) throw new Error(`POST /payments for refunds: ${res.status}`);
+    if (body.status !== 'succeeded' || !body.id) throw new Error(`POST /payments for refunds: ${JSON.stringify(body)}`);
+    return body.id;
+  };
+
+  /** The ledger and balance check of every refund sent on these payments, warm-up included. */
+  const checkRefunds = async (paymentIds: string[], attempts: RefundAttempt[]) => {
+    await sleep(1000); // a refund whose answer never came may still be completing
+    const entries = (await ledger(sandboxUrl)).filter((e) => e.type === 'refund');
+    const byReference = new Map<string, LedgerEntry[]>();
+    const byRefundId = new Map<string, LedgerEntry[]>();
+    for (const e of entries) {
+      if (e.reference) byReference.set(e.reference, [...(byReference.get(e.reference) ?? []), e]);
+      const refundId = e.metadata?.refundId;
+      if (refundId) byRefundId.set(refundId, [...(byRefundId.get(refundId) ?? []), e]);
+    }
+    const answered = attempts.filter((a) => a.status >= 200 && a.status < 300);
+    const wrong = answered.filter((a) => {
+      const list = byReference.get(a.externalId) ?? [];
+      return (
+        list.length !== 1 ||
+        list[0]?.status !== 'succeeded' ||
+        !a.refundId ||
+        list[0]?.metadata?.refundId !== a.refundId ||
+        byRefundId.get(a.refundId)?.length !== 1
+      );
+    });
+    const ours = new Set(paymentIds);
+    const ourEntries = entries.filter((e) => ours.has(e.metadata?.paymentId ?? ''));
+    const answeredReferences = new Set(answered.map((a) => a.externalId));
+    const payments = await Promise.all(
+      paymentIds.map(async (id) => {
+        const res = await fetch(`${apiUrl}/payments/${id}`, {
+          headers: { authorization: basic },
+          signal: AbortSignal.timeout(10_000),
+        });
+        const body = (await res.json()) as { amountRefunded?: number; status?: string };
+        const refunds = attempts.filter(
+          (a) => a.paymentId === id && a.status === 200 && a.refundStatus === 'succeeded',
+        );
+        return {
+          paymentId: id,
+          status: body.status,
+          succeededRefundAnswers: refunds.length,
+          succeededLedgerEntries: ourEntries.filter((e) => e.metadata?.paymentId === id && e.status === 'succeeded')
+            .length,
+          amountRefundedCents: typeof body.amountRefunded === 'number' ? cents(body.amountRefunded) : null,
+          expectedCents: refunds.length * cents(REFUND_AMOUNT),
+        };
+      }),
+    );
+    const amountMismatches = payments.filter((p) => p.amountRefundedCents !== p.expectedCents);
+    const duplicateReferences = [...byReference.values()].filter((l) => l.length > 1).length;
+    const duplicateRefundIds = [...byRefundId.values()].filter((l) => l.length > 1).length;
+    const check = {
+      refundsSent: attempts.length,
+      answered2xx: answered.length,
+      answered2xxWithExactlyOneSucceededEntry: answered.length - wrong.length,
+      answered2xxWithoutExactlyOneSucceededEntry: wrong.length,
+      wrongExamples: wrong.slice(0, 5).map((a) => ({
+        externalId: a.externalId,
+        refundId: a.refundId,
+        status: a.status,
+        refundStatus: a.refundStatus,
+        entries: byReference.get(a.externalId) ?? [],
+      })),
+      refundEntriesOnThesePayments: ourEntries.length,
+      entriesWithoutA2xxAnswer: ourEntries.filter((e) => !e.reference || !answeredReferences.has(e.reference)).length,
+      duplicatedReferencesInWholeLedger: duplicateReferences,
+      duplicatedRefundIdsInWholeLedger: duplicateRefundIds,
+      paymentsWithAmountRefundedMismatch: amountMismatches.length,
+      payments,
+      ok: wrong.length === 0 && duplicateReferences === 0 && duplicateRefundIds === 0 && amountMismatches.length === 0,
+    };
     say(
-      `\nPayment workflow history (${history.paymentId}): ${history.events} events, ${history.workflowTasks} workflow ` +
+      `  Refund check: ${answered.length} 2xx answers (warm-up included), ${check.answered2xxWithExactlyOneSucceededEntry} ` +
+        `with exactly one succeeded ledger entry (reference = externalId, metadata.refundId = id), ${wrong.length} without; ` +
+        `${duplicateReferences} duplicated references, ${duplicateRefundIds} duplicated refund ids (whole ledger); ` +
+        `${ourEntries.length} refund entries on these payments, ${check.entriesWithoutA2xxAnswer} without a 2xx answer; ` +
+        `amountRefunded = refunds x ${REFUND_AMOUNT} on ${payments.length - amountMismatches.length}/${payments.length} ` +
+        `payments. ${check.ok ? 'OK' : 'FAILED'}`,
+    );
+    for (const p of amountMismatches) say(`    mismatch: ${JSON.stringify(p)}`);
+    for (const w of check.wrongExamples) say(`    wrong: ${JSON.stringify(w)}`);
+    return check;
+  };
+
+  const refundScenario = async (name: string, parallel: number, total: number) => {
+    say(
+      `\n${name}: ${parallel} payment(s), one loop each of sequential ${REFUND_AMOUNT} USD refunds; ` +
+        `${WARMUP_S} s warm-up + ${total} refunds...`,
+    );
+    const paymentIds = await Promise.all(Array.from({ length: parallel }, () => createPaymentToRefund()));
+    const warmup =
+      WARMUP_S > 0
+        ? await refundLoops(sendRefund, paymentIds, { untilMs: performance.now() + WARMUP_S * 1000 })
+        : { attempts: [], seconds: 0 };
+    const loadAverage1mBefore = Number(os.loadavg()[0]?.toFixed(2));
+    const before = sampleCpu();
+    const run = await refundLoops(sendRefund, paymentIds, { count: total });
+    const after = sampleCpu();
+    const cpuCores = cpuBetween(before, after, run.seconds);
+    const stackCores = Object.entries(cpuCores)
+      .filter(([g]) => STACK_GROUPS.includes(g))
+      .reduce((sum, [, c]) => sum + c, 0);
+    const ms = run.attempts.map((a) => a.ms).sort((a, b) => a - b);
+    const statusCodes: Record<string, number> = {};
+    const errorKinds: Record<string, number> = {};
+    for (const a of run.attempts) {
+      statusCodes[String(a.status)] = (statusCodes[String(a.status)] ?? 0) + 1;
+      if (a.error) errorKinds[a.error] = (errorKinds[a.error] ?? 0) + 1;
+    }
+    const count = run.attempts.length;
+    const result: ScenarioResult & {
+      refundsTotal: number;
+      warmupRefunds: number;
+      warmupErrors: number;
+      errorKinds: Record<string, number>;
+    } = {
+      name,
+      method: 'POST',
+      path: '/payments/{id}/refund',
+      connections: parallel,
+      durationS: Number(run.seconds.toFixed(2)),
+      requestsPerSec: count / run.seconds,
+      requestsTotal: count,
+      latencyMs: {
+        p50: percentile(ms, 50),
+        p90: percentile(ms, 90),
+        p99: percentile(ms, 99),
+        max: percentile(ms, 100),
+        mean: Number((ms.reduce((a, b) => a + b, 0) / Math.max(1, count)).toFixed(1)),
+      },
+      status2xx: run.attempts.filter((a) => a.status >= 200 && a.status < 300).length,
+      non2xx: run.attempts.filter((a) => a.status !== 0 && (a.status < 200 || a.status >= 300)).length,
+      // Anything but a 200 with a `succeeded` refund (a 2xx `pending` or `failed` counts too).
+      errors: run.attempts.filter((a) => a.error).length,
+      timeouts: run.attempts.filter((a) => a.status === 0).length,
+      statusCodes,
+      cpuCores,
+      stackCpuMsPerRequest: count > 0 ? Number(((stackCores * run.seconds * 1000) / count).toFixed(2)) : 0,
+      loadAverage1mBefore,
+      refundsTotal: total,
+      warmupRefunds: warmup.attempts.length,
+      warmupErrors: warmup.attempts.filter((a) => a.error).length,
+      errorKinds,
+    };
+    say(
+      `  ${result.requestsTotal} refunds in ${result.durationS} s: ${result.requestsPerSec.toFixed(1)} refunds/s, ` +
+        `p50 ${result.latencyMs.p50} ms, p90 ${result.latencyMs.p90} ms, p99 ${result.latencyMs.p99} ms, ` +
+        `max ${result.latencyMs.max} ms; succeeded ${count - result.errors}, errors ${result.errors} ` +
+        `(warm-up: ${result.warmupRefunds} refunds, ${result.warmupErrors} errors)`,
+    );
+    for (const [kind, n] of Object.entries(errorKinds)) say(`    error x${n}: ${kind}`);
+    say(`  CPU (cores): ${formatCpu(result.cpuCores)}; stack CPU per request ${result.stackCpuMsPerRequest} ms`);
+    const check = await checkRefunds(paymentIds, [...warmup.attempts, ...run.attempts]);
+    return { result, check, attempts: run.attempts };
+  };
+
+  const refunds = REFUNDS
+    ? await refundScenario('refund POST /payments/{id}/refund', REFUND_PARALLEL, REFUNDS_TOTAL)
+    : undefined;
+  const refundsSerial =
+    REFUNDS && REFUNDS_SERIAL_TOTAL > 0
+      ? await refundScenario('refund POST /payments/{id}/refund, 1 connection', 1, REFUNDS_SERIAL_TOTAL)
+      : undefined;
+  for (const r of [refunds, refundsSerial]) if (r) ledgerCheck[r.result.name] = r.check;
+  const ledgerOk =
+    post.check.ok && (serial?.check.ok ?? true) && (refunds?.check.ok ?? true) && (refundsSerial?.check.ok ?? true);
+
+  // What one payment and one refund cost in Temporal round trips: a history from the quietest run.
+  const printHistory = (what: string, history: Awaited<ReturnType<typeof workflowHistory>> | { error: string }) => {
+    if ('error' in history) {
+      say(`\n${what} workflow history: unavailable (${history.error})`);
+      return;
+    }
+    say(
+      `\n${what} workflow history (${history.workflowId}): ${history.events} events, ${history.workflowTasks} workflow ` +
         `tasks, ${history.activities} activities (${history.activityTypes.join(', ')}); update completed at ` +
         `+${history.updateCompletedAtMs} ms, workflow closed at +${history.totalMs} ms (server clock)`,
     );
     say(`  ${history.timeline.join(', ')}`);
+  };
+  const sampleIds = serial?.answered ?? post.answered;
+  const sampleId = sampleIds[Math.floor(sampleIds.length / 2)] ?? paymentId;
+  const history = await workflowHistory(temporal.address, paymentWorkflowId(sampleId)).catch((err: unknown) => ({
+    error: (err as Error).message,
+  }));
+  printHistory('Payment', history);
+  const refundSamples = (refundsSerial ?? refunds)?.attempts.filter((a) => a.refundId && !a.error) ?? [];
+  const refundSample = refundSamples[Math.floor(refundSamples.length / 2)];
+  const refundHistory = refundSample?.refundId
+    ? await workflowHistory(temporal.address, refundWorkflowId(refundSample.refundId))
+        .then((h) => ({ ...h, answerMs: Number(refundSample.ms.toFixed(1)) }))
+        .catch((err: unknown) => ({ error: (err as Error).message }))
+    : undefined;
+  if (refundHistory) {
+    printHistory('Refund', refundHistory);
+    if (!('error' in refundHistory)) say(`  (this refund's answer took ${refundHistory.answerMs} ms at the client)`);
   }
 
   // Summary
@@ -687,8 +1020,21 @@ async function main(): Promise<void> {
     getThroughputRatio: { target: 0.6, actual: Number(ratio.toFixed(3)), met: ratio >= 0.6 },
     postP50Ms: { target: 30, actual: productPost.latencyMs.p50, met: productPost.latencyMs.p50 <= 30 },
     postP99Ms: { target: 120, actual: productPost.latencyMs.p99, met: productPost.latencyMs.p99 <= 120 },
+    ...(refunds
+      ? {
+          refundP50Ms: { target: 50, actual: refunds.result.latencyMs.p50, met: refunds.result.latencyMs.p50 <= 50 },
+          refundP99Ms: { target: 200, actual: refunds.result.latencyMs.p99, met: refunds.result.latencyMs.p99 <= 200 },
+        }
+      : {}),
   };
-  const rows = [baseline, productGet, productPost, ...(serial ? [serial.result] : [])];
+  const rows = [
+    baseline,
+    productGet,
+    productPost,
+    ...(serial ? [serial.result] : []),
+    ...(refunds ? [refunds.result] : []),
+    ...(refundsSerial ? [refundsSerial.result] : []),
+  ];
   const header = [
     'scenario',
     'conns',
@@ -719,7 +1065,10 @@ async function main(): Promise<void> {
     ]),
   ];
   const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
-  say(`\nResults (${startedAt.toISOString()}, ${DURATION_S} s each after ${WARMUP_S} s warm-up):\n`);
+  say(
+    `\nResults (${startedAt.toISOString()}; autocannon: ${DURATION_S} s each after ${WARMUP_S} s warm-up; refunds: ` +
+      `a count after ${WARMUP_S} s warm-up, errors = answers other than 200 \`succeeded\`):\n`,
+  );
   for (const row of table)
     say(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
   say(`\nCPU cores used during each measured run:`);
@@ -736,10 +1085,19 @@ async function main(): Promise<void> {
     `token-flow POST p50 ${productPost.latencyMs.p50} ms (target <= 30: ${targets.postP50Ms.met ? 'met' : 'MISSED'}), ` +
       `p99 ${productPost.latencyMs.p99} ms (target <= 120: ${targets.postP99Ms.met ? 'met' : 'MISSED'})`,
   );
+  if (refunds) {
+    const { p50, p99 } = refunds.result.latencyMs;
+    say(
+      `refund p50 ${p50} ms (target <= 50: ${p50 <= 50 ? 'met' : 'MISSED'}), ` +
+        `p99 ${p99} ms (target <= 200: ${p99 <= 200 ? 'met' : 'MISSED'}); ` +
+        `${refunds.result.errors} errors in ${refunds.result.requestsTotal} refunds`,
+    );
+  }
 
   const output = {
     date: startedAt.toISOString(),
     machine,
+    git,
     stack: {
       postgres: `${postgresVersion} (embedded, ephemeral: fsync/synchronous_commit/full_page_writes off)`,
       temporal: 'dev server (temporal server start-dev), in memory, headless',
@@ -754,13 +1112,32 @@ async function main(): Promise<void> {
       postConnections: POST_CONNECTIONS,
       serialPost: SERIAL_POST,
       cpuProfiles: CPU_PROF,
+      refunds: REFUNDS
+        ? {
+            parallel: REFUND_PARALLEL,
+            total: REFUNDS_TOTAL,
+            serialTotal: REFUNDS_SERIAL_TOTAL,
+            paymentAmount: REFUND_PAYMENT_AMOUNT,
+            refundAmount: REFUND_AMOUNT,
+            currency: 'USD',
+            warmupS: WARMUP_S,
+          }
+        : false,
     },
-    scenarios: { baseline, productGet, productPost, ...(serial ? { productPostSerial: serial.result } : {}) },
+    scenarios: {
+      baseline,
+      productGet,
+      productPost,
+      ...(serial ? { productPostSerial: serial.result } : {}),
+      ...(refunds ? { refunds: refunds.result } : {}),
+      ...(refundsSerial ? { refundsSerial: refundsSerial.result } : {}),
+    },
     getThroughputRatio: Number(ratio.toFixed(3)),
     getCpuPerRequestRatio: Number(cpuRatio.toFixed(3)),
     targets,
     ledgerCheck,
     paymentWorkflowHistory: history,
+    ...(refundHistory ? { refundWorkflowHistory: refundHistory } : {}),
     sandboxFaults: faults,
   };
   fs.mkdirSync(OUT_DIR, { recursive: true });

@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   concurrent_request: 'A concurrent request with the same externalId is being processed; retry.',
   invalid_signature: 'A provider webhook whose signature does not verify.',
   not_ready: 'A dependency (PostgreSQL or Temporal) is unreachable.',
+  service_unavailable:
+    'Temporal (the workflow service) is unreachable; nothing was decided. Retry with the same externalId.',
   internal_error: 'An unexpected fault; nothing about it is disclosed. Quote the request id.',
 } as const;
 

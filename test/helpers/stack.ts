@@ -52,12 +52,16 @@ export interface TestApiOptions {
   providers?: ProviderRegistry;
   settings?: Partial<ApiSettings>;
   extraRoutes?: AppDeps['extraRoutes'];
+  /** Another Temporal address (e.g. one where nothing listens); connected lazily. */
+  temporalAddress?: string;
 }
 
 /** The real Koa app on an ephemeral port, against the run's PostgreSQL and Temporal. */
 export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> {
   const orm = opts.orm ?? (await openTestOrm(opts.databaseUrl));
-  const temporal = await Connection.connect({ address: testStack().temporalAddress });
+  const temporal = opts.temporalAddress
+    ? Connection.lazy({ address: opts.temporalAddress, connectTimeout: 500 })
+    : await Connection.connect({ address: testStack().temporalAddress });
   const client = new Client({ connection: temporal, namespace: 'default' });
   const app = createApp({
     orm,

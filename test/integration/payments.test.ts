@@ -37,6 +37,13 @@ describe('payments end to end (sandbox, Temporal, PostgreSQL)', () => {
       expect.objectContaining({ status: 'succeeded', amount: 12.34, currency: 'USD', idempotencyKey: res.body.id }),
     ]);
     expect((await get(res.body.id as string)).body).toEqual(res.body);
+
+    // Operators find it in the Temporal UI by merchant and externalId.
+    const described = await stack.api.client.workflow.getHandle(`payment-${res.body.id as string}`).describe();
+    expect(described.searchAttributes).toMatchObject({
+      MerchantId: [merchant.merchantId],
+      ExternalId: [res.body.externalId],
+    });
   });
 
   it.each([

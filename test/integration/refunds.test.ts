@@ -1,5 +1,8 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
+import { startCallbackReceiver } from '../helpers/callbackReceiver';
+import { ensureWebhookSecret } from '../../src/domain/merchants';
+import { verify } from '../../src/providers/signature';
 
 describe('refunds', () => {
   let stack: PaymentStack;
@@ -232,6 +235,42 @@ describe('refunds', () => {
       amountRefundable: 4,
       status: 'partially_refunded',
     });
+  });
+
+  it("sends signed refund and payment events to the payment's callbackUrl; the workflow is searchable by payment", async () => {
+    const receiver = await startCallbackReceiver();
+    try {
+      const secret = await ensureWebhookSecret(stack.orm.em.fork(), merchant.merchantId);
+      const created = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+        amount: 5,
+        currency: 'USD',
+        externalId: ext('p'),
+        customer: { email: 'c@example.com' },
+        cardToken: 'tok_success',
+        callbackUrl: receiver.url,
+      });
+      const paymentId = created.body.id as string;
+      const r = await refund(paymentId, { externalId: ext(), amount: 2 });
+      await eventually(
+        async () => receiver.received.length,
+        (n) => n >= 3,
+        15_000,
+      );
+      const types = receiver.received.map((c) => c.json.type);
+      expect(types).toEqual(
+        expect.arrayContaining(['payment.succeeded', 'refund.succeeded', 'payment.partially_refunded']),
+      );
+      const refundEvent = receiver.received.find((c) => c.json.type === 'refund.succeeded')!;
+      expect(refundEvent.json.data).toEqual((await getRefund(r.body.id as string)).body);
+      const paymentEvent = receiver.received.find((c) => c.json.type === 'payment.partially_refunded')!;
+      expect(paymentEvent.json.data).toMatchObject({ id: paymentId, status: 'partially_refunded', amountRefunded: 2 });
+      for (const c of receiver.received) expect(verify(secret, c.body, c.signature)).toBe(true);
+
+      const described = await stack.api.client.workflow.getHandle(`refund-${r.body.id as string}`).describe();
+      expect(described.searchAttributes).toMatchObject({ MerchantId: [merchant.merchantId], PaymentId: [paymentId] });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('lists are scoped: another merchant gets 404 for the payment list and the refund', async () => {

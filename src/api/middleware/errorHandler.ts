@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
 
@@ -18,6 +19,22 @@ function fromHttpError(err: HttpLikeError): AppError | undefined {
   return new AppError(status, 'bad_request', err.message ?? 'Bad request.');
 }
 
+/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED from Temporal: nothing was decided; the caller may retry. */
+export function fromTemporalError(err: unknown): AppError | undefined {
+  // The client wraps gRPC errors in a ServiceError whose cause is the gRPC error.
+  const grpc = err instanceof ServiceError ? err.cause : err;
+  if (!isGrpcServiceError(grpc) || (grpc.code !== 14 && grpc.code !== 4)) return undefined;
+  return serviceUnavailable();
+}
+
+export function serviceUnavailable(): AppError {
+  return new AppError(
+    503,
+    'service_unavailable',
+    'The workflow service is temporarily unavailable; retry with the same externalId.',
+  );
+}
+
 /**
  * The one catch point. Only AppError (and Koa's exposable 4xx errors) reach the client as
  * they are; anything else is logged with its stack and answered as a bare 500.
@@ -28,7 +45,7 @@ export function errorHandler(): Middleware<AppState> {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'not_found', 'Route not found.');
     } catch (raw) {
-      const known = raw instanceof AppError ? raw : fromHttpError(raw as HttpLikeError);
+      const known = raw instanceof AppError ? raw : (fromTemporalError(raw) ?? fromHttpError(raw as HttpLikeError));
       const err =
         known ?? new AppError(500, 'internal_error', 'Internal error. Quote the request id when asking for help.');
       if (!known) ctx.state.log.error({ err: raw }, 'unhandled error');

@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
+import { serviceUnavailable } from '../middleware/errorHandler';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
@@ -157,6 +158,15 @@ export function paymentRoutes(deps: {
 }) {
   const { client, providers, settings } = deps;
 
+  const temporalReachable = async (): Promise<boolean> => {
+    try {
+      await client.withDeadline(Date.now() + 1000, () => client.workflowService.getSystemInfo({}));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
   /** Update-with-Start: start `payment-<id>` if needed and wait (bounded) for the outcome. */
   async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'closed'> {
     const op = new WithStartWorkflowOperation(paymentWorkflow, {
@@ -187,7 +197,11 @@ export function paymentRoutes(deps: {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return 'closed';
       const code = (err as { code?: number }).code;
       // gRPC DEADLINE_EXCEEDED (4): the workflow did not answer in time.
-      if (code === 4 || /deadline/i.test((err as Error).message)) return 'no_answer';
+      if (code === 4 || /deadline/i.test((err as Error).message)) {
+        // No answer in time: a busy or absent worker (the outcome will follow), or no Temporal at all.
+        if (!(await temporalReachable())) throw serviceUnavailable();
+        return 'no_answer';
+      }
       throw err;
     }
   }

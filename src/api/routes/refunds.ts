@@ -138,10 +138,13 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
           body,
           async (r, p) => {
             // Started inside the transaction: a committed refund always has its workflow.
-            await client.workflow.start(refundWorkflow, {
-              ...startOptions(r, p, caller.merchantId),
-              workflowIdConflictPolicy: 'USE_EXISTING',
-            });
+            // Bounded: with Temporal unreachable the transaction rolls back and the caller gets a 503.
+            await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
+              client.workflow.start(refundWorkflow, {
+                ...startOptions(r, p, caller.merchantId),
+                workflowIdConflictPolicy: 'USE_EXISTING',
+              }),
+            );
           },
         );
         const outcome = await awaitOutcome(refund, payment, caller.merchantId);

@@ -1,0 +1,77 @@
+import {
+  createTestMerchant,
+  startPaymentStack,
+  startTestApi,
+  type PaymentStack,
+  type TestApi,
+  type TestMerchant,
+} from '../helpers/stack';
+import { call } from '../helpers/http';
+
+/** Temporal unreachable: a clear 503, and nothing half-done left behind for refunds. */
+describe('with Temporal unreachable', () => {
+  let stack: PaymentStack;
+  let cutOff: TestApi;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    stack = await startPaymentStack('temporal-down');
+    merchant = await createTestMerchant(stack.orm, 'Cut-off merchant');
+    // A second API on the same database whose Temporal address answers nothing.
+    cutOff = await startTestApi({
+      orm: stack.orm,
+      providers: stack.providers,
+      temporalAddress: '127.0.0.1:9',
+      settings: { taskQueue: stack.taskQueue },
+    });
+  });
+  afterAll(async () => {
+    await cutOff.close();
+    await stack.close();
+  });
+
+  it('refund: 503 service_unavailable, no refund recorded, the balance untouched', async () => {
+    const paid = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+      amount: 10,
+      currency: 'USD',
+      externalId: `down-${Date.now()}`,
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_success',
+    });
+    expect(paid.body).toMatchObject({ status: 'succeeded' });
+    const res = await call(cutOff.baseUrl, 'POST', `/payments/${paid.body.id as string}/refund`, merchant.auth, {
+      externalId: `r-${Date.now()}`,
+      amount: 1,
+    });
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ code: 'service_unavailable', message: expect.any(String), details: {} });
+    expect(
+      (await call(stack.api.baseUrl, 'GET', `/payments/${paid.body.id as string}/refunds`, merchant.auth)).body,
+    ).toEqual({ refunds: [] });
+    expect(
+      (await call(stack.api.baseUrl, 'GET', `/payments/${paid.body.id as string}`, merchant.auth)).body,
+    ).toMatchObject({ amountRefundable: 10 });
+    // Once Temporal is back (the normal API), the same request goes through.
+    const again = await call(stack.api.baseUrl, 'POST', `/payments/${paid.body.id as string}/refund`, merchant.auth, {
+      externalId: `r2-${Date.now()}`,
+      amount: 1,
+    });
+    expect(again.body).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('payment: 503 service_unavailable; nothing is captured, and a repeat once Temporal is back goes through', async () => {
+    const body = {
+      amount: 3,
+      currency: 'USD',
+      externalId: `down-pay-${Date.now()}`,
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_success',
+    };
+    const res = await call(cutOff.baseUrl, 'POST', '/payments', merchant.auth, body);
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ code: 'service_unavailable' });
+    const again = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, body);
+    expect(again.body).toMatchObject({ status: 'succeeded' });
+    expect(await stack.ledger('capture', again.body.id as string)).toHaveLength(1);
+  });
+});
