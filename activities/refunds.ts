@@ -49,9 +49,9 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
 
   return {
     /** Local activity: is the refund recorded yet (the API commits right after starting us)? */
-    async refundState(refundId: string): Promise<'pending' | 'settled'> {
+    async refundState(refundId: string): Promise<'pending' | 'settled' | 'missing'> {
       const refund = await orm.em.fork().findOne(Refund, { id: refundId }, { fields: ['status'] });
-      if (!refund) throw ApplicationFailure.retryable('refund not visible yet', 'refund_not_visible');
+      if (!refund) return 'missing';
       return refund.status === 'pending' ? 'pending' : 'settled';
     },
 

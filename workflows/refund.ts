@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   providerRefundEventSignal,
@@ -18,9 +18,11 @@ import { LOCAL_PROVIDER_ATTEMPT } from './patches';
  */
 const visibility = proxyLocalActivities<Activities>({
   startToCloseTimeout: '5 seconds',
-  scheduleToCloseTimeout: '1 minute',
-  retry: { initialInterval: '50 ms', backoffCoefficient: 2, maximumInterval: '2 seconds' },
+  // A database outage is waited out, however long: giving up would strand a reserved refund.
+  retry: { initialInterval: '50 ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 });
+/** How long a refund row may take to appear before its transaction counts as rolled back. */
+const VISIBILITY_WAIT_MS = 60_000;
 
 /**
  * One refund: the provider call (reference_id = the merchant's externalId, which the provider
@@ -41,14 +43,14 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
     providerEvent = true;
   });
 
-  try {
-    if ((await visibility.refundState(refundId)) === 'settled') {
-      first = { kind: 'settled' };
-      return { settled: true };
-    }
-  } catch {
+  let recorded = await visibility.refundState(refundId);
+  for (let waited = 0; recorded === 'missing' && waited < VISIBILITY_WAIT_MS; waited += 250) {
+    await sleep(250);
+    recorded = await visibility.refundState(refundId);
+  }
+  if (recorded !== 'pending') {
     first = { kind: 'settled' };
-    return { settled: false };
+    return { settled: recorded === 'settled' };
   }
 
   // Phase 1: the provider call.

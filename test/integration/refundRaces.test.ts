@@ -74,6 +74,15 @@ describe('refund races', () => {
     expect(await ledgerRefunds(paymentId)).toHaveLength(1);
   });
 
+  it('one externalId sent for two payments at once: one refund, the other a 400 conflict', async () => {
+    const [a, b] = [await pay(5), await pay(5)];
+    const externalId = ext('cross');
+    const answers = await Promise.all([refund(a, { externalId, amount: 1 }), refund(b, { externalId, amount: 1 })]);
+    expect(answers.map((x) => x.status).sort()).toEqual([200, 400]);
+    expect(answers.find((x) => x.status === 400)!.body).toMatchObject({ code: 'external_id_conflict' });
+    expect((await ledgerRefunds(a)).length + (await ledgerRefunds(b)).length).toBe(1);
+  });
+
   it('the same refund request sent 10 times concurrently makes one refund and one provider refund', async () => {
     const paymentId = await pay(10);
     const externalId = ext('same');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { Payment, Refund } from '../../db/entities';
 import { AppError } from '../../errors';
@@ -131,12 +132,8 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       },
       handler: async ({ params, body, caller }) => {
         if (!isId('payment', params.paymentId)) throw paymentNotFound();
-        const { refund, payment } = await createRefund(
-          deps.em.fork(),
-          caller.merchantId,
-          params.paymentId,
-          body,
-          async (r, p) => {
+        const create = () =>
+          createRefund(deps.em.fork(), caller.merchantId, params.paymentId, body, async (r, p) => {
             // Started inside the transaction: a committed refund always has its workflow.
             // Bounded: with Temporal unreachable the transaction rolls back and the caller gets a 503.
             await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
@@ -145,8 +142,13 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
                 workflowIdConflictPolicy: 'USE_EXISTING',
               }),
             );
-          },
-        );
+          });
+        // The same externalId sent for two payments at once: the loser's insert violates the
+        // unique (merchant, externalId); once more, it sees the winner (replay or conflict).
+        const { refund, payment } = await create().catch((err: unknown) => {
+          if (err instanceof UniqueConstraintViolationException) return create();
+          throw err;
+        });
         const outcome = await awaitOutcome(refund, payment, caller.merchantId);
         const view = await loadRefundView(refund.id);
         if (outcome !== 'no_answer' && outcome.kind === 'provider_unavailable') {
