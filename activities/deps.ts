@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../src/logger';
 import type { ProviderRegistry } from '../src/providers/registry';
+import type { Client } from '@temporalio/client';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
 export interface ActivityDeps {
@@ -11,4 +12,8 @@ export interface ActivityDeps {
   publicBaseUrl: string;
   /** Timeout of one merchant callback POST. */
   callbackTimeoutMs?: number;
+  /** Temporal client, for activities that start workflows (the orphan-payment sweeper). */
+  client: Client;
+  taskQueue: string;
+  callbackRetryInitialSeconds: number;
 }

@@ -3,6 +3,7 @@ import { createMerchantEventActivities } from './merchantEvents';
 import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
+import { createSweeperActivities } from './sweeper';
 
 export type { ActivityDeps } from './deps';
 
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities(deps),
     ...createMerchantEventActivities(deps),
     ...createRefundActivities(deps),
+    ...createSweeperActivities(deps),
   };
 }
 

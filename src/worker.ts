@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from './logger';
 import { createActivities } from '../activities';
 import type { ProviderRegistry } from './providers/registry';
+import type { Client } from '@temporalio/client';
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows');
 
@@ -15,6 +16,9 @@ export interface WorkerDeps {
   logger: Logger;
   providers: ProviderRegistry;
   publicBaseUrl: string;
+  /** Temporal client for activities that start workflows. */
+  client: Client;
+  callbackRetryInitialSeconds: number;
   /** A prebuilt bundle (tests bundle once per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   identity?: string;

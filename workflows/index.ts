@@ -2,3 +2,4 @@
 export { probeWorkflow } from './probe';
 export { paymentWorkflow } from './payment';
 export { refundWorkflow } from './refund';
+export { sweepOrphanPaymentsWorkflow } from './sweepPayments';

@@ -6,6 +6,8 @@ import { openOrm } from '../db/orm';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { createWorker } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
+import { ensureSchedules } from '../temporal/schedules';
+import { Client, Connection } from '@temporalio/client';
 
 const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',
@@ -42,6 +44,9 @@ async function main(): Promise<void> {
   });
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   const connection = await connectWithRetry(temporalConnectionOptions(config), (msg) => logger.warn(msg));
+  const clientConnection = await Connection.connect(temporalConnectionOptions(config));
+  const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
   const worker = await createWorker({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -50,6 +55,8 @@ async function main(): Promise<void> {
     logger,
     providers: providerRegistryFromConfig(config),
     publicBaseUrl: config.publicBaseUrl,
+    client,
+    callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
     identity: `worker-${process.pid}@${os.hostname()}`,
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');
@@ -57,6 +64,7 @@ async function main(): Promise<void> {
   logger.info('worker stopped');
   await orm.close();
   await connection.close();
+  await clientConnection.close();
 }
 
 main().catch((err: unknown) => {

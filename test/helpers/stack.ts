@@ -136,6 +136,8 @@ export async function startTestWorker(
 ): Promise<TestWorker> {
   const stack = testStack();
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const clientConnection = await Connection.connect({ address: stack.temporalAddress });
+  const client = new Client({ connection: clientConnection, namespace: 'default' });
   const worker = await createWorker({
     connection,
     namespace: 'default',
@@ -144,11 +146,11 @@ export async function startTestWorker(
     logger: testLogger,
     providers: opts.providers ?? testProviders(),
     publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
+    client,
+    callbackRetryInitialSeconds: 1,
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
   const running = worker.run();
-  const clientConnection = await Connection.connect({ address: stack.temporalAddress });
-  const client = new Client({ connection: clientConnection, namespace: 'default' });
   return {
     worker,
     client,

@@ -6,7 +6,8 @@ import {
   type TestApi,
   type TestMerchant,
 } from '../helpers/stack';
-import { call } from '../helpers/http';
+import { call, eventually } from '../helpers/http';
+import { sweepOrphanPaymentsWorkflow } from '../../workflows/sweepPayments';
 
 /** Temporal unreachable: a clear 503, and nothing half-done left behind for refunds. */
 describe('with Temporal unreachable', () => {
@@ -73,5 +74,49 @@ describe('with Temporal unreachable', () => {
     const again = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, body);
     expect(again.body).toMatchObject({ status: 'succeeded' });
     expect(await stack.ledger('capture', again.body.id as string)).toHaveLength(1);
+  });
+
+  it('a payment left without a workflow is given one by the sweeper and voided at its expiry, never captured', async () => {
+    const body = {
+      amount: 4,
+      currency: 'USD',
+      externalId: `orphan-${Date.now()}`,
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_success',
+    };
+    const shortLived = await startTestApi({
+      orm: stack.orm,
+      providers: stack.providers,
+      temporalAddress: '127.0.0.1:9',
+      settings: { taskQueue: stack.taskQueue, paymentExpirySeconds: 4 },
+    });
+    const res = await call(shortLived.baseUrl, 'POST', '/payments', merchant.auth, body).finally(() =>
+      shortLived.close(),
+    );
+    expect(res.status).toBe(503);
+    const rows: Array<{ id: string; status: string }> = await stack.orm.em
+      .getConnection()
+      .execute('select id, status from payments where merchant_id = ? and external_id = ?', [
+        merchant.merchantId,
+        body.externalId,
+      ]);
+    expect(rows).toEqual([{ id: expect.stringMatching(/^pay_/), status: 'created' }]);
+    const paymentId = rows[0]!.id;
+
+    await new Promise((r) => setTimeout(r, 1100));
+    const swept = await stack.worker.client.workflow.execute(sweepOrphanPaymentsWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: `sweep-test-${Date.now()}`,
+      args: [{ olderThanSeconds: 1, limit: 500 }],
+    });
+    expect(swept).toBeGreaterThanOrEqual(1);
+    const voided = await eventually(
+      () => call(stack.api.baseUrl, 'GET', `/payments/${paymentId}`, merchant.auth),
+      (r) => r.body.status !== 'created',
+      15_000,
+      250,
+    );
+    expect(voided.body).toMatchObject({ status: 'voided' });
+    expect(await stack.ledger('capture', paymentId)).toHaveLength(0);
   });
 });

@@ -9,8 +9,8 @@ import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
 import { paymentWorkflow } from '../../../workflows/payment';
-import { paymentWorkflowId, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
-import { ExternalIdKey, MerchantIdKey } from '../../../workflows/searchAttributes';
+import { submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
+import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import {
@@ -169,26 +169,7 @@ export function paymentRoutes(deps: {
 
   /** Update-with-Start: start `payment-<id>` if needed and wait (bounded) for the outcome. */
   async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'closed'> {
-    const op = new WithStartWorkflowOperation(paymentWorkflow, {
-      workflowId: paymentWorkflowId(payment.id),
-      taskQueue: settings.taskQueue,
-      args: [
-        {
-          paymentId: payment.id,
-          merchantId: payment.merchant.id,
-          expiresAt: payment.expiresAt.toISOString(),
-          callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
-          callbacks: payment.callbackUrl !== null,
-        },
-      ],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      // A closed payment workflow is never started again: its payment is settled or discarded.
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: MerchantIdKey, value: payment.merchant.id },
-        { key: ExternalIdKey, value: payment.externalId },
-      ],
-    });
+    const op = new WithStartWorkflowOperation(paymentWorkflow, paymentWorkflowStartOptions(payment, settings));
     try {
       return await client.withDeadline(Date.now() + settings.paymentWaitMs, () =>
         client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),

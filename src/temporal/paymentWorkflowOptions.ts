@@ -1,0 +1,35 @@
+import type { WorkflowStartOptions } from '@temporalio/client';
+import type { Payment } from '../db/entities';
+import type { paymentWorkflow } from '../../workflows/payment';
+import { paymentWorkflowId } from '../../workflows/paymentApi';
+import { ExternalIdKey, MerchantIdKey } from '../../workflows/searchAttributes';
+
+/**
+ * How a payment's workflow is started, by the API (Update-with-Start) and by the sweeper that
+ * gives orphaned payments their workflow: the same id, input, policies and search attributes.
+ */
+export function paymentWorkflowStartOptions(
+  payment: Pick<Payment, 'id' | 'externalId' | 'expiresAt' | 'callbackUrl'> & { merchant: { id: string } },
+  settings: { taskQueue: string; callbackRetryInitialSeconds: number },
+): WorkflowStartOptions<typeof paymentWorkflow> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
+  return {
+    workflowId: paymentWorkflowId(payment.id),
+    taskQueue: settings.taskQueue,
+    args: [
+      {
+        paymentId: payment.id,
+        merchantId: payment.merchant.id,
+        expiresAt: payment.expiresAt.toISOString(),
+        callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+        callbacks: payment.callbackUrl !== null,
+      },
+    ],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    // A closed payment workflow is never started again: its payment is settled or discarded.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: [
+      { key: MerchantIdKey, value: payment.merchant.id },
+      { key: ExternalIdKey, value: payment.externalId },
+    ],
+  };
+}
