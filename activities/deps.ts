@@ -16,4 +16,7 @@ export interface ActivityDeps {
   client: Client;
   taskQueue: string;
   callbackRetryInitialSeconds: number;
+  /** nodemailer transport URL for customer emails (default: the local catcher). */
+  smtpUrl?: string;
+  mailFrom?: string;
 }

@@ -4,6 +4,7 @@ import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
 import { createSweeperActivities } from './sweeper';
+import { createEmailActivities } from './emails';
 
 export type { ActivityDeps } from './deps';
 
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMerchantEventActivities(deps),
     ...createRefundActivities(deps),
     ...createSweeperActivities(deps),
+    ...createEmailActivities(deps),
   };
 }
 

@@ -73,6 +73,7 @@ export interface Config extends Env {
   temporalAddress: string;
   sandboxUrl: string;
   publicBaseUrl: string;
+  smtpUrl: string;
   /** True when PostgreSQL / Temporal are external services rather than embedded ones. */
   externalDatabase: boolean;
   externalTemporal: boolean;
@@ -119,6 +120,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL ?? stack?.databaseUrl ?? embeddedDatabaseUrl(env.PG_PORT),
     temporalAddress: env.TEMPORAL_ADDRESS ?? stack?.temporalAddress ?? `127.0.0.1:${env.TEMPORAL_PORT}`,
     sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`,
+    smtpUrl: env.SMTP_URL ?? `smtp://127.0.0.1:${env.SMTP_PORT}`,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT}`).replace(/\/$/, ''),
     externalDatabase: env.DATABASE_URL !== undefined,
     externalTemporal: env.TEMPORAL_ADDRESS !== undefined,

@@ -10,6 +10,7 @@ export const ID_PREFIXES = {
   phase: 'ph',
   invoice: 'inv',
   event: 'evt',
+  email: 'eml',
   request: 'req',
 } as const;
 

@@ -256,4 +256,40 @@ export const RefundSchema = new EntitySchema<Refund>({
   },
 });
 
-export const entities = [MerchantSchema, ApiKeySchema, PaymentSchema, MerchantEventSchema, RefundSchema];
+/**
+ * Outbox of emails to customers: recorded in the transaction of the change it reports, sent
+ * by an activity, at most once (`sentAt`), with a stable Message-ID.
+ */
+export class Email {
+  id!: string;
+  merchant!: Merchant;
+  /** One email per event, however often the recording transaction is retried. */
+  dedupeKey!: string;
+  to!: string;
+  subject!: string;
+  text!: string;
+  attempts!: number;
+  sentAt!: Date | null;
+  lastError!: string | null;
+  createdAt!: Date;
+}
+
+export const EmailSchema = new EntitySchema<Email>({
+  class: Email,
+  tableName: 'emails',
+  indexes: [{ properties: ['merchant', 'createdAt'], name: 'emails_merchant_created_idx' }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
+    dedupeKey: { type: 'string', length: 160, unique: 'emails_dedupe_key_unique' },
+    to: { type: 'string', length: 320 },
+    subject: { type: 'string', length: 255 },
+    text: { type: 'text' },
+    attempts: { type: 'integer', default: 0 },
+    sentAt: { ...timestamp, nullable: true },
+    lastError: { type: 'text', nullable: true },
+    createdAt: { ...timestamp },
+  },
+});
+
+export const entities = [MerchantSchema, ApiKeySchema, PaymentSchema, MerchantEventSchema, RefundSchema, EmailSchema];

@@ -8,6 +8,7 @@ import { openOrm, migrate } from '../db/orm';
 import { startEmbeddedPostgres, type RunningPostgres } from '../infra/embeddedPostgres';
 import { startTemporal, type RunningTemporal } from '../infra/temporal';
 import { ensureDemoMerchant } from '../domain/demo';
+import { startMailCatcher } from '../mail/catcher';
 import { temporalConnectionOptions } from '../temporal/connection';
 
 /**
@@ -80,6 +81,12 @@ async function main(): Promise<void> {
       temporalAddress = server.address;
     }
 
+    if (!config.SMTP_URL) {
+      // Customer emails land as .eml files in $DATA_DIR/mail (production: SMTP_URL).
+      const mail = await startMailCatcher({ port: config.SMTP_PORT, dir: path.join(config.dataDir, 'mail') });
+      cleanups.push(mail.close);
+    }
+
     const orm = await openOrm({ databaseUrl, poolMax: 2 });
     const applied = await migrate(orm);
     if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
@@ -115,6 +122,7 @@ Ready in ${((Date.now() - started) / 1000).toFixed(1)} s.
   Sandbox      ${config.sandboxUrl}   (provider test surface: /_admin/ledger, /_admin/faults)
   Temporal UI  ${config.externalTemporal ? '(external Temporal)' : `http://localhost:${config.TEMPORAL_UI_PORT}`}
   Logs         ${logsDir}
+  Mail         ${config.SMTP_URL ? config.SMTP_URL : `smtp://127.0.0.1:${config.SMTP_PORT} -> ${path.join(config.dataDir, 'mail')}/*.eml`}
 
   Demo merchant ${demo.merchantId} (test key; kept in ${path.join(config.dataDir, 'demo-merchant.json')})
     public key  ${demo.publicKey}

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     publicBaseUrl: config.publicBaseUrl,
     client,
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
+    smtpUrl: config.smtpUrl,
     identity: `worker-${process.pid}@${os.hostname()}`,
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');

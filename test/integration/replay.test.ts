@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { testStack } from '../setup/stackInfo';
+import '../helpers/stack'; // installs the quiet SDK logger
 
 /**
  * Replays recorded histories (test/replay/histories, made by scripts/record-histories.ts)

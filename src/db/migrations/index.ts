@@ -2,10 +2,12 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000Foundation } from './Migration20261122000000Foundation';
 import { Migration20261122010000Payments } from './Migration20261122010000Payments';
 import { Migration20261122020000Refunds } from './Migration20261122020000Refunds';
+import { Migration20261122030000Emails } from './Migration20261122030000Emails';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000Foundation', class: Migration20261122000000Foundation },
   { name: 'Migration20261122010000Payments', class: Migration20261122010000Payments },
   { name: 'Migration20261122020000Refunds', class: Migration20261122020000Refunds },
+  { name: 'Migration20261122030000Emails', class: Migration20261122030000Emails },
 ];

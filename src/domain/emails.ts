@@ -1,0 +1,25 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Email, type Merchant } from '../db/entities';
+import { newId } from '../ids';
+
+/**
+ * Records an email in the outbox inside the caller's transaction; `dedupeKey` makes a retried
+ * transaction record it once. Sending is the `sendEmail` activity's job.
+ */
+export function recordEmail(
+  em: EntityManager,
+  input: { merchant: Merchant; dedupeKey: string; to: string; subject: string; text: string },
+): Email {
+  return em.create(Email, {
+    id: newId('email'),
+    merchant: input.merchant,
+    dedupeKey: input.dedupeKey,
+    to: input.to,
+    subject: input.subject,
+    text: input.text,
+    attempts: 0,
+    sentAt: null,
+    lastError: null,
+    createdAt: new Date(),
+  });
+}
