@@ -4,19 +4,12 @@ import { applyProviderPayment, voidPayment } from '../src/domain/payments';
 import { ProviderError } from '../src/providers/errors';
 import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { attemptFailure, reconcileFailure } from './providerFailures';
 
 export type AttemptResult =
   { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
 
 export type ReconcileResult = 'settled' | 'created' | 'not_found' | 'missing';
-
-/** Provider errors become typed failures: the workflow's retry policy and branches read the type. */
-function asFailure(err: unknown): unknown {
-  if (!(err instanceof ProviderError)) return err;
-  return err.kind === 'unavailable'
-    ? ApplicationFailure.retryable(err.message, 'unavailable')
-    : ApplicationFailure.nonRetryable(err.message, err.kind);
-}
 
 export function createPaymentActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Payment, { id });
@@ -59,7 +52,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
           logger.info({ paymentId, code: err.code }, 'provider rejected the payment; discarded');
           return { kind: 'rejected', code: err.code ?? 'provider_rejected', message: err.message };
         }
-        throw asFailure(err);
+        throw attemptFailure(err);
       }
       return { kind: await apply(paymentId, pp) };
     },
@@ -74,7 +67,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         return pp ? await apply(paymentId, pp) : 'not_found';
       } catch (err) {
         // Every kind of trouble is retried here: the answer is needed, not a guess.
-        throw err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;
+        throw reconcileFailure(err);
       }
     },
 
@@ -97,7 +90,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
           if (kind !== 'created') return kind;
         }
       } catch (err) {
-        throw err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;
+        throw reconcileFailure(err);
       }
       await voidPayment(orm.em.fork(), paymentId);
       return 'settled';

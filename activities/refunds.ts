@@ -4,6 +4,7 @@ import { settleRefund } from '../src/domain/refunds';
 import { ProviderError } from '../src/providers/errors';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { attemptFailure, reconcileFailure } from './providerFailures';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
@@ -36,6 +37,16 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
     return 'settled';
   };
 
+  /** Declined outright: a failed refund with the provider's code; the balance is released. */
+  const declined = async (refundId: string, err: ProviderError): Promise<'settled'> => {
+    await settleRefund(orm.em.fork(), refundId, {
+      status: 'failed',
+      failureCode: err.code,
+      failureMessage: err.message,
+    });
+    return 'settled';
+  };
+
   /** The same request on every try: the provider dedupes on reference_id. */
   const refundRequest = (refund: Refund): CreateRefundInput => ({
     transactionId: refund.payment.providerTransactionId!,
@@ -64,21 +75,8 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
       try {
         pr = await providerOf(refund).createRefund(refundRequest(refund));
       } catch (err) {
-        if (err instanceof ProviderError && err.kind === 'rejected') {
-          // Declined outright: a failed refund with the provider's code; the balance is released.
-          await settleRefund(orm.em.fork(), refundId, {
-            status: 'failed',
-            failureCode: err.code,
-            failureMessage: err.message,
-          });
-          return 'settled';
-        }
-        if (err instanceof ProviderError) {
-          throw err.kind === 'unavailable'
-            ? ApplicationFailure.retryable(err.message, 'unavailable')
-            : ApplicationFailure.nonRetryable(err.message, err.kind);
-        }
-        throw err;
+        if (err instanceof ProviderError && err.kind === 'rejected') return declined(refundId, err);
+        throw attemptFailure(err);
       }
       return follow(refundId, pr);
     },
@@ -107,15 +105,8 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
         const pr = await provider.createRefund(refundRequest(refund));
         return await follow(refundId, pr);
       } catch (err) {
-        if (err instanceof ProviderError && err.kind === 'rejected') {
-          await settleRefund(orm.em.fork(), refundId, {
-            status: 'failed',
-            failureCode: err.code,
-            failureMessage: err.message,
-          });
-          return 'settled';
-        }
-        throw err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;
+        if (err instanceof ProviderError && err.kind === 'rejected') return declined(refundId, err);
+        throw reconcileFailure(err);
       }
     },
   };
