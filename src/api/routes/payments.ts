@@ -108,6 +108,7 @@ async function insertOrFind(
   caller: Caller,
   body: CreatePaymentBody,
   expirySeconds: number,
+  processor: string,
 ): Promise<Payment> {
   const now = new Date();
   const payment = em.create(Payment, {
@@ -115,7 +116,7 @@ async function insertOrFind(
     merchant: em.getReference(Merchant, caller.merchantId),
     externalId: body.externalId,
     environment: caller.environment,
-    processor: 'sandbox',
+    processor,
     amountMinor: body.amountMinor,
     currency: body.currency,
     status: 'created',
@@ -222,7 +223,8 @@ export function paymentRoutes(deps: {
             },
           );
         }
-        if (!providers.forEnvironment(caller.environment)) {
+        const provider = providers.forEnvironment(caller.environment);
+        if (!provider) {
           throw new AppError(
             500,
             'provider_not_configured',
@@ -231,7 +233,7 @@ export function paymentRoutes(deps: {
         }
         for (let round = 0; round < 3; round++) {
           const em = deps.em.fork();
-          const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds);
+          const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds, provider.name);
           const mismatch = conflict(payment, body);
           if (mismatch) throw mismatch;
           if (payment.status !== 'created') return presentPayment(payment);
