@@ -27,14 +27,6 @@ interface ErrorBody {
   details: { issues?: Issue[]; unknownFields?: string[] } & Record<string, unknown>;
 }
 
-interface LedgerEntry {
-  type: string;
-  status: string;
-  amount: number;
-  currency: string;
-  metadata: Record<string, string> | null;
-}
-
 type Body = Record<string, unknown>;
 
 describe('POST /payments validation, idempotency and isolation', () => {
@@ -58,10 +50,7 @@ describe('POST /payments validation, idempotency and isolation', () => {
       headers: { authorization: merchant.auth, 'content-type': contentType },
       body,
     });
-  const capturesOf = async (paymentId: string) => {
-    const { entries } = (await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] };
-    return entries.filter((e) => e.type === 'capture' && e.metadata?.paymentId === paymentId);
-  };
+  const capturesOf = (paymentId: string) => stack.ledger('capture', paymentId);
   const rowsFor = (merchantId: string, externalId: string) =>
     stack.orm.em.fork().count(Payment, { merchant: merchantId, externalId });
 

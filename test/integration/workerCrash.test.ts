@@ -126,12 +126,7 @@ describe('worker killed mid-payment', () => {
     );
 
     await stack.sandbox('/_admin/faults', { latencyMs: 4000 });
-    const refunds = async () =>
-      (
-        (await stack.sandbox('/_admin/ledger')) as {
-          entries: Array<{ type: string; status: string; metadata: Record<string, string> }>;
-        }
-      ).entries.filter((e) => e.type === 'refund' && e.metadata?.paymentId === paymentId);
+    const refunds = () => stack.ledger('refund', paymentId);
     const pending = call(stack.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, {
       externalId: `crash-refund-${Date.now()}`,
       amount: 10,

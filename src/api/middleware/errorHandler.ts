@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { isTemporalUnreachable } from '../../temporal/grpcErrors';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
 
@@ -21,10 +21,7 @@ function fromHttpError(err: HttpLikeError): AppError | undefined {
 
 /** gRPC UNAVAILABLE / DEADLINE_EXCEEDED from Temporal: nothing was decided; the caller may retry. */
 export function fromTemporalError(err: unknown): AppError | undefined {
-  // The client wraps gRPC errors in a ServiceError whose cause is the gRPC error.
-  const grpc = err instanceof ServiceError ? err.cause : err;
-  if (!isGrpcServiceError(grpc) || (grpc.code !== 14 && grpc.code !== 4)) return undefined;
-  return serviceUnavailable();
+  return isTemporalUnreachable(err) ? serviceUnavailable() : undefined;
 }
 
 export function serviceUnavailable(): AppError {

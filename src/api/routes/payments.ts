@@ -5,6 +5,7 @@ import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type 
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
 import { serviceUnavailable } from '../middleware/errorHandler';
+import { isDeadlineExceeded } from '../../temporal/grpcErrors';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
@@ -177,9 +178,7 @@ export function paymentRoutes(deps: {
       );
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return 'closed';
-      const code = (err as { code?: number }).code;
-      // gRPC DEADLINE_EXCEEDED (4): the workflow did not answer in time.
-      if (code === 4 || /deadline/i.test((err as Error).message)) {
+      if (isDeadlineExceeded(err)) {
         // No answer in time: a busy or absent worker (the outcome will follow), or no Temporal at all.
         if (!(await temporalReachable())) throw serviceUnavailable();
         return 'no_answer';

@@ -17,6 +17,7 @@ import { ExternalIdKey, MerchantIdKey, PaymentIdKey } from '../../../workflows/s
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
+import { isDeadlineExceeded } from '../../temporal/grpcErrors';
 
 export interface RefundSettings {
   taskQueue: string;
@@ -98,8 +99,7 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       );
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return { kind: 'settled' };
-      const code = (err as { code?: number }).code;
-      if (code === 4 || /deadline/i.test((err as Error).message)) return 'no_answer';
+      if (isDeadlineExceeded(err)) return 'no_answer';
       throw err;
     }
   }
