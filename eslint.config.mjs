@@ -47,7 +47,7 @@ export default tseslint.config(
               message: 'Workflows import only @temporalio/workflow and @temporalio/common.',
             },
             {
-              group: ['../src/*', '../src/**', '!../src/domain/*'],
+              regex: '^\\.\\./src/(?!domain/)',
               message: 'Workflows may import only pure rules from src/domain/.',
             },
             {

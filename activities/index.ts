@@ -5,6 +5,7 @@ import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
 import { createSweeperActivities } from './sweeper';
 import { createEmailActivities } from './emails';
+import { createSubscriptionActivities } from './subscriptions';
 
 export type { ActivityDeps } from './deps';
 
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRefundActivities(deps),
     ...createSweeperActivities(deps),
     ...createEmailActivities(deps),
+    ...createSubscriptionActivities(deps),
   };
 }
 

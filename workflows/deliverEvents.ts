@@ -12,6 +12,11 @@ const lookups = proxyActivities<Activities>({
  */
 export async function deliverEvents(resourceId: string, initialSeconds: number): Promise<void> {
   const eventIds = await lookups.undeliveredEventIds(resourceId);
+  await deliverEventIds(eventIds, initialSeconds);
+}
+
+/** Delivers the given outbox events, in order, with the retry policy above. */
+export async function deliverEventIds(eventIds: string[], initialSeconds: number): Promise<void> {
   if (eventIds.length === 0) return;
   const delivery = proxyActivities<Activities>({
     startToCloseTimeout: '30 seconds',

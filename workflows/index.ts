@@ -3,3 +3,5 @@ export { probeWorkflow } from './probe';
 export { paymentWorkflow } from './payment';
 export { refundWorkflow } from './refund';
 export { sweepOrphanPaymentsWorkflow } from './sweepPayments';
+export { subscriptionWorkflow } from './subscription';
+export { merchantEventsWorkflow } from './merchantEvents';

@@ -8,7 +8,7 @@ import { LOCAL_PROVIDER_ATTEMPT } from './patches';
  * One attempt: a few quick retries while the provider is unavailable, within the API's wait;
  * never retried on an ambiguous outcome (timeout, invalid response): that is reconciled.
  */
-const attemptOptions: ActivityOptions = {
+export const attemptOptions: ActivityOptions = {
   // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
   startToCloseTimeout: '10 seconds',
   retry: {

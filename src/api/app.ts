@@ -17,8 +17,9 @@ import { docsRoutes } from './routes/docs';
 import { paymentRoutes, type PaymentSettings } from './routes/payments';
 import { webhookRoutes } from './routes/webhooks';
 import { refundRoutes, type RefundSettings } from './routes/refunds';
+import { subscriptionRoutes, type SubscriptionSettings } from './routes/subscriptions';
 
-export interface ApiSettings extends PaymentSettings, RefundSettings {
+export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings {
   authCacheTtlMs: number;
   publicBaseUrl?: string;
 }
@@ -42,6 +43,7 @@ export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | '
     ...apiKeyRoutes(em),
     ...paymentRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
     ...refundRoutes({ em, client: deps.client, settings: deps.settings }),
+    ...subscriptionRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
   ];
 }
 

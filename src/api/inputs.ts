@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isCurrency, toMinor } from '../domain/money';
+import { AppError } from '../errors';
 
 /**
  * Request building blocks shared by every create endpoint: the limits of PRODUCT.md live here.
@@ -67,4 +68,18 @@ export function isPrivateHost(hostname: string): boolean {
   if (host === 'localhost' || host.endsWith('.localhost') || host === '::1' || host === '::') return true;
   if (/^f[cd][0-9a-f]{2}:/.test(host) || host.startsWith('fe80:')) return true;
   return PRIVATE_V4.some((re) => re.test(host));
+}
+
+/** Live keys may not send callbacks to loopback or private addresses (SSRF); test keys may. */
+export function assertCallbackAllowed(callbackUrl: string | undefined, environment: 'test' | 'live'): void {
+  if (!callbackUrl || environment !== 'live' || !isPrivateHost(new URL(callbackUrl).hostname)) return;
+  throw new AppError(400, 'validation_error', 'callbackUrl may not be a loopback or private address for live keys.', {
+    issues: [
+      {
+        path: 'callbackUrl',
+        code: 'private_address',
+        message: 'Loopback and private addresses are for test keys only.',
+      },
+    ],
+  });
 }

@@ -1,4 +1,5 @@
 import { BigIntType, EntitySchema } from '@mikro-orm/core';
+import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../domain/subscriptionPlan';
 
 /**
  * Persistence model. Plain classes mapped with EntitySchema (no decorators, so the
@@ -292,4 +293,186 @@ export const EmailSchema = new EntitySchema<Email>({
   },
 });
 
-export const entities = [MerchantSchema, ApiKeySchema, PaymentSchema, MerchantEventSchema, RefundSchema, EmailSchema];
+export { SUBSCRIPTION_STATUSES, type SubscriptionStatus };
+
+/**
+ * A recurring charge. Its workflow (`subscription-<id>`) is the only writer of `status`, the
+ * current period and the card token; the API inserts it and reads it.
+ */
+export class Subscription {
+  id!: string;
+  merchant!: Merchant;
+  externalId!: string;
+  environment!: KeyEnvironment;
+  processor!: string;
+  /** The evergreen phase's amount per period, integer minor units. */
+  amountMinor!: number;
+  currency!: string;
+  billingIntervalDays!: number;
+  status!: SubscriptionStatus;
+  /** The card charged each period: the merchant's token, or the one saved by the hosted authorization. */
+  cardToken!: string | null;
+  /** The hosted card-authorization page (no cardToken given). */
+  redirectUrl!: string | null;
+  setupTransactionId!: string | null;
+  customer!: Customer | null;
+  description!: string | null;
+  metadata!: Record<string, string> | null;
+  callbackUrl!: string | null;
+  returnUrl!: string | null;
+  retryScheduleDays!: number[];
+  currentPeriodStart!: Date | null;
+  currentPeriodEnd!: Date | null;
+  cancelledAt!: Date | null;
+  cancellationReason!: string | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const SubscriptionSchema = new EntitySchema<Subscription>({
+  class: Subscription,
+  tableName: 'subscriptions',
+  uniques: [{ properties: ['merchant', 'externalId'], name: 'subscriptions_merchant_external_id_unique' }],
+  indexes: [{ properties: ['merchant', 'createdAt'], name: 'subscriptions_merchant_created_idx' }],
+  checks: [
+    { name: 'subscriptions_amount_positive_check', expression: 'amount_minor > 0' },
+    { name: 'subscriptions_interval_check', expression: 'billing_interval_days between 1 and 3650' },
+  ],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
+    externalId: { type: 'string', length: 255 },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    processor: { type: 'string', length: 32 },
+    amountMinor: { ...minorUnits },
+    currency: { type: 'string', length: 3 },
+    billingIntervalDays: { type: 'integer' },
+    status: { enum: true, items: () => [...SUBSCRIPTION_STATUSES] },
+    cardToken: { type: 'string', length: 255, nullable: true },
+    redirectUrl: { type: 'text', nullable: true },
+    setupTransactionId: { type: 'string', length: 64, nullable: true },
+    customer: { type: 'json', nullable: true },
+    description: { type: 'text', nullable: true },
+    metadata: { type: 'json', nullable: true },
+    callbackUrl: { type: 'text', nullable: true },
+    returnUrl: { type: 'text', nullable: true },
+    retryScheduleDays: { type: 'json' },
+    currentPeriodStart: { ...timestamp, nullable: true },
+    currentPeriodEnd: { ...timestamp, nullable: true },
+    cancelledAt: { ...timestamp, nullable: true },
+    cancellationReason: { type: 'string', length: 500, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+/** One billing phase; the last (`evergreen`, iterations null) repeats for ever. */
+export class SubscriptionPhase {
+  id!: string;
+  subscription!: Subscription;
+  name!: string;
+  /** 1-based position; phases run in this order. */
+  position!: number;
+  /** Periods in this phase; null for the evergreen phase. */
+  iterations!: number | null;
+  amountMinor!: number;
+  billingIntervalDays!: number;
+}
+
+export const SubscriptionPhaseSchema = new EntitySchema<SubscriptionPhase>({
+  class: SubscriptionPhase,
+  tableName: 'subscription_phases',
+  uniques: [{ properties: ['subscription', 'position'], name: 'subscription_phases_position_unique' }],
+  checks: [
+    { name: 'subscription_phases_amount_check', expression: 'amount_minor >= 0' },
+    { name: 'subscription_phases_iterations_check', expression: 'iterations is null or iterations > 0' },
+  ],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    subscription: { kind: 'm:1', entity: () => Subscription, deleteRule: 'cascade' },
+    name: { type: 'string', length: 255 },
+    position: { type: 'integer' },
+    iterations: { type: 'integer', nullable: true },
+    amountMinor: { ...minorUnits },
+    billingIntervalDays: { type: 'integer' },
+  },
+});
+
+export const INVOICE_STATUSES = ['open', 'paid', 'void'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+/**
+ * One billing period's charge. Money invariant 1: charged at most once. Every provider attempt
+ * carries an idempotency key derived from the invoice id (see src/domain/subscriptions.ts).
+ */
+export class Invoice {
+  id!: string;
+  merchant!: Merchant;
+  subscription!: Subscription;
+  /** 0-based period number of the subscription; one invoice per period. */
+  periodIndex!: number;
+  phase!: SubscriptionPhase;
+  amountMinor!: number;
+  currency!: string;
+  periodStart!: Date;
+  periodEnd!: Date;
+  status!: InvoiceStatus;
+  /** Provider attempts made (declines included). */
+  attempts!: number;
+  providerTransactionId!: string | null;
+  failureCode!: string | null;
+  failureMessage!: string | null;
+  nextAttemptAt!: Date | null;
+  paidAt!: Date | null;
+  voidedAt!: Date | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const InvoiceSchema = new EntitySchema<Invoice>({
+  class: Invoice,
+  tableName: 'invoices',
+  uniques: [{ properties: ['subscription', 'periodIndex'], name: 'invoices_subscription_period_unique' }],
+  indexes: [
+    { properties: ['merchant', 'createdAt'], name: 'invoices_merchant_created_idx' },
+    // Periods are billed in order: at most one open invoice per subscription.
+    {
+      name: 'invoices_one_open_per_subscription',
+      expression: `create unique index "invoices_one_open_per_subscription" on "invoices" ("subscription_id") where status = 'open'`,
+    },
+  ],
+  checks: [{ name: 'invoices_amount_check', expression: 'amount_minor >= 0' }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
+    subscription: { kind: 'm:1', entity: () => Subscription, deleteRule: 'cascade' },
+    periodIndex: { type: 'integer' },
+    phase: { kind: 'm:1', entity: () => SubscriptionPhase, deleteRule: 'cascade' },
+    amountMinor: { ...minorUnits },
+    currency: { type: 'string', length: 3 },
+    periodStart: { ...timestamp },
+    periodEnd: { ...timestamp },
+    status: { enum: true, items: () => [...INVOICE_STATUSES] },
+    attempts: { type: 'integer', default: 0 },
+    providerTransactionId: { type: 'string', length: 64, nullable: true },
+    failureCode: { type: 'string', length: 64, nullable: true },
+    failureMessage: { type: 'text', nullable: true },
+    nextAttemptAt: { ...timestamp, nullable: true },
+    paidAt: { ...timestamp, nullable: true },
+    voidedAt: { ...timestamp, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+export const entities = [
+  MerchantSchema,
+  ApiKeySchema,
+  PaymentSchema,
+  MerchantEventSchema,
+  RefundSchema,
+  EmailSchema,
+  SubscriptionSchema,
+  SubscriptionPhaseSchema,
+  InvoiceSchema,
+];

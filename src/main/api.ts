@@ -29,6 +29,8 @@ async function main(): Promise<void> {
       callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
       refundWaitMs: config.REFUND_WAIT_MS,
       refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
+      billingDaySeconds: config.BILLING_DAY_SECONDS,
+      subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
     },
   });
   const server = app.listen(config.PORT, config.HOST, () => {

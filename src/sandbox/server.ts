@@ -43,6 +43,8 @@ export interface Sandbox {
 interface SandboxCtxState {
   /** The refund fault mode as it was when this request arrived. */
   refundMode?: RefundFaultMode;
+  /** Card charges declined (payments fault mode `decline`) when this request arrived. */
+  declineCards?: boolean;
   /** Aborted when the client goes away before it got its answer. */
   clientGone?: AbortSignal;
 }
@@ -251,6 +253,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     ctx.res.once('close', () => gone.abort());
     ctx.state.clientGone = gone.signal;
     ctx.state.refundMode = faults.refunds;
+    ctx.state.declineCards = faults.payments === 'decline';
     try {
       if (!authorized(ctx)) {
         ctx.set('WWW-Authenticate', 'Bearer');
@@ -309,6 +312,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         metadata: body.metadata ?? {},
       },
       checkoutBase(ctx),
+      ctx.state.declineCards,
     );
     ctx.body = paymentJson(payment);
   });

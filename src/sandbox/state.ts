@@ -18,7 +18,8 @@ export class SandboxError extends Error {
   }
 }
 
-export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout'] as const;
+/** `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that stopped working. */
+export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'decline'] as const;
 export const REFUND_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'pending', 'fail'] as const;
 export type PaymentFaultMode = (typeof PAYMENT_FAULT_MODES)[number];
 export type RefundFaultMode = (typeof REFUND_FAULT_MODES)[number];
@@ -146,7 +147,7 @@ export class SandboxStore {
 
   // ---- payments ----
 
-  createPayment(input: CreatePaymentInput, checkoutBaseUrl: string): PaymentRecord {
+  createPayment(input: CreatePaymentInput, checkoutBaseUrl: string, declineCards = false): PaymentRecord {
     const existing = this.paymentsByKey.get(input.idempotencyKey);
     if (existing) {
       const differs: string[] = [];
@@ -172,6 +173,7 @@ export class SandboxStore {
       if (!failure && token !== 'tok_success' && !this.savedTokens.has(token)) {
         throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
       }
+      if (declineCards) failure ??= DECLINES.tok_decline;
       status = failure ? 'failed' : 'succeeded';
     }
 

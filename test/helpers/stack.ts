@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
@@ -10,6 +13,7 @@ import { createMerchant } from '../../src/domain/merchants';
 import { createWorker } from '../../src/worker';
 import { ProviderRegistry } from '../../src/providers/registry';
 import { createSandbox } from '../../src/sandbox/server';
+import { startMailCatcher } from '../../src/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
@@ -77,6 +81,8 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
       callbackRetryInitialSeconds: 1,
       refundWaitMs: 5000,
       refundPollInitialSeconds: 2,
+      billingDaySeconds: 86400,
+      subscriptionAuthorizationExpirySeconds: 86400,
       ...opts.settings,
     },
     extraRoutes: opts.extraRoutes,
@@ -132,7 +138,7 @@ export interface TestWorker {
 /** A real worker on the given task queue, using the run's workflow bundle. */
 export async function startTestWorker(
   orm: MikroORM,
-  opts: { taskQueue: string; providers?: ProviderRegistry; publicBaseUrl?: string },
+  opts: { taskQueue: string; providers?: ProviderRegistry; publicBaseUrl?: string; smtpUrl?: string },
 ): Promise<TestWorker> {
   const stack = testStack();
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
@@ -148,6 +154,7 @@ export async function startTestWorker(
     publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
     client,
     callbackRetryInitialSeconds: 1,
+    ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
   const running = worker.run();
@@ -191,7 +198,34 @@ export interface PaymentStack {
   sandbox(path: string, body?: unknown): Promise<unknown>;
   /** The sandbox ledger entries of one kind tied to a record (metadata.paymentId by default). */
   ledger(type: LedgerEntry['type'], id: string, key?: string): Promise<LedgerEntry[]>;
+  /** Emails the worker sent, as caught by this stack's SMTP server. */
+  mail(): CaughtEmail[];
   close(): Promise<void>;
+}
+
+export interface CaughtEmail {
+  to: string;
+  subject: string;
+  messageId: string;
+  text: string;
+}
+
+function readCaught(dir: string): CaughtEmail[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.eml'))
+    .sort()
+    .map((f) => {
+      const raw = fs.readFileSync(path.join(dir, f), 'utf8');
+      const [head = '', ...body] = raw.split(/\r?\n\r?\n/);
+      const header = (name: string) =>
+        new RegExp(`^${name}: (.*(?:\\r?\\n[ \\t].*)*)`, 'mi').exec(head)?.[1]?.replace(/\r?\n[ \t]+/g, ' ') ?? '';
+      let text = body.join('\n\n');
+      if (/quoted-printable/i.test(header('Content-Transfer-Encoding'))) {
+        text = text.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+      }
+      return { to: header('To'), subject: header('Subject'), messageId: header('Message-ID'), text };
+    });
 }
 
 /**
@@ -209,7 +243,10 @@ export async function startPaymentStack(
   const providers = testProviders(running.url, providerTimeoutMs);
   const taskQueue = uniqueTaskQueue(name);
   const api = await startTestApi({ orm, providers, settings: { taskQueue, ...settings } });
-  let worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl });
+  const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), `mail-${name}-`));
+  const catcher = await startMailCatcher({ port: 0, dir: mailDir });
+  const smtpUrl = `smtp://127.0.0.1:${catcher.port}`;
+  let worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl });
   const stack: PaymentStack = {
     orm,
     api,
@@ -220,7 +257,7 @@ export async function startPaymentStack(
     taskQueue,
     providers,
     restartWorker: async () => {
-      worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl });
+      worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl });
       return worker;
     },
     sandbox: async (path: string, body?: unknown) => {
@@ -235,11 +272,14 @@ export async function startPaymentStack(
       const { entries } = (await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] };
       return entries.filter((e) => e.type === type && e.metadata?.[key] === id);
     },
+    mail: () => readCaught(mailDir),
     close: async () => {
       await worker.stop();
       await api.close();
       await running.close();
+      await catcher.close();
       await orm.close();
+      fs.rmSync(mailDir, { recursive: true, force: true });
     },
   };
   return stack;

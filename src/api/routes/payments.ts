@@ -21,7 +21,7 @@ import {
   externalId,
   freeForm,
   httpUrl,
-  isPrivateHost,
+  assertCallbackAllowed,
   majorAmount,
   metadata,
 } from '../inputs';
@@ -206,22 +206,7 @@ export function paymentRoutes(deps: {
         503: ['provider_unavailable'],
       },
       handler: async ({ body, caller }) => {
-        if (body.callbackUrl && caller.environment === 'live' && isPrivateHost(new URL(body.callbackUrl).hostname)) {
-          throw new AppError(
-            400,
-            'validation_error',
-            'callbackUrl may not be a loopback or private address for live keys.',
-            {
-              issues: [
-                {
-                  path: 'callbackUrl',
-                  code: 'private_address',
-                  message: 'Loopback and private addresses are for test keys only.',
-                },
-              ],
-            },
-          );
-        }
+        assertCallbackAllowed(body.callbackUrl, caller.environment);
         const provider = providers.forEnvironment(caller.environment);
         if (!provider) {
           throw new AppError(

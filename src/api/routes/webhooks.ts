@@ -7,6 +7,7 @@ import type { ProviderRegistry } from '../../providers/registry';
 import { ProviderWebhookError } from '../../providers/errors';
 import { paymentWorkflowId, providerPaymentEventSignal } from '../../../workflows/paymentApi';
 import { providerRefundEventSignal, refundWorkflowId } from '../../../workflows/refundApi';
+import { providerSubscriptionEventSignal, subscriptionWorkflowId } from '../../../workflows/subscriptionApi';
 import type { AppState } from '../context';
 import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
 
@@ -31,9 +32,11 @@ export function webhookRoutes(deps: { client: Client; providers: ProviderRegistr
     const target =
       event.kind === 'payment' && event.metadata.paymentId
         ? { id: paymentWorkflowId(event.metadata.paymentId), signal: providerPaymentEventSignal }
-        : event.kind === 'refund' && event.metadata.refundId
-          ? { id: refundWorkflowId(event.metadata.refundId), signal: providerRefundEventSignal }
-          : undefined;
+        : event.kind === 'payment' && event.metadata.subscriptionId && !event.metadata.invoiceId
+          ? { id: subscriptionWorkflowId(event.metadata.subscriptionId), signal: providerSubscriptionEventSignal }
+          : event.kind === 'refund' && event.metadata.refundId
+            ? { id: refundWorkflowId(event.metadata.refundId), signal: providerRefundEventSignal }
+            : undefined;
     if (target) {
       try {
         await deps.client.workflow.getHandle(target.id).signal(target.signal);

@@ -3,6 +3,7 @@ import { Migration20261122000000Foundation } from './Migration20261122000000Foun
 import { Migration20261122010000Payments } from './Migration20261122010000Payments';
 import { Migration20261122020000Refunds } from './Migration20261122020000Refunds';
 import { Migration20261122030000Emails } from './Migration20261122030000Emails';
+import { Migration20261122040000Subscriptions } from './Migration20261122040000Subscriptions';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122010000Payments', class: Migration20261122010000Payments },
   { name: 'Migration20261122020000Refunds', class: Migration20261122020000Refunds },
   { name: 'Migration20261122030000Emails', class: Migration20261122030000Emails },
+  { name: 'Migration20261122040000Subscriptions', class: Migration20261122040000Subscriptions },
 ];

@@ -1,0 +1,271 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { Invoice, Subscription } from '../src/db/entities';
+import {
+  applyInvoiceCharge,
+  cancelSubscription,
+  discardSubscription,
+  markAwaitingAuthorization,
+  openPeriodInvoice,
+  saveAuthorizedCard,
+  type AppliedCharge,
+  type ChargeResult,
+  type OpenedInvoice,
+  type Outbox,
+} from '../src/domain/subscriptions';
+import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
+import { ProviderError } from '../src/providers/errors';
+import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
+import type { ActivityDeps } from './deps';
+import { attemptFailure, reconcileFailure } from './providerFailures';
+
+export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
+
+export interface ChargeRequest {
+  invoiceId: string;
+  /** 1-based attempt number on this invoice; picks the provider idempotency key. */
+  attempt: number;
+  /** Delay to the next attempt if this one is declined; null when it is the last. */
+  retryDelayMs: number | null;
+  /** The subscription's very first charge (token flow): a refused token discards it. */
+  discardOnReject: boolean;
+}
+
+/**
+ * The subscription workflow's side effects: the provider (card authorization on the hosted page,
+ * invoice charges) and PostgreSQL (src/domain/subscriptions.ts). Each is idempotent: the provider
+ * dedupes on our keys and each state change checks what is recorded first.
+ */
+export function createSubscriptionActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
+  const load = (id: string) => orm.em.fork().findOne(Subscription, { id });
+  const providerOf = (s: Subscription): PaymentProvider => {
+    const provider = providers.byName(s.processor);
+    if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, 'provider_not_configured');
+    return provider;
+  };
+  const metadataOf = (s: Subscription, invoiceId?: string) => ({
+    subscriptionId: s.id,
+    merchantId: s.merchant.id,
+    ...(invoiceId ? { invoiceId } : {}),
+  });
+
+  /** A card authorization the customer completed: keep its token (the card charged from now on). */
+  const followSetup = async (s: Subscription, pp: ProviderPayment): Promise<'authorized' | 'waiting' | 'declined'> => {
+    if (pp.status === 'succeeded' && pp.savedCardToken) {
+      await saveAuthorizedCard(orm.em.fork(), s.id, pp.savedCardToken);
+      return 'authorized';
+    }
+    return pp.status === 'pending' ? 'waiting' : 'declined';
+  };
+
+  const chargeResultOf = (pp: ProviderPayment): ChargeResult => {
+    if (pp.status === 'succeeded') return { kind: 'paid', transactionId: pp.transactionId };
+    if (pp.status === 'failed') {
+      return {
+        kind: 'declined',
+        transactionId: pp.transactionId,
+        failureCode: pp.failureCode ?? 'card_declined',
+        failureMessage: pp.failureMessage ?? 'The card was declined.',
+      };
+    }
+    // A card charge is settled in the provider's answer; anything else is not an answer to trust.
+    throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, 'invalid_response');
+  };
+
+  return {
+    /** Is the subscription recorded yet (the API commits right after starting its workflow)? */
+    async subscriptionRecorded(subscriptionId: string): Promise<boolean> {
+      return (await orm.em.fork().count(Subscription, { id: subscriptionId })) > 0;
+    },
+
+    /** No cardToken: creates the hosted card authorization (idempotency key: the subscription id). */
+    async requestCardAuthorization(
+      subscriptionId: string,
+    ): Promise<
+      { kind: 'pending' | 'settled' | 'missing'; outbox?: Outbox } | { kind: 'rejected'; code: string; message: string }
+    > {
+      const s = await load(subscriptionId);
+      if (!s) return { kind: 'missing' };
+      if (s.status !== 'created') return { kind: 'settled' };
+      let pp: ProviderPayment;
+      try {
+        pp = await providerOf(s).createPayment({
+          idempotencyKey: s.id,
+          amountMinor: 0,
+          currency: s.currency,
+          mode: 'setup',
+          ...(s.returnUrl ? { returnUrl: s.returnUrl } : {}),
+          webhookUrl: `${publicBaseUrl}/webhooks/${s.processor}`,
+          ...(s.description ? { description: s.description } : {}),
+          metadata: metadataOf(s),
+        });
+      } catch (err) {
+        if (err instanceof ProviderError && err.kind === 'rejected') {
+          await discardSubscription(orm.em, s.id);
+          return { kind: 'rejected', code: err.code ?? 'provider_rejected', message: err.message };
+        }
+        throw attemptFailure(err);
+      }
+      const outbox = await markAwaitingAuthorization(orm.em.fork(), s.id, {
+        transactionId: pp.transactionId,
+        redirectUrl: pp.redirectUrl,
+      });
+      return { kind: 'pending', outbox: outbox ?? undefined };
+    },
+
+    /** After an ambiguous authorization request: did the provider create it? */
+    async reconcileCardAuthorization(subscriptionId: string): Promise<'pending' | 'not_found' | 'missing'> {
+      const s = await load(subscriptionId);
+      if (!s) return 'missing';
+      if (s.status !== 'created') return 'pending';
+      try {
+        const pp = await providerOf(s).findPayment({ idempotencyKey: s.id });
+        if (!pp) return 'not_found';
+        await markAwaitingAuthorization(orm.em.fork(), s.id, {
+          transactionId: pp.transactionId,
+          redirectUrl: pp.redirectUrl,
+        });
+        return 'pending';
+      } catch (err) {
+        throw reconcileFailure(err);
+      }
+    },
+
+    /** Has the customer authorized a card on the hosted page? */
+    async checkCardAuthorization(subscriptionId: string): Promise<'authorized' | 'waiting' | 'declined' | 'missing'> {
+      const s = await load(subscriptionId);
+      if (!s) return 'missing';
+      if (s.cardToken) return 'authorized';
+      try {
+        const provider = providerOf(s);
+        const pp = s.setupTransactionId
+          ? await provider.findPayment({ transactionId: s.setupTransactionId })
+          : await provider.findPayment({ idempotencyKey: s.id });
+        return pp ? await followSetup(s, pp) : 'waiting';
+      } catch (err) {
+        throw reconcileFailure(err);
+      }
+    },
+
+    /**
+     * The customer's time is up: cancels the hosted authorization at the provider. A customer
+     * who authorized just before wins (the card is kept and billing starts).
+     */
+    async expireCardAuthorization(subscriptionId: string): Promise<'authorized' | 'expired' | 'missing'> {
+      const s = await load(subscriptionId);
+      if (!s) return 'missing';
+      if (s.cardToken) return 'authorized';
+      if (!s.setupTransactionId) return 'expired';
+      try {
+        const pp = await providerOf(s).cancelPayment(s.setupTransactionId);
+        return (await followSetup(s, pp)) === 'authorized' ? 'authorized' : 'expired';
+      } catch (err) {
+        throw reconcileFailure(err);
+      }
+    },
+
+    /** A billing period begins: its invoice (free periods are paid at once). */
+    async openInvoice(input: {
+      subscriptionId: string;
+      periodIndex: number;
+      phaseId: string;
+      amountMinor: number;
+      periodStart: string;
+      periodEnd: string;
+    }): Promise<OpenedInvoice> {
+      return openPeriodInvoice(orm.em.fork(), {
+        ...input,
+        periodStart: new Date(input.periodStart),
+        periodEnd: new Date(input.periodEnd),
+      });
+    },
+
+    /** One attempt to charge an invoice with the subscription's card. */
+    async chargeInvoice(req: ChargeRequest): Promise<ChargeOutcome> {
+      const em = orm.em.fork();
+      const invoice = await em.findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
+      if (!invoice) return { kind: 'missing' };
+      const s = invoice.subscription;
+      if (invoice.status === 'paid') {
+        return applyInvoiceCharge(orm.em, invoice.id, req.attempt, { kind: 'paid', transactionId: '' }, null);
+      }
+      if (invoice.attempts >= req.attempt || invoice.status === 'void') {
+        // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
+        return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
+      }
+      if (!s.cardToken) throw ApplicationFailure.nonRetryable(`subscription ${s.id} has no card`, 'no_card');
+      let pp: ProviderPayment;
+      try {
+        pp = await providerOf(s).createPayment({
+          idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
+          amountMinor: invoice.amountMinor,
+          currency: invoice.currency,
+          mode: 'card',
+          cardToken: s.cardToken,
+          ...(s.description ? { description: s.description } : {}),
+          metadata: metadataOf(s, invoice.id),
+        });
+      } catch (err) {
+        if (err instanceof ProviderError && err.kind === 'rejected') {
+          const code = err.code ?? 'provider_rejected';
+          if (req.discardOnReject) {
+            await discardSubscription(orm.em, s.id);
+            logger.info({ subscriptionId: s.id, code }, 'provider rejected the first charge; discarded');
+            return { kind: 'rejected', code, message: err.message };
+          }
+          return applyInvoiceCharge(
+            orm.em,
+            invoice.id,
+            req.attempt,
+            { kind: 'declined', transactionId: null, failureCode: code, failureMessage: err.message },
+            req.retryDelayMs,
+          );
+        }
+        throw attemptFailure(err);
+      }
+      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+    },
+
+    /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
+    async reconcileInvoiceCharge(req: ChargeRequest): Promise<ChargeOutcome> {
+      const invoice = await orm.em.fork().findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
+      if (!invoice) return { kind: 'missing' };
+      if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
+        return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
+      }
+      try {
+        const pp = await providerOf(invoice.subscription).findPayment({
+          idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
+        });
+        if (!pp) return { kind: 'not_found' };
+        return await applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+      } catch (err) {
+        throw reconcileFailure(err);
+      }
+    },
+
+    /**
+     * Cancels the subscription record (open invoices voided) with its email and event. A hosted
+     * authorization still open at the provider is cancelled too, so its page stops working.
+     */
+    async cancelSubscriptionRecord(input: {
+      subscriptionId: string;
+      reason: string;
+      notify: boolean;
+    }): Promise<Outbox | null> {
+      const s = await load(input.subscriptionId);
+      if (!s) return null;
+      if (s.status === 'pending' && s.setupTransactionId && !s.cardToken) {
+        try {
+          await providerOf(s).cancelPayment(s.setupTransactionId);
+        } catch (err) {
+          // The page may stay usable a while; it cannot lead to a charge (the workflow is done).
+          logger.warn({ subscriptionId: s.id, err: (err as Error).message }, 'could not cancel the card authorization');
+        }
+      }
+      return cancelSubscription(orm.em, input.subscriptionId, input.reason, input.notify);
+    },
+  };
+}
+
+/** Used on replay paths, where the recorded answer wins and this one is never applied. */
+const declinedNoop: ChargeResult = { kind: 'declined', transactionId: null, failureCode: '', failureMessage: '' };

@@ -1,0 +1,76 @@
+import type { Invoice, Subscription } from '../db/entities';
+import { toMajor } from './money';
+
+/** The customer emails of a subscription: plain text, one per event (PRODUCT.md, Subscriptions). */
+export type SubscriptionEmailKind = 'activated' | 'receipt' | 'payment_failed' | 'cancelled';
+
+const money = (minor: number, currency: string) => `${toMajor(minor, currency)} ${currency}`;
+const day = (d: Date | null | undefined) => (d ? d.toISOString() : 'unknown');
+
+export function subscriptionEmail(
+  kind: SubscriptionEmailKind,
+  s: Subscription,
+  facts: { invoice?: Invoice; nextAttemptAt?: Date | null },
+): { subject: string; text: string } {
+  const what = s.description ?? `subscription ${s.externalId}`;
+  const greeting = s.customer?.name ? `Hello ${s.customer.name},` : 'Hello,';
+  const ref = `Subscription: ${s.id} (${s.externalId})`;
+  const invoice = facts.invoice;
+  switch (kind) {
+    case 'activated':
+      return {
+        subject: `Your subscription is active: ${what}`,
+        text: [
+          greeting,
+          '',
+          `Your subscription "${what}" is now active.`,
+          `It renews every ${s.billingIntervalDays} day(s) at ${money(s.amountMinor, s.currency)} once any introductory phases end.`,
+          '',
+          ref,
+        ].join('\n'),
+      };
+    case 'receipt':
+      return {
+        subject: `Payment receipt: ${money(invoice!.amountMinor, invoice!.currency)} for ${what}`,
+        text: [
+          greeting,
+          '',
+          `We received your payment of ${money(invoice!.amountMinor, invoice!.currency)}.`,
+          `Period: ${day(invoice!.periodStart)} to ${day(invoice!.periodEnd)}`,
+          `Invoice: ${invoice!.id}`,
+          `Provider transaction: ${invoice!.providerTransactionId ?? 'n/a'}`,
+          '',
+          ref,
+        ].join('\n'),
+      };
+    case 'payment_failed':
+      return {
+        subject: `Payment failed for ${what}`,
+        text: [
+          greeting,
+          '',
+          `Your payment of ${money(invoice!.amountMinor, invoice!.currency)} failed: ${invoice!.failureMessage ?? 'declined'} (${invoice!.failureCode ?? 'declined'}).`,
+          facts.nextAttemptAt
+            ? `Next retry: ${day(facts.nextAttemptAt)}`
+            : 'No further retries: the subscription will be cancelled.',
+          `Invoice: ${invoice!.id}`,
+          '',
+          ref,
+        ].join('\n'),
+      };
+    case 'cancelled':
+      return {
+        subject: `Your subscription was cancelled: ${what}`,
+        text: [
+          greeting,
+          '',
+          `Your subscription "${what}" was cancelled (${s.cancellationReason ?? 'cancelled'}).`,
+          s.currentPeriodEnd
+            ? `The current period stays valid until ${day(s.currentPeriodEnd)}; nothing more will be charged.`
+            : 'Nothing more will be charged.',
+          '',
+          ref,
+        ].join('\n'),
+      };
+  }
+}

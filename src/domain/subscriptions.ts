@@ -1,0 +1,499 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
+import {
+  Email,
+  Invoice,
+  MerchantEvent,
+  Subscription,
+  SubscriptionPhase,
+  type Customer,
+  type KeyEnvironment,
+  type Merchant,
+} from '../db/entities';
+import { newId } from '../ids';
+import { toMajor } from './money';
+import { recordEmail } from './emails';
+import { recordEvent, type MerchantEventType } from './events';
+import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
+import type { Outbox, Plan } from './subscriptionPlan';
+
+/**
+ * Subscription rules on the database side: the response shape, creation, and every state
+ * change the workflow makes, each in one transaction with its outbox rows (merchant events
+ * and customer emails). Every change is idempotent: applied again, it changes nothing and
+ * answers the same outbox ids, so an activity may always be retried.
+ */
+
+export const EVERGREEN = 'evergreen';
+
+export type { Outbox };
+
+export function presentSubscription(s: Subscription, phases: SubscriptionPhase[], latestInvoice: Invoice | null) {
+  return {
+    id: s.id,
+    externalId: s.externalId,
+    amount: toMajor(s.amountMinor, s.currency),
+    currency: s.currency,
+    billingIntervalDays: s.billingIntervalDays,
+    status: s.status,
+    currentPeriodStart: s.currentPeriodStart?.toISOString() ?? null,
+    currentPeriodEnd: s.currentPeriodEnd?.toISOString() ?? null,
+    phases: [...phases]
+      .sort((a, b) => a.position - b.position)
+      .map((p) => ({
+        id: p.id,
+        name: p.name,
+        order: p.position,
+        iterations: p.iterations,
+        amount: toMajor(p.amountMinor, s.currency),
+        billingIntervalDays: p.billingIntervalDays,
+      })),
+    redirectUrl: s.redirectUrl,
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+    cancelledAt: s.cancelledAt?.toISOString() ?? null,
+    cancellationReason: s.cancellationReason,
+    environment: s.environment,
+    processor: s.processor,
+    customer: s.customer,
+    description: s.description,
+    metadata: s.metadata,
+    callbackUrl: s.callbackUrl,
+    returnUrl: s.returnUrl,
+    retryScheduleDays: s.retryScheduleDays,
+    latestInvoice: latestInvoice && {
+      id: latestInvoice.id,
+      status: latestInvoice.status,
+      amount: toMajor(latestInvoice.amountMinor, latestInvoice.currency),
+      periodStart: latestInvoice.periodStart.toISOString(),
+      periodEnd: latestInvoice.periodEnd.toISOString(),
+      attempts: latestInvoice.attempts,
+      nextAttemptAt: latestInvoice.nextAttemptAt?.toISOString() ?? null,
+      failureCode: latestInvoice.failureCode,
+      failureMessage: latestInvoice.failureMessage,
+      paidAt: latestInvoice.paidAt?.toISOString() ?? null,
+    },
+  };
+}
+
+export type SubscriptionResponse = ReturnType<typeof presentSubscription>;
+
+/** A subscription as the API answers it, scoped to its merchant (null: not found). */
+export async function findSubscriptionView(
+  em: EntityManager,
+  id: string,
+  merchantId: string,
+): Promise<SubscriptionResponse | null> {
+  const fork = em.fork();
+  const subscription = await fork.findOne(Subscription, { id, merchant: merchantId });
+  if (!subscription) return null;
+  return viewOf(fork, subscription);
+}
+
+async function viewOf(em: EntityManager, subscription: Subscription): Promise<SubscriptionResponse> {
+  const [phases, invoices] = await Promise.all([
+    em.find(SubscriptionPhase, { subscription: subscription.id }, { orderBy: { position: 'asc' } }),
+    em.find(Invoice, { subscription: subscription.id }, { orderBy: { periodIndex: 'desc' }, limit: 1 }),
+  ]);
+  return presentSubscription(subscription, phases, invoices[0] ?? null);
+}
+
+/** The plan the workflow bills by, from the stored phases. */
+export function planOf(subscription: Pick<Subscription, 'retryScheduleDays'>, phases: SubscriptionPhase[]): Plan {
+  return {
+    phases: [...phases]
+      .sort((a, b) => a.position - b.position)
+      .map((p) => ({
+        id: p.id,
+        amountMinor: p.amountMinor,
+        billingIntervalDays: p.billingIntervalDays,
+        iterations: p.iterations,
+      })),
+    retryScheduleDays: subscription.retryScheduleDays,
+  };
+}
+
+export interface NewSubscription {
+  merchantId: string;
+  environment: KeyEnvironment;
+  processor: string;
+  externalId: string;
+  amountMinor: number;
+  currency: string;
+  billingIntervalDays: number;
+  cardToken?: string;
+  customer?: Customer;
+  description?: string;
+  metadata?: Record<string, string>;
+  callbackUrl?: string;
+  returnUrl?: string;
+  retryScheduleDays: number[];
+  phases: Array<{ name: string; iterations: number; amountMinor: number; billingIntervalDays: number }>;
+}
+
+/** Inserts a `created` subscription with its phases, the evergreen phase last. Caller flushes. */
+export function insertSubscription(
+  em: EntityManager,
+  merchant: Merchant,
+  input: NewSubscription,
+): { subscription: Subscription; phases: SubscriptionPhase[] } {
+  const now = new Date();
+  const subscription = em.create(Subscription, {
+    id: newId('subscription'),
+    merchant,
+    externalId: input.externalId,
+    environment: input.environment,
+    processor: input.processor,
+    amountMinor: input.amountMinor,
+    currency: input.currency,
+    billingIntervalDays: input.billingIntervalDays,
+    status: 'created',
+    cardToken: input.cardToken ?? null,
+    redirectUrl: null,
+    setupTransactionId: null,
+    customer: input.customer ?? null,
+    description: input.description ?? null,
+    metadata: input.metadata ?? null,
+    callbackUrl: input.callbackUrl ?? null,
+    returnUrl: input.returnUrl ?? null,
+    retryScheduleDays: input.retryScheduleDays,
+    currentPeriodStart: null,
+    currentPeriodEnd: null,
+    cancelledAt: null,
+    cancellationReason: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  const listed = [
+    ...input.phases.map((p) => ({ ...p })),
+    {
+      name: EVERGREEN,
+      iterations: null,
+      amountMinor: input.amountMinor,
+      billingIntervalDays: input.billingIntervalDays,
+    },
+  ];
+  const phases = listed.map((p, i) =>
+    em.create(SubscriptionPhase, {
+      id: newId('phase'),
+      subscription,
+      name: p.name,
+      position: i + 1,
+      iterations: p.iterations,
+      amountMinor: p.amountMinor,
+      billingIntervalDays: p.billingIntervalDays,
+    }),
+  );
+  return { subscription, phases };
+}
+
+// ---- state changes made by the workflow (through activities) ----
+
+/** Runs one state change under the subscription's row lock, then answers its outbox ids. */
+async function change(
+  em: EntityManager,
+  subscriptionId: string,
+  apply: (tx: EntityManager, s: Subscription, out: OutboxWriter) => Promise<void>,
+): Promise<Outbox | null> {
+  return em.transactional(async (tx) => {
+    const subscription = await tx.findOne(
+      Subscription,
+      { id: subscriptionId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['merchant'] },
+    );
+    if (!subscription) return null;
+    const out = new OutboxWriter(tx, subscription);
+    await apply(tx, subscription, out);
+    await out.recordEvents();
+    await tx.flush();
+    return { status: subscription.status, ...(await out.ids()) };
+  });
+}
+
+/**
+ * Records emails and events under stable dedupe keys (`<subscriptionId>:...`); on a re-run the
+ * state check skips the recording, and `ids()` finds what the first run recorded.
+ */
+class OutboxWriter {
+  private readonly emailKeys: string[] = [];
+  private readonly eventKeys: string[] = [];
+
+  constructor(
+    private readonly tx: EntityManager,
+    private readonly subscription: Subscription,
+  ) {}
+
+  private key(suffix: string): string {
+    return `${this.subscription.id}:${suffix}`;
+  }
+
+  /** Names outbox rows a previous run of this change recorded (nothing is recorded again). */
+  expect(emailSuffixes: string[], eventSuffixes: string[]): void {
+    this.emailKeys.push(...emailSuffixes.map((s) => this.key(s)));
+    this.eventKeys.push(...eventSuffixes.map((s) => this.key(s)));
+  }
+
+  private readonly events: Array<{ type: MerchantEventType; dedupeKey: string }> = [];
+
+  event(type: MerchantEventType, suffix: string): void {
+    const dedupeKey = this.key(suffix);
+    this.eventKeys.push(dedupeKey);
+    if (this.subscription.callbackUrl) this.events.push({ type, dedupeKey });
+  }
+
+  /** Events carry the subscription as the API answers it after the change. */
+  async recordEvents(): Promise<void> {
+    if (this.events.length === 0) return;
+    const s = this.subscription;
+    await this.tx.flush();
+    const data = await viewOf(this.tx, s);
+    for (const { type, dedupeKey } of this.events) {
+      recordEvent(this.tx, {
+        merchant: s.merchant,
+        type,
+        resourceId: s.id,
+        dedupeKey,
+        callbackUrl: s.callbackUrl,
+        data,
+      });
+    }
+  }
+
+  email(kind: SubscriptionEmailKind, suffix: string, facts: { invoice?: Invoice; nextAttemptAt?: Date | null }): void {
+    const s = this.subscription;
+    const to = s.customer?.email ?? s.merchant.email;
+    if (!to) return; // nobody to write to; the merchant still gets its callback
+    const dedupeKey = this.key(suffix);
+    this.emailKeys.push(dedupeKey);
+    recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to, ...subscriptionEmail(kind, s, facts) });
+  }
+
+  async ids(): Promise<{ emailIds: string[]; eventIds: string[] }> {
+    await this.tx.flush();
+    const [emails, events] = await Promise.all([
+      this.emailKeys.length
+        ? this.tx.find(Email, { dedupeKey: { $in: this.emailKeys }, sentAt: null }, { fields: ['id'] })
+        : [],
+      this.eventKeys.length
+        ? this.tx.find(MerchantEvent, { dedupeKey: { $in: this.eventKeys }, deliveredAt: null }, { fields: ['id'] })
+        : [],
+    ]);
+    return { emailIds: emails.map((e) => e.id), eventIds: events.map((e) => e.id) };
+  }
+}
+
+/** The hosted card authorization was created at the provider: `pending`, with its page. */
+export async function markAwaitingAuthorization(
+  em: EntityManager,
+  subscriptionId: string,
+  setup: { transactionId: string; redirectUrl: string | null },
+): Promise<Outbox | null> {
+  return change(em, subscriptionId, async (_tx, s) => {
+    if (s.status !== 'created') return;
+    s.status = 'pending';
+    s.setupTransactionId = setup.transactionId;
+    s.redirectUrl = setup.redirectUrl;
+    s.updatedAt = new Date();
+  });
+}
+
+/** The customer authorized a card on the hosted page: it is the one charged from now on. */
+export async function saveAuthorizedCard(em: EntityManager, subscriptionId: string, cardToken: string): Promise<void> {
+  await change(em, subscriptionId, async (_tx, s) => {
+    if (s.cardToken) return;
+    s.cardToken = cardToken;
+    s.updatedAt = new Date();
+  });
+}
+
+/** Activation: first period paid (or free). Recorded once; the caller decides when. */
+function activate(s: Subscription, out: OutboxWriter): void {
+  if (s.status === 'active') return;
+  const first = s.status === 'created' || s.status === 'pending';
+  s.status = 'active';
+  if (first) {
+    out.event('subscription.activated', 'activated');
+    out.email('activated', 'email:activated', {});
+  }
+}
+
+export interface OpenInvoiceInput {
+  subscriptionId: string;
+  periodIndex: number;
+  phaseId: string;
+  amountMinor: number;
+  periodStart: Date;
+  periodEnd: Date;
+}
+
+export type OpenedInvoice =
+  | { kind: 'open' | 'paid' | 'void'; invoiceId: string; attempts: number; outbox: Outbox }
+  | { kind: 'cancelled' }
+  | { kind: 'missing' };
+
+/**
+ * A billing period begins: its invoice (one per period, whatever the retries), and the
+ * subscription's current period. A free period's invoice is paid at once (nothing to charge).
+ */
+export async function openPeriodInvoice(em: EntityManager, input: OpenInvoiceInput): Promise<OpenedInvoice> {
+  let opened = undefined as
+    { kind: 'open' | 'paid' | 'void'; invoiceId: string; attempts: number } | { kind: 'cancelled' } | undefined;
+  const outbox = await change(em, input.subscriptionId, async (tx, s, out) => {
+    let invoice = await tx.findOne(Invoice, { subscription: s.id, periodIndex: input.periodIndex });
+    if (!invoice) {
+      if (s.status === 'cancelled') {
+        opened = { kind: 'cancelled' };
+        return;
+      }
+      const now = new Date();
+      invoice = tx.create(Invoice, {
+        id: newId('invoice'),
+        merchant: s.merchant,
+        subscription: s,
+        periodIndex: input.periodIndex,
+        phase: tx.getReference(SubscriptionPhase, input.phaseId),
+        amountMinor: input.amountMinor,
+        currency: s.currency,
+        periodStart: input.periodStart,
+        periodEnd: input.periodEnd,
+        status: input.amountMinor === 0 ? 'paid' : 'open',
+        attempts: 0,
+        providerTransactionId: null,
+        failureCode: null,
+        failureMessage: null,
+        nextAttemptAt: null,
+        paidAt: input.amountMinor === 0 ? now : null,
+        voidedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      s.currentPeriodStart = input.periodStart;
+      s.currentPeriodEnd = input.periodEnd;
+      s.updatedAt = now;
+      if (invoice.status === 'paid') activate(s, out);
+    } else {
+      out.expect(['email:activated'], ['activated']);
+    }
+    opened = { kind: invoice.status, invoiceId: invoice.id, attempts: invoice.attempts };
+  });
+  if (!outbox || !opened) return { kind: 'missing' };
+  return opened.kind === 'cancelled' ? opened : { ...opened, outbox };
+}
+
+export type ChargeResult =
+  | { kind: 'paid'; transactionId: string }
+  | { kind: 'declined'; transactionId: string | null; failureCode: string; failureMessage: string };
+
+export type AppliedCharge =
+  | { kind: 'paid' | 'void'; outbox: Outbox }
+  | { kind: 'declined'; nextAttemptAt: string | null; outbox: Outbox }
+  | { kind: 'missing' };
+
+/**
+ * Records the provider's answer to attempt `attempt` of an invoice. Paid: the subscription is
+ * active (activated on its first payment), receipt email, `charge_succeeded`. Declined: the
+ * invoice waits for its next attempt (`retryDelayMs` from now; null: none left), the
+ * subscription is `past_due`, payment-failed email naming the next retry date.
+ */
+export async function applyInvoiceCharge(
+  em: EntityManager,
+  invoiceId: string,
+  attempt: number,
+  charge: ChargeResult,
+  retryDelayMs: number | null,
+): Promise<AppliedCharge> {
+  const invoiceRow = await em.fork().findOne(Invoice, { id: invoiceId }, { fields: ['subscription'] });
+  if (!invoiceRow) return { kind: 'missing' };
+  // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
+  let applied = { kind: 'missing' } as
+    { kind: 'paid' | 'void' | 'missing' } | { kind: 'declined'; nextAttemptAt: string | null };
+  const outbox = await change(em, invoiceRow.subscription.id, async (tx, s, out) => {
+    const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const receipt = [`email:receipt:${invoice.id}`];
+    const succeeded = [`charge_succeeded:${invoice.id}`];
+    const failedEmail = [`email:failed:${invoice.id}:${attempt}`];
+    const failedEvents = [`charge_failed:${invoice.id}:${attempt}`, `past_due:${invoice.id}`];
+    if (invoice.status === 'paid') {
+      out.expect([...receipt, 'email:activated'], [...succeeded, 'activated']);
+      applied = { kind: 'paid' };
+      return;
+    }
+    if (invoice.attempts >= attempt) {
+      // This attempt was recorded already (a retried activity): answer as the first run did.
+      out.expect(failedEmail, failedEvents);
+      applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null };
+      return;
+    }
+    if (invoice.status === 'void' && charge.kind !== 'paid') {
+      applied = { kind: 'void' };
+      return;
+    }
+    const now = new Date();
+    invoice.attempts = attempt;
+    invoice.updatedAt = now;
+    s.updatedAt = now;
+    if (charge.kind === 'paid') {
+      // Paid wins even over a void: the money moved (a charge in flight finishes first).
+      invoice.status = 'paid';
+      invoice.paidAt = now;
+      invoice.voidedAt = null;
+      invoice.providerTransactionId = charge.transactionId;
+      invoice.failureCode = null;
+      invoice.failureMessage = null;
+      invoice.nextAttemptAt = null;
+      if (s.status !== 'cancelled') activate(s, out);
+      out.event('subscription.charge_succeeded', succeeded[0]!);
+      out.email('receipt', receipt[0]!, { invoice });
+      applied = { kind: 'paid' };
+      return;
+    }
+    invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
+    invoice.failureCode = charge.failureCode;
+    invoice.failureMessage = charge.failureMessage;
+    invoice.nextAttemptAt = retryDelayMs === null ? null : new Date(now.getTime() + retryDelayMs);
+    out.event('subscription.charge_failed', failedEvents[0]!);
+    out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
+    if (s.status !== 'past_due' && s.status !== 'cancelled') {
+      s.status = 'past_due';
+      out.event('subscription.past_due', failedEvents[1]!);
+    }
+    applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null };
+  });
+  if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
+  return { ...applied, outbox } as AppliedCharge;
+}
+
+/**
+ * Cancels: immediate and irreversible. The current period stays as it is; open invoices are
+ * voided (never charged afterwards); a cancelled subscription is left unchanged.
+ */
+export async function cancelSubscription(
+  em: EntityManager,
+  subscriptionId: string,
+  reason: string,
+  notify: boolean,
+): Promise<Outbox | null> {
+  return change(em, subscriptionId, async (tx, s, out) => {
+    if (s.status === 'cancelled') {
+      out.expect(['email:cancelled'], ['cancelled']);
+      return;
+    }
+    const now = new Date();
+    await tx.nativeUpdate(
+      Invoice,
+      { subscription: s.id, status: 'open' },
+      { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
+    );
+    s.status = 'cancelled';
+    s.cancelledAt = now;
+    s.cancellationReason = reason;
+    s.updatedAt = now;
+    out.event('subscription.cancelled', 'cancelled');
+    if (notify) out.email('cancelled', 'email:cancelled', {});
+  });
+}
+
+/** The first charge was refused outright (e.g. an unknown card token): nothing is kept. */
+export async function discardSubscription(em: EntityManager, subscriptionId: string): Promise<void> {
+  await em.fork().nativeDelete(Subscription, { id: subscriptionId, status: 'created' });
+}

@@ -1,0 +1,49 @@
+import type { WorkflowStartOptions } from '@temporalio/client';
+import type { Plan } from '../domain/subscriptionPlan';
+import type { subscriptionWorkflow } from '../../workflows/subscription';
+import { subscriptionWorkflowId, type SubscriptionWorkflowInput } from '../../workflows/subscriptionApi';
+import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workflows/searchAttributes';
+
+/** How a subscription's workflow is started: its id, input, policies and search attributes. */
+export function subscriptionWorkflowStartOptions(
+  subscription: {
+    id: string;
+    merchantId: string;
+    externalId: string;
+    cardToken: string | null;
+    callbackUrl: string | null;
+    plan: Plan;
+  },
+  settings: {
+    taskQueue: string;
+    billingDaySeconds: number;
+    subscriptionAuthorizationExpirySeconds: number;
+    callbackRetryInitialSeconds: number;
+    historyEventLimit?: number;
+  },
+): WorkflowStartOptions<typeof subscriptionWorkflow> {
+  const input: SubscriptionWorkflowInput = {
+    subscriptionId: subscription.id,
+    merchantId: subscription.merchantId,
+    plan: subscription.plan,
+    needsAuthorization: subscription.cardToken === null,
+    billingDaySeconds: settings.billingDaySeconds,
+    authorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds,
+    callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+    callbacks: subscription.callbackUrl !== null,
+    ...(settings.historyEventLimit ? { historyEventLimit: settings.historyEventLimit } : {}),
+  };
+  return {
+    workflowId: subscriptionWorkflowId(subscription.id),
+    taskQueue: settings.taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    // One execution chain per subscription: once closed (cancelled), never started again.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: [
+      { key: MerchantIdKey, value: subscription.merchantId },
+      { key: ExternalIdKey, value: subscription.externalId },
+      { key: SubscriptionStatusKey, value: 'created' },
+    ],
+  };
+}
