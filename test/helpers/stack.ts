@@ -222,7 +222,9 @@ function readCaught(dir: string): CaughtEmail[] {
         new RegExp(`^${name}: (.*(?:\\r?\\n[ \\t].*)*)`, 'mi').exec(head)?.[1]?.replace(/\r?\n[ \t]+/g, ' ') ?? '';
       let text = body.join('\n\n');
       if (/quoted-printable/i.test(header('Content-Transfer-Encoding'))) {
-        text = text.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+        text = text
+          .replace(/=\r?\n/g, '')
+          .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
       }
       return { to: header('To'), subject: header('Subject'), messageId: header('Message-ID'), text };
     });
