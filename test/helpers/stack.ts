@@ -158,16 +158,18 @@ export async function startTestWorker(
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
   const running = worker.run();
+  const stop = async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running.catch(() => undefined);
+    await clientConnection.close();
+    await connection.close();
+  };
+  let stopped: Promise<void> | undefined;
   return {
     worker,
     client,
     taskQueue: opts.taskQueue,
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => undefined);
-      await clientConnection.close();
-      await connection.close();
-    },
+    stop: () => (stopped ??= stop()),
   };
 }
 

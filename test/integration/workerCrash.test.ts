@@ -1,19 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  createTestMerchant,
-  SANDBOX_API_KEY,
-  SANDBOX_WEBHOOK_SECRET,
-  startPaymentStack,
-  type PaymentStack,
-  type TestMerchant,
-} from '../helpers/stack';
+import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import { startWorkerProcess as startWorker } from '../helpers/workerProcess';
 import { call, eventually } from '../helpers/http';
-import { testStack } from '../setup/stackInfo';
-
-const ROOT = path.resolve(__dirname, '../..');
 
 /**
  * Money invariant 5 and 1: a worker process killed (SIGKILL) in the middle of a token-flow
@@ -37,25 +28,7 @@ describe('worker killed mid-payment', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function startWorkerProcess(): ChildProcess {
-    return spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
-      cwd: ROOT,
-      stdio: 'ignore',
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        DATABASE_URL: testStack().databaseUrl,
-        TEMPORAL_ADDRESS: testStack().temporalAddress,
-        TEMPORAL_TASK_QUEUE: stack.taskQueue,
-        SANDBOX_URL: stack.sandboxUrl,
-        SANDBOX_API_KEY,
-        SANDBOX_WEBHOOK_SECRET,
-        PUBLIC_BASE_URL: stack.api.baseUrl,
-        PROVIDER_TIMEOUT_MS: '8000',
-        LOG_LEVEL: 'silent',
-      },
-    });
-  }
+  const startWorkerProcess = () => startWorker(stack, dataDir);
 
   const post = (externalId: string) =>
     call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {

@@ -1,0 +1,30 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { testStack } from '../setup/stackInfo';
+import { SANDBOX_API_KEY, SANDBOX_WEBHOOK_SECRET, type PaymentStack } from './stack';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/**
+ * The product's worker (`src/main/worker.ts`) as a child process on the stack's task queue, so a
+ * test can kill it with SIGKILL mid-work, as a crash would.
+ */
+export function startWorkerProcess(stack: PaymentStack, dataDir: string): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
+    cwd: ROOT,
+    stdio: 'ignore',
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      DATABASE_URL: testStack().databaseUrl,
+      TEMPORAL_ADDRESS: testStack().temporalAddress,
+      TEMPORAL_TASK_QUEUE: stack.taskQueue,
+      SANDBOX_URL: stack.sandboxUrl,
+      SANDBOX_API_KEY,
+      SANDBOX_WEBHOOK_SECRET,
+      PUBLIC_BASE_URL: stack.api.baseUrl,
+      PROVIDER_TIMEOUT_MS: '8000',
+      LOG_LEVEL: 'silent',
+    },
+  });
+}

@@ -1,0 +1,94 @@
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { eventually } from '../helpers/http';
+import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
+import { startWorkerProcess } from '../helpers/workerProcess';
+
+/**
+ * Money invariants 1 and 5 for subscriptions: the worker process is killed (SIGKILL) between
+ * charges and in the middle of one; once a worker is back, every period is billed, none twice.
+ */
+describe('subscriptions: worker killed', () => {
+  const DAY_MS = 1000;
+  let stack: PaymentStack;
+  let merchant: TestMerchant;
+  let subs: ReturnType<typeof subscriptionClient>;
+  let child: ChildProcess | undefined;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    stack = await startPaymentStack('subcrash', { billingDaySeconds: DAY_MS / 1000, paymentWaitMs: 20_000 });
+    await stack.worker.stop(); // this file's workflows run on a worker process it can kill
+    merchant = await createTestMerchant(stack.orm, 'Crash merchant');
+    subs = subscriptionClient(stack, merchant);
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'subcrash-worker-'));
+  });
+  afterAll(async () => {
+    child?.kill('SIGKILL');
+    await stack.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Every period from 0 on has one invoice, contiguous; each paid one captured exactly once. */
+  async function expectEveryPeriodBilledOnce(id: string) {
+    const invoices = await subs.invoices(id);
+    invoices.forEach((inv, i) => {
+      expect(inv.periodIndex).toBe(i);
+      if (i > 0) expect(inv.periodStart.getTime()).toBe(invoices[i - 1]!.periodEnd.getTime());
+    });
+    const paid = invoices.filter((i) => i.status === 'paid');
+    const byInvoice = succeededByInvoice(await subs.captures(id));
+    expect([...byInvoice.keys()].sort()).toEqual(paid.map((i) => i.id).sort());
+    expect([...byInvoice.values()].every((n) => n === 1)).toBe(true);
+    return invoices;
+  }
+
+  it('bills the periods that came due while no worker ran, in order, once each', async () => {
+    child = startWorkerProcess(stack, dataDir);
+    const created = await subs.create({ cardToken: 'tok_success' });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    await subs.untilPaid(id, 2);
+    child.kill('SIGKILL');
+    const before = (await subs.invoices(id)).length;
+    await sleep(3 * DAY_MS); // three periods come due with no worker
+    expect((await subs.invoices(id)).length).toBe(before);
+
+    child = startWorkerProcess(stack, dataDir);
+    await subs.untilPaid(id, before + 4, 60_000);
+    await subs.cancel(id);
+    const invoices = await expectEveryPeriodBilledOnce(id);
+    expect(invoices.length).toBeGreaterThanOrEqual(before + 4);
+  });
+
+  it('charges an invoice once when the worker dies during its provider call', async () => {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2 });
+    const id = created.body.id as string;
+    // The sandbox captures at once but holds its answer: the worker is mid-call when killed.
+    await stack.sandbox('/_admin/faults', { latencyMs: 3000 });
+    const captured = await eventually(
+      () => subs.captures(id),
+      (l) => l.length >= 2,
+      10_000,
+      20,
+    );
+    child!.kill('SIGKILL');
+    const renewalId = captured[1]!.metadata.invoiceId!;
+    expect((await subs.invoices(id)).find((i) => i.id === renewalId)!.status).toBe('open');
+
+    await stack.sandbox('/_admin/faults', {});
+    child = startWorkerProcess(stack, dataDir);
+    await eventually(
+      () => subs.invoices(id),
+      (l) => l.find((i) => i.id === renewalId)?.status === 'paid',
+      60_000,
+      250,
+    );
+    await subs.cancel(id);
+    await expectEveryPeriodBilledOnce(id);
+    expect((await subs.captures(id)).filter((c) => c.metadata.invoiceId === renewalId)).toHaveLength(1);
+  });
+});
