@@ -17,6 +17,9 @@ import { ProviderError } from '../src/providers/errors';
 import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { attemptFailure, reconcileFailure } from './providerFailures';
+import type { createMailer } from './emails';
+
+type Mailer = ReturnType<typeof createMailer>;
 
 export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
 
@@ -35,7 +38,20 @@ export interface ChargeRequest {
  * invoice charges) and PostgreSQL (src/domain/subscriptions.ts). Each is idempotent: the provider
  * dedupes on our keys and each state change checks what is recorded first.
  */
-export function createSubscriptionActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
+export function createSubscriptionActivities(
+  { orm, providers, publicBaseUrl, logger }: ActivityDeps,
+  mailer: Pick<Mailer, 'sendNow'>,
+) {
+  /**
+   * Sends a change's emails at once, best effort, so the usual period costs the workflow no
+   * extra step; what could not be sent is left in the outbox for the workflow to send.
+   */
+  async function dispatch<T extends { outbox: Outbox } | { kind: string }>(result: T): Promise<T> {
+    if (!('outbox' in result)) return result;
+    const emailIds = await mailer.sendNow(result.outbox.emailIds);
+    return { ...result, outbox: { ...result.outbox, emailIds } };
+  }
+
   const load = (id: string) => orm.em.fork().findOne(Subscription, { id });
   const providerOf = (s: Subscription): PaymentProvider => {
     const provider = providers.byName(s.processor);
@@ -70,6 +86,70 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
     // A card charge is settled in the provider's answer; anything else is not an answer to trust.
     throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, 'invalid_response');
   };
+
+  /** One attempt to charge an invoice with the subscription's card. */
+  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    const em = orm.em.fork();
+    const invoice = await em.findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
+    if (!invoice) return { kind: 'missing' };
+    const s = invoice.subscription;
+    if (invoice.status === 'paid') {
+      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, { kind: 'paid', transactionId: '' }, null);
+    }
+    if (invoice.attempts >= req.attempt || invoice.status === 'void') {
+      // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
+      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
+    }
+    if (!s.cardToken) throw ApplicationFailure.nonRetryable(`subscription ${s.id} has no card`, 'no_card');
+    let pp: ProviderPayment;
+    try {
+      pp = await providerOf(s).createPayment({
+        idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
+        amountMinor: invoice.amountMinor,
+        currency: invoice.currency,
+        mode: 'card',
+        cardToken: s.cardToken,
+        ...(s.description ? { description: s.description } : {}),
+        metadata: metadataOf(s, invoice.id),
+      });
+    } catch (err) {
+      if (err instanceof ProviderError && err.kind === 'rejected') {
+        const code = err.code ?? 'provider_rejected';
+        if (req.discardOnReject) {
+          await discardSubscription(orm.em, s.id);
+          logger.info({ subscriptionId: s.id, code }, 'provider rejected the first charge; discarded');
+          return { kind: 'rejected', code, message: err.message };
+        }
+        return applyInvoiceCharge(
+          orm.em,
+          invoice.id,
+          req.attempt,
+          { kind: 'declined', transactionId: null, failureCode: code, failureMessage: err.message },
+          req.retryDelayMs,
+        );
+      }
+      throw attemptFailure(err);
+    }
+    return applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+  }
+
+  /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
+  async function reconcile(req: ChargeRequest): Promise<ChargeOutcome> {
+    const invoice = await orm.em.fork().findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
+    if (!invoice) return { kind: 'missing' };
+    if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
+      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
+    }
+    try {
+      const pp = await providerOf(invoice.subscription).findPayment({
+        idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
+      });
+      if (!pp) return { kind: 'not_found' };
+      return await applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+    } catch (err) {
+      throw reconcileFailure(err);
+    }
+  }
 
   return {
     /** Is the subscription recorded yet (the API commits right after starting its workflow)? */
@@ -172,77 +252,34 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       periodStart: string;
       periodEnd: string;
     }): Promise<OpenedInvoice> {
-      return openPeriodInvoice(orm.em.fork(), {
-        ...input,
-        periodStart: new Date(input.periodStart),
-        periodEnd: new Date(input.periodEnd),
-      });
+      return dispatch(
+        await openPeriodInvoice(orm.em.fork(), {
+          ...input,
+          periodStart: new Date(input.periodStart),
+          periodEnd: new Date(input.periodEnd),
+        }),
+      );
     },
 
     /** One attempt to charge an invoice with the subscription's card. */
     async chargeInvoice(req: ChargeRequest): Promise<ChargeOutcome> {
-      const em = orm.em.fork();
-      const invoice = await em.findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
-      if (!invoice) return { kind: 'missing' };
-      const s = invoice.subscription;
-      if (invoice.status === 'paid') {
-        return applyInvoiceCharge(orm.em, invoice.id, req.attempt, { kind: 'paid', transactionId: '' }, null);
-      }
-      if (invoice.attempts >= req.attempt || invoice.status === 'void') {
-        // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
-        return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
-      }
-      if (!s.cardToken) throw ApplicationFailure.nonRetryable(`subscription ${s.id} has no card`, 'no_card');
-      let pp: ProviderPayment;
-      try {
-        pp = await providerOf(s).createPayment({
-          idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
-          amountMinor: invoice.amountMinor,
-          currency: invoice.currency,
-          mode: 'card',
-          cardToken: s.cardToken,
-          ...(s.description ? { description: s.description } : {}),
-          metadata: metadataOf(s, invoice.id),
-        });
-      } catch (err) {
-        if (err instanceof ProviderError && err.kind === 'rejected') {
-          const code = err.code ?? 'provider_rejected';
-          if (req.discardOnReject) {
-            await discardSubscription(orm.em, s.id);
-            logger.info({ subscriptionId: s.id, code }, 'provider rejected the first charge; discarded');
-            return { kind: 'rejected', code, message: err.message };
-          }
-          return applyInvoiceCharge(
-            orm.em,
-            invoice.id,
-            req.attempt,
-            { kind: 'declined', transactionId: null, failureCode: code, failureMessage: err.message },
-            req.retryDelayMs,
-          );
-        }
-        throw attemptFailure(err);
-      }
-      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+      return dispatch(await charge(req));
     },
 
     /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
     async reconcileInvoiceCharge(req: ChargeRequest): Promise<ChargeOutcome> {
-      const invoice = await orm.em.fork().findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
-      if (!invoice) return { kind: 'missing' };
-      if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
-        return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
-      }
-      try {
-        const pp = await providerOf(invoice.subscription).findPayment({
-          idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
-        });
-        if (!pp) return { kind: 'not_found' };
-        return await applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
-      } catch (err) {
-        throw reconcileFailure(err);
-      }
+      return dispatch(await reconcile(req));
     },
 
+    /** The emails of this subscription still unsent (a new run sends them: nothing is dropped). */
+    async unsentSubscriptionEmails(subscriptionId: string): Promise<string[]> {
+      const rows: Array<{ id: string }> = await orm.em
+        .getConnection()
+        .execute(`select id from emails where dedupe_key like ? and sent_at is null order by created_at`, [
+          `${subscriptionId}:%`,
+        ]);
+      return rows.map((r) => r.id);
+    },
     /**
      * Cancels the subscription record (open invoices voided) with its email and event. A hosted
      * authorization still open at the provider is cancelled too, so its page stops working.

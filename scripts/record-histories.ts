@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts
+ *   node --import tsx scripts/record-histories.ts [payments|subscriptions|all]   (default all)
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
  */
@@ -18,11 +18,47 @@ import { call, eventually } from '../test/helpers/http';
 import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
+import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
+import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
 async function main(): Promise<void> {
+  const which = process.argv[2] ?? 'all';
   await globalSetup();
+  try {
+    if (which === 'all' || which === 'payments') await recordPaymentsAndRefunds();
+    if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
+  } finally {
+    await globalTeardown();
+  }
+}
+
+/** Exports one run's history (the latest run without `runId`) as the CLI's canonical proto JSON. */
+async function exportHistory(name: string, workflowId: string, runId?: string): Promise<void> {
+  const cli = await locateTemporalCli();
+  if (!cli) throw new Error('the Temporal CLI is needed to export histories');
+  // The CLI writes the canonical proto JSON that historyFromJSON reads back.
+  const { stdout } = await promisify(execFile)(
+    cli,
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      ...(runId ? ['--run-id', runId] : []),
+      '--address',
+      testStack().temporalAddress,
+      '--output',
+      'json',
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  fs.writeFileSync(path.join(OUT, `${name}.json`), stdout);
+  console.log(`recorded ${name} (${(JSON.parse(stdout) as { events: unknown[] }).events.length} events)`);
+}
+
+async function recordPaymentsAndRefunds(): Promise<void> {
   const stack = await startPaymentStack('record', { paymentExpirySeconds: 2, callbackRetryInitialSeconds: 1 });
   const receiver = await startCallbackReceiver([500]);
   try {
@@ -101,8 +137,6 @@ async function main(): Promise<void> {
     refundScenarios['refund-declined'] = refundIdOf(await refund('declined'));
     await stack.sandbox('/_admin/faults', {});
 
-    const cli = await locateTemporalCli();
-    if (!cli) throw new Error('the Temporal CLI is needed to export histories');
     const workflowIds = [
       ...Object.entries(scenarios).map(([name, id]) => [name, paymentWorkflowId(id)] as const),
       ...Object.entries(refundScenarios).map(([name, id]) => [name, refundWorkflowId(id)] as const),
@@ -115,28 +149,101 @@ async function main(): Promise<void> {
         30_000,
         250,
       );
-      // The CLI writes the canonical proto JSON that historyFromJSON reads back.
-      const { stdout } = await promisify(execFile)(
-        cli,
-        [
-          'workflow',
-          'show',
-          '--workflow-id',
-          handle.workflowId,
-          '--address',
-          testStack().temporalAddress,
-          '--output',
-          'json',
-        ],
-        { maxBuffer: 64 * 1024 * 1024 },
-      );
-      fs.writeFileSync(path.join(OUT, `${name}.json`), stdout);
-      console.log(`recorded ${name} (${(JSON.parse(stdout) as { events: unknown[] }).events.length} events)`);
+      await exportHistory(name, workflowId);
     }
   } finally {
     await receiver.close();
     await stack.close();
-    await globalTeardown();
+  }
+}
+
+/**
+ * Subscription scenarios on a one-second billing day. A subscription's workflow is one chain of
+ * runs (continue-as-new); a run is recorded once it has closed, and the chain that continued as
+ * new is recorded twice: its first run (ends in ContinuedAsNew) and its last (resumed from the cursor).
+ */
+async function recordSubscriptions(): Promise<void> {
+  const stack = await startPaymentStack('record-subs', {
+    billingDaySeconds: 1,
+    subscriptionAuthorizationExpirySeconds: 2,
+    callbackRetryInitialSeconds: 1,
+    historyEventLimit: 40,
+  });
+  const receiver = await startCallbackReceiver([500]);
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const scenarios: Record<string, string> = {};
+    const idOf = (r: { body: SubscriptionBody }) =>
+      (r.body.id as string | undefined) ?? (r.body.details.subscription.id as string);
+
+    const renewing = idOf(await subs.create({ cardToken: 'tok_success', callbackUrl: receiver.url }));
+    const trial = idOf(
+      await subs.create({
+        cardToken: 'tok_success',
+        phases: [{ name: 'trial', iterations: 1, amount: 0, billingIntervalDays: 1 }],
+      }),
+    );
+    const exhausted = idOf(await subs.create({ cardToken: 'tok_decline', retryScheduleDays: [1] }));
+    const hosted = await subs.create({});
+    await fetch(`${hosted.body.redirectUrl as string}/pay`, { method: 'POST' });
+    const expired = idOf(await subs.create({}));
+    const pastDue = idOf(await subs.create({ cardToken: 'tok_insufficient_funds', retryScheduleDays: [5] }));
+    const chain = idOf(await subs.create({ cardToken: 'tok_success' }));
+
+    await subs.untilPaid(renewing, 3);
+    await subs.cancel(renewing);
+    scenarios['subscription-token-renewals-callbacks-cancelled'] = renewing;
+    await subs.untilPaid(trial, 3);
+    await subs.cancel(trial, '?notify=false');
+    scenarios['subscription-trial-then-evergreen'] = trial;
+    scenarios['subscription-retries-exhausted'] = exhausted;
+    await subs.untilPaid(idOf(hosted), 2);
+    await subs.cancel(idOf(hosted));
+    scenarios['subscription-hosted-authorized'] = idOf(hosted);
+    scenarios['subscription-hosted-expired'] = expired;
+    await subs.cancel(pastDue, '?reason=customer_request');
+    scenarios['subscription-past-due-cancelled'] = pastDue;
+
+    // Declined renewal, retried, recovered.
+    const recovering = idOf(
+      await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [1] }),
+    );
+    await stack.sandbox('/_admin/faults', { payments: 'decline' });
+    await subs.until(recovering, (s) => s.status === 'past_due');
+    await stack.sandbox('/_admin/faults', {});
+    await subs.until(recovering, (s) => s.status === 'active' && s.latestInvoice?.attempts === 2);
+    await subs.cancel(recovering);
+    scenarios['subscription-declined-retried-recovered'] = recovering;
+
+    // A chain of runs: continue-as-new every few periods (historyEventLimit 40).
+    const workflowId = subscriptionWorkflowId(chain);
+    const runs = async () => {
+      const list: Array<{ runId: string; status: string; startTime: Date }> = [];
+      for await (const wf of stack.api.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+        list.push({ runId: wf.runId, status: wf.status.name, startTime: wf.startTime });
+      }
+      return list.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    };
+    await eventually(runs, (l) => l.length >= 2, 60_000, 500);
+    await subs.cancel(chain);
+    const chainRuns = await runs();
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+    await exportHistory('subscription-continued-as-new-first-run', workflowId, chainRuns[0]!.runId);
+    await exportHistory('subscription-continued-as-new-last-run', workflowId, chainRuns[chainRuns.length - 1]!.runId);
+  } finally {
+    await receiver.close();
+    await stack.close();
   }
 }
 

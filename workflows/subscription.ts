@@ -32,6 +32,7 @@ import {
   type CancelRequest,
   type StartOutcome,
   type SubscriptionWorkflowInput,
+  type SubscriptionWorkflowResult,
 } from './subscriptionApi';
 
 /** Provider attempts: local (no server round trip), a few quick retries while unavailable. */
@@ -54,11 +55,16 @@ const VISIBILITY_WAIT_MS = 60_000;
 /** Continue-as-new well before the bound of 1,000 events per run. */
 export const DEFAULT_HISTORY_EVENT_LIMIT = 600;
 const MAX_HISTORY_EVENT_LIMIT = 900;
+/** How long a run about to continue as new waits for its background sends. */
+const SEND_DRAIN_MS = 30_000;
 
 /** While the provider is unreachable (nothing charged): wait, then try the same attempt again. */
 const unavailableBackoffMs = (streak: number) => Math.min(10_000 * 2 ** (streak - 1), 600_000);
 
 type Collection = 'paid' | 'exhausted' | 'cancel' | 'discarded';
+
+/** Failures of an attempt that prove nothing was charged. */
+const NOTHING_CHARGED = ['unavailable', 'no_card', 'provider_not_configured'];
 
 /**
  * One subscription for its whole life: the card (token, or authorized by the customer on the
@@ -70,7 +76,7 @@ type Collection = 'paid' | 'exhausted' | 'cancel' | 'discarded';
  * Cancellation is an Update: it takes effect between steps, so a charge in flight finishes first
  * and no new one starts. The history stays bounded: the run continues as new between periods.
  */
-export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<{ status: SubscriptionStatus }> {
+export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionWorkflowResult> {
   const { subscriptionId, plan, billingDaySeconds } = input;
   const historyLimit = Math.min(input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT, MAX_HISTORY_EVENT_LIMIT);
   const runs = input.resume?.runs ?? 0;
@@ -161,7 +167,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (cancelRequest && status !== 'cancelled' && !discarded) await cancel(cancelRequest);
     await condition(() => pendingSends === 0);
     await allHandlersFinished();
-    return { status };
+    // The first outcome too: an API that asks after the run closed (a refused token) reads it here.
+    return { status, firstOutcome };
   };
 
   // The API starts this workflow inside the transaction that records the subscription: the row
@@ -183,6 +190,9 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     const authorized = await authorize();
     if (!authorized) return finish();
   }
+
+  // A new run first sends what an earlier one left unsent (a run never ends waiting on SMTP).
+  if (input.resume) follow({ status, emailIds: await records.unsentSubscriptionEmails(subscriptionId), eventIds: [] });
 
   // ---- billing periods ----
   let periodStart = input.resume?.periodStartMs ?? Date.now();
@@ -231,10 +241,11 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
     const info = workflowInfo();
     if (info.historyLength >= historyLimit || info.continueAsNewSuggested) {
-      // Between periods: let background sends finish first (bounded by the next period's start).
-      const wait = periodStart - Date.now();
-      if (wait > 0) await condition(() => pendingSends === 0 || cancelRequested(), wait);
-      if (pendingSends === 0 && !cancelRequested()) {
+      // Between periods: background sends finish first (usually milliseconds). SMTP down: the
+      // run goes on until the hard limit, then continues anyway (the next run resends).
+      if (pendingSends > 0) await condition(() => pendingSends === 0 || cancelRequested(), SEND_DRAIN_MS);
+      const mustContinue = info.historyLength >= MAX_HISTORY_EVENT_LIMIT;
+      if ((pendingSends === 0 || mustContinue) && !cancelRequested()) {
         await allHandlersFinished();
         if (!cancelRequested()) {
           return continueAsNew<typeof subscriptionWorkflow>({
@@ -359,13 +370,15 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
         return await attempts.chargeInvoice(request);
       } catch (err) {
         const type = failureType(err);
-        if (type !== 'timeout' && type !== 'invalid_response') {
-          // Nothing was done (unavailable), or a fault an operator must see (logged by the
-          // worker): the same attempt is tried again later, with the same key.
+        if (type !== undefined && NOTHING_CHARGED.includes(type)) {
+          // Nothing was done: the same attempt is tried again later, with the same key.
           if (first) firstOutcome ??= { kind: 'provider_unavailable' };
           return 'unavailable';
         }
-        if (first) firstOutcome ??= { kind: type === 'timeout' ? 'provider_timeout' : 'provider_invalid' };
+        // Anything else may have happened after the provider captured (a timeout, a garbled
+        // answer, the database failing before the result was recorded): find out, never guess,
+        // and before any cancellation may void the invoice.
+        if (first) firstOutcome ??= { kind: type === 'invalid_response' ? 'provider_invalid' : 'provider_timeout' };
         const found = await patientActivities.reconcileInvoiceCharge(request);
         if (found.kind !== 'not_found') return found;
         // The provider never saw it: attempt again with the same idempotency key.

@@ -48,6 +48,12 @@ export type StartOutcome =
   | { kind: 'provider_invalid' }
   | { kind: 'provider_timeout' };
 
+export interface SubscriptionWorkflowResult {
+  status: SubscriptionStatus;
+  /** What the API would have been answered (null: the run was a continuation, or nothing happened). */
+  firstOutcome: StartOutcome | null;
+}
+
 /** Waits for the first outcome (bounded by the caller's deadline). */
 export const subscriptionStartedUpdate = defineUpdate<StartOutcome>('subscriptionStarted');
 

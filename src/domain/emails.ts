@@ -15,7 +15,7 @@ export function recordEmail(
     merchant: input.merchant,
     dedupeKey: input.dedupeKey,
     to: input.to,
-    subject: input.subject,
+    subject: input.subject.length <= 255 ? input.subject : `${input.subject.slice(0, 254)}…`,
     text: input.text,
     attempts: 0,
     sentAt: null,

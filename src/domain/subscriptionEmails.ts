@@ -1,10 +1,14 @@
 import type { Invoice, Subscription } from '../db/entities';
-import { toMajor } from './money';
+import { currencyExponent, toMajor } from './money';
 
 /** The customer emails of a subscription: plain text, one per event (PRODUCT.md, Subscriptions). */
 export type SubscriptionEmailKind = 'activated' | 'receipt' | 'payment_failed' | 'cancelled';
 
-const money = (minor: number, currency: string) => `${toMajor(minor, currency)} ${currency}`;
+/** `10.50 USD`, `1200 JPY`: every decimal the currency has. */
+const money = (minor: number, currency: string) =>
+  `${toMajor(minor, currency).toFixed(currencyExponent(currency))} ${currency}`;
+/** Subjects quote the subscription's name, shortened: a subject line is at most 255 characters. */
+const short = (text: string, max = 100) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 const day = (d: Date | null | undefined) => (d ? d.toISOString() : 'unknown');
 
 export function subscriptionEmail(
@@ -12,7 +16,7 @@ export function subscriptionEmail(
   s: Subscription,
   facts: { invoice?: Invoice; nextAttemptAt?: Date | null },
 ): { subject: string; text: string } {
-  const what = s.description ?? `subscription ${s.externalId}`;
+  const what = short(s.description ?? `subscription ${s.externalId}`);
   const greeting = s.customer?.name ? `Hello ${s.customer.name},` : 'Hello,';
   const ref = `Subscription: ${s.id} (${s.externalId})`;
   const invoice = facts.invoice;

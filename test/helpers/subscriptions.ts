@@ -2,7 +2,8 @@ import { Invoice } from '../../src/db/entities';
 import { call, eventually } from './http';
 import type { LedgerEntry, PaymentStack, TestMerchant } from './stack';
 
-/** A subscription as the API answers it (loosely typed for assertions). */
+/** A subscription as the API answers it, loosely typed so assertions can read nested fields. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type SubscriptionBody = Record<string, any>;
 
 /** The subscription endpoints of one merchant on one stack, and what tests observe around them. */

@@ -16,8 +16,11 @@ const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('workflow replay', () => {
   it('has recorded histories for every workflow type', () => {
     const types = new Set(files.map((f) => f.split('-')[0]));
-    expect([...types].sort()).toEqual(expect.arrayContaining(['payment', 'refund']));
-    expect(files.length).toBeGreaterThanOrEqual(11);
+    expect([...types].sort()).toEqual(expect.arrayContaining(['payment', 'refund', 'subscription']));
+    expect(files.length).toBeGreaterThanOrEqual(31);
+    // A subscription chain that crossed a continue-as-new: its first run ends in one.
+    const firstRun = fs.readFileSync(path.join(DIR, 'subscription-continued-as-new-first-run.json'), 'utf8');
+    expect(firstRun).toContain('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
   });
 
   it.each(files)('replays %s deterministically', async (file) => {

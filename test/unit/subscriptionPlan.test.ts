@@ -274,6 +274,25 @@ describe('subscriptionEmail', () => {
     expect(email.text).toContain(periodEnd.toISOString());
   });
 
+  // emails.subject is varchar(255) (src/db/entities.ts); the API accepts externalId <= 255 and
+  // description <= 1000 characters, and the subject quotes one of them.
+  it.each<[string, Partial<Subscription>]>([
+    ['a description of 1000 characters', { description: 'd'.repeat(1000) }],
+    ['an externalId of 255 characters (no description)', { description: null, externalId: 'e'.repeat(255) }],
+  ])('with %s every subject fits the 255-character column', (_label, patch) => {
+    const s = subscription({ ...patch, cancellationReason: 'merchant_request' });
+    const facts = { invoice: invoice({ amountMinor: 100_000_000_000 }), nextAttemptAt: null };
+    const kinds = ['activated', 'receipt', 'payment_failed', 'cancelled'] as const;
+    const emails = kinds.map((kind) => ({ kind, ...subscriptionEmail(kind, s, facts) }));
+    const tooLong = emails.filter((e) => e.subject.length > 255).map((e) => `${e.kind}: ${e.subject.length}`);
+    expect(tooLong).toEqual([]);
+    for (const email of emails) {
+      expect(email.subject.length).toBeGreaterThan(0);
+      // The full reference stays in the body.
+      expect(email.text).toContain(s.externalId);
+    }
+  });
+
   it('without a description or a customer name: the externalId and a plain greeting', () => {
     const s = subscription({ description: null, customer: { email: 'x@example.com' } });
     const email = subscriptionEmail('activated', s, {});

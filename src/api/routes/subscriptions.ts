@@ -244,15 +244,24 @@ export function subscriptionRoutes(deps: {
     }
   }
 
-  /** Waits (bounded) for the first outcome; a closed workflow means the row tells all. */
+  /**
+   * Waits (bounded) for the first outcome. A workflow that already closed (e.g. it discarded a
+   * subscription whose token the provider refused, before this request asked) says it in its result.
+   */
   async function firstOutcome(subscriptionId: string): Promise<StartOutcome | 'no_answer'> {
+    const handle = client.workflow.getHandle<typeof subscriptionWorkflow>(subscriptionWorkflowId(subscriptionId));
     try {
-      return await client.withDeadline(Date.now() + settings.paymentWaitMs, () =>
-        client.workflow.getHandle(subscriptionWorkflowId(subscriptionId)).executeUpdate(subscriptionStartedUpdate),
-      );
+      return await client.withDeadline(Date.now() + settings.paymentWaitMs, async () => {
+        try {
+          return await handle.executeUpdate(subscriptionStartedUpdate);
+        } catch (err) {
+          if (!isWorkflowClosed(err) && !(err instanceof WorkflowNotFoundError)) throw err;
+          return (await handle.result()).firstOutcome ?? { kind: 'settled' };
+        }
+      });
     } catch (err) {
       if (isDeadlineExceeded(err)) return 'no_answer';
-      if (err instanceof WorkflowNotFoundError || isWorkflowClosed(err)) return { kind: 'settled' };
+      if (err instanceof WorkflowNotFoundError) return { kind: 'settled' };
       throw err;
     }
   }
