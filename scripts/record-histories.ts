@@ -2,6 +2,7 @@
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
  *   node --import tsx scripts/record-histories.ts [payments|subscriptions|all]   (default all)
+ * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
  */
