@@ -336,7 +336,10 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
   indexes: [{ properties: ['merchant', 'createdAt'], name: 'subscriptions_merchant_created_idx' }],
   checks: [
     { name: 'subscriptions_amount_positive_check', expression: 'amount_minor > 0' },
-    { name: 'subscriptions_interval_check', expression: 'billing_interval_days >= 1 and billing_interval_days <= 3650' },
+    {
+      name: 'subscriptions_interval_check',
+      expression: 'billing_interval_days >= 1 and billing_interval_days <= 3650',
+    },
   ],
   properties: {
     id: { type: 'string', primary: true, length: 40 },
