@@ -165,6 +165,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   const finish = async () => {
     if (cancelRequest && status !== 'cancelled' && !discarded) await cancel(cancelRequest);
+    firstOutcome ??= { kind: 'settled' }; // e.g. the row never appeared: a waiting API reads PostgreSQL
     await condition(() => pendingSends === 0);
     await allHandlersFinished();
     // The first outcome too: an API that asks after the run closed (a refused token) reads it here.

@@ -418,14 +418,14 @@ export async function applyInvoiceCharge(
       applied = { kind: 'paid' };
       return;
     }
+    if (invoice.status === 'void' && charge.kind !== 'paid') {
+      applied = { kind: 'void' };
+      return;
+    }
     if (invoice.attempts >= attempt) {
       // This attempt was recorded already (a retried activity): answer as the first run did.
       out.expect(failedEmail, failedEvents);
       applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null };
-      return;
-    }
-    if (invoice.status === 'void' && charge.kind !== 'paid') {
-      applied = { kind: 'void' };
       return;
     }
     const now = new Date();

@@ -130,6 +130,9 @@ Ready in ${((Date.now() - started) / 1000).toFixed(1)} s.
 
   Try it:
     curl -s -H 'Authorization: Basic ${basic}' ${base}/merchant/api-keys
+    curl -s -H 'Authorization: Basic ${basic}' -H 'content-type: application/json' ${base}/subscriptions \\
+      -d '{"amount":9.99,"currency":"USD","billingIntervalDays":1,"externalId":"demo-'$RANDOM'","cardToken":"tok_success","customer":{"email":"you@example.com"}}'
+    (a billing day is ${config.BILLING_DAY_SECONDS} s: BILLING_DAY_SECONDS=60 npm start renews every minute)
 
   Operator CLI: npm run cli -- help
 Press Ctrl-C to stop.`);
