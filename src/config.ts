@@ -59,6 +59,8 @@ export const envSchema = z.object({
   BILLING_DAY_SECONDS: positiveInt(86400),
   SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS: positiveInt(86400),
   CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),
+  /** Workflows a worker keeps in memory (unset: the SDK's size from the heap limit). */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
 
   // Verified API keys are cached at most this long; a revoked key is refused within it.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),

@@ -23,6 +23,8 @@ export interface WorkerDeps {
   /** A prebuilt bundle (tests bundle once per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   identity?: string;
+  /** Sticky cache size (see README, Configuration); unset: the SDK's default from the heap limit. */
+  maxCachedWorkflows?: number;
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
@@ -33,5 +35,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     activities: createActivities(deps),
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     ...(deps.identity ? { identity: deps.identity } : {}),
+    ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
   });
 }

@@ -199,7 +199,8 @@ async function change(
     const subscription = await tx.findOne(
       Subscription,
       { id: subscriptionId },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['merchant'] },
+      // Lock the subscription's row only (`for update of`), not the joined merchant's.
+      { lockMode: LockMode.PESSIMISTIC_WRITE, lockTableAliases: ['s0'], populate: ['merchant'] },
     );
     if (!subscription) return null;
     const out = new OutboxWriter(tx, subscription);

