@@ -14,6 +14,7 @@ import { submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paym
 import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
+import { providerFor } from '../providerFor';
 import {
   checkAmount,
   currency,
@@ -207,14 +208,7 @@ export function paymentRoutes(deps: {
       },
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        const provider = providers.forEnvironment(caller.environment);
-        if (!provider) {
-          throw new AppError(
-            500,
-            'provider_not_configured',
-            `No active payment provider is configured for ${caller.environment} keys.`,
-          );
-        }
+        const provider = providerFor(providers, caller.environment);
         for (let round = 0; round < 3; round++) {
           const em = deps.em.fork();
           const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds, provider.name);

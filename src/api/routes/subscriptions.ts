@@ -26,6 +26,7 @@ import {
 import { serviceUnavailable } from '../middleware/errorHandler';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
+import { providerFor } from '../providerFor';
 import {
   assertCallbackAllowed,
   checkAmount,
@@ -286,14 +287,7 @@ export function subscriptionRoutes(deps: {
       },
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        const provider = providers.forEnvironment(caller.environment);
-        if (!provider) {
-          throw new AppError(
-            500,
-            'provider_not_configured',
-            `No active payment provider is configured for ${caller.environment} keys.`,
-          );
-        }
+        const provider = providerFor(providers, caller.environment);
         // Two identical requests at once: the loser's insert violates the unique externalId and,
         // once more, finds the winner's subscription.
         const subscription = await createOrFind(caller, body, provider.name).catch((err: unknown) => {
