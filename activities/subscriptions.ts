@@ -94,11 +94,11 @@ export function createSubscriptionActivities(
     if (!invoice) return { kind: 'missing' };
     const s = invoice.subscription;
     if (invoice.status === 'paid') {
-      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, { kind: 'paid', transactionId: '' }, null);
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, { kind: 'paid', transactionId: '' }, null);
     }
     if (invoice.attempts >= req.attempt || invoice.status === 'void') {
       // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
-      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
     }
     if (!s.cardToken) throw ApplicationFailure.nonRetryable(`subscription ${s.id} has no card`, 'no_card');
     let pp: ProviderPayment;
@@ -122,7 +122,7 @@ export function createSubscriptionActivities(
         }
         return applyInvoiceCharge(
           orm.em,
-          invoice.id,
+          invoice,
           req.attempt,
           { kind: 'declined', transactionId: null, failureCode: code, failureMessage: err.message },
           req.retryDelayMs,
@@ -130,7 +130,7 @@ export function createSubscriptionActivities(
       }
       throw attemptFailure(err);
     }
-    return applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+    return applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(pp), req.retryDelayMs);
   }
 
   /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
@@ -138,14 +138,14 @@ export function createSubscriptionActivities(
     const invoice = await orm.em.fork().findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
     if (!invoice) return { kind: 'missing' };
     if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
-      return applyInvoiceCharge(orm.em, invoice.id, req.attempt, declinedNoop, req.retryDelayMs);
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
     }
     try {
       const pp = await providerOf(invoice.subscription).findPayment({
         idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
       });
       if (!pp) return { kind: 'not_found' };
-      return await applyInvoiceCharge(orm.em, invoice.id, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+      return await applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(pp), req.retryDelayMs);
     } catch (err) {
       throw reconcileFailure(err);
     }

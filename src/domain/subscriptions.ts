@@ -398,17 +398,17 @@ export type AppliedCharge =
  */
 export async function applyInvoiceCharge(
   em: EntityManager,
-  invoiceId: string,
+  /** The invoice as the caller loaded it (its subscription's row is locked, then the invoice's). */
+  target: { id: string; subscription: { id: string } },
   attempt: number,
   charge: ChargeResult,
   retryDelayMs: number | null,
 ): Promise<AppliedCharge> {
-  const invoiceRow = await em.fork().findOne(Invoice, { id: invoiceId }, { fields: ['subscription'] });
-  if (!invoiceRow) return { kind: 'missing' };
+  const invoiceId = target.id;
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
   let applied = { kind: 'missing' } as
     { kind: 'paid' | 'void' | 'missing' } | { kind: 'declined'; nextAttemptAt: string | null };
-  const outbox = await change(em, invoiceRow.subscription.id, async (tx, s, out) => {
+  const outbox = await change(em, target.subscription.id, async (tx, s, out) => {
     const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const receipt = [`email:receipt:${invoice.id}`];
     const succeeded = [`charge_succeeded:${invoice.id}`];
