@@ -1,22 +1,34 @@
-import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { isGrpcServiceError, ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 
-const UNAVAILABLE = 14;
+// gRPC status codes (google.golang.org/grpc/codes), as the Temporal client reports them.
+const CANCELLED = 1;
 const DEADLINE_EXCEEDED = 4;
+const RESOURCE_EXHAUSTED = 8;
+const UNAVAILABLE = 14;
 
-/** The gRPC error behind a Temporal client error (the client wraps it in a ServiceError). */
+/** The gRPC error behind a Temporal client error (the client wraps it in a typed error). */
 function grpcCode(err: unknown): number | undefined {
-  const grpc = err instanceof ServiceError ? err.cause : err;
+  const grpc = err instanceof ServiceError || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError ? err.cause : err;
   return isGrpcServiceError(grpc) ? grpc.code : undefined;
 }
 
-/** The call gave up waiting: a bounded wait ran out (slow or absent worker, or no Temporal). */
+/**
+ * The call gave up waiting: our bounded wait ran out or the RPC was cancelled (a slow or absent
+ * worker, a restarting server, a process killed mid-call). What it did is unknown; nothing the
+ * caller can be told beyond "not yet".
+ */
 export function isDeadlineExceeded(err: unknown): boolean {
-  const code = grpcCode(err) ?? (err as { code?: unknown } | undefined)?.code;
-  return code === DEADLINE_EXCEEDED || /deadline/i.test((err as Error | undefined)?.message ?? '');
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  const code = grpcCode(err);
+  return code === DEADLINE_EXCEEDED || code === CANCELLED;
 }
 
-/** Temporal did not take the call: nothing was decided. */
+/**
+ * Any Temporal call that ended without an outcome: unreachable, overloaded (RESOURCE_EXHAUSTED),
+ * or gave up waiting. Answered 503, never 500: the caller may retry with the same ids.
+ */
 export function isTemporalUnreachable(err: unknown): boolean {
+  if (isDeadlineExceeded(err)) return true;
   const code = grpcCode(err);
-  return code === UNAVAILABLE || code === DEADLINE_EXCEEDED;
+  return code === UNAVAILABLE || code === RESOURCE_EXHAUSTED;
 }
