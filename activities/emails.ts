@@ -1,69 +1,72 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { createTransport, type Transporter } from 'nodemailer';
-import { Email } from '../src/db/entities';
 import type { ActivityDeps } from './deps';
 
 export type SendResult = 'sent' | 'already_sent' | 'missing';
 
+/** SMTP waits are bounded, so a send never blocks past its activity's timeout (30 s). */
+const SMTP_TIMEOUTS = { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000 };
+/** How long a claim holds an email: longer than the slowest send the timeouts above allow. */
+const CLAIM_SECONDS = 60;
+
 /**
  * Sends outbox emails over SMTP (nodemailer; SMTP_URL, by default the local catcher of
- * `npm start`). At most once per row: a sent email is never sent again. SMTP has no
- * idempotency key, so a crash between the server's acceptance and recording `sentAt` can
- * resend; the Message-ID is stable (`<email id@domain>`) so mail systems can drop the copy.
+ * `npm start`). An email is claimed first (a conditional UPDATE), so a retried or overlapping
+ * attempt never sends it while another holds it, and a sent one is never sent again. SMTP has no
+ * idempotency key: a crash between the server's acceptance and recording `sent_at` resends once
+ * the claim lapses; the Message-ID is stable (`<email id@domain>`) so mail systems drop the copy.
  */
 export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@payments.local>' }: ActivityDeps) {
   let transport: Transporter | undefined;
-  const mailer = () => (transport ??= createTransport(smtpUrl ?? 'smtp://127.0.0.1:2525'));
+  const mailer = () => (transport ??= createTransport({ url: smtpUrl ?? 'smtp://127.0.0.1:2525', ...SMTP_TIMEOUTS }));
+  const sql = () => orm.em.getConnection();
 
-  /** Sends one email unless it was sent already; throws (after recording why) when SMTP fails. */
+  /** Sends one email unless it was sent already; throws (after recording why) when it cannot. */
   async function send(emailId: string): Promise<SendResult> {
-    const em = orm.em.fork();
-    const email = await em.findOne(Email, { id: emailId });
-    if (!email) return 'missing';
-    if (email.sentAt) return 'already_sent';
+    const claimed: Array<{ to: string; subject: string; text: string }> = await sql().execute(
+      `update emails set claimed_until = now() + make_interval(secs => ?), attempts = attempts + 1
+        where id = ? and sent_at is null and (claimed_until is null or claimed_until < now())
+        returning "to", subject, text`,
+      [CLAIM_SECONDS, emailId],
+    );
+    const email = claimed[0];
+    if (!email) {
+      const rows: Array<{ sent_at: Date | null }> = await sql().execute(`select sent_at from emails where id = ?`, [
+        emailId,
+      ]);
+      if (rows.length === 0) return 'missing';
+      if (rows[0]!.sent_at) return 'already_sent';
+      throw new EmailBusyError(emailId);
+    }
     try {
       await mailer().sendMail({
         from: mailFrom,
         to: email.to,
         subject: email.subject,
         text: email.text,
-        messageId: `<${email.id}@payments.local>`,
+        messageId: `<${emailId}@payments.local>`,
       });
     } catch (err) {
-      email.attempts += 1;
-      email.lastError = (err as Error).message.slice(0, 500);
-      await em.flush();
-      throw new Error(`email ${emailId} not sent: ${email.lastError}`);
+      const reason = (err as Error).message.slice(0, 500);
+      // Released at once: the next attempt need not wait for the claim to lapse.
+      await sql().execute(`update emails set claimed_until = null, last_error = ? where id = ?`, [reason, emailId]);
+      throw new Error(`email ${emailId} not sent: ${reason}`);
     }
-    email.attempts += 1;
-    email.sentAt = new Date();
-    email.lastError = null;
-    await em.flush();
+    await sql().execute(`update emails set sent_at = now(), claimed_until = null, last_error = null where id = ?`, [
+      emailId,
+    ]);
     return 'sent';
   }
 
-  /**
-   * Best effort, right after the change that recorded them: sends what it can within the
-   * budget and answers the ids left unsent (the workflow sends those with retries).
-   */
-  async function sendNow(emailIds: string[], budgetMs = 3000): Promise<string[]> {
-    const deadline = Date.now() + budgetMs;
-    const left: string[] = [];
-    for (const id of emailIds) {
-      if (Date.now() >= deadline) {
-        left.push(id);
-        continue;
-      }
-      try {
-        await send(id);
-      } catch {
-        left.push(id);
-      }
-    }
-    return left;
-  }
+  return { send };
+}
 
-  return { send, sendNow };
+/** Another attempt holds the email (it may be sending it right now). */
+export class EmailBusyError extends Error {
+  constructor(emailId: string) {
+    super(`email ${emailId} is being sent by another attempt`);
+    this.name = 'EmailBusyError';
+  }
 }
 
 export function createEmailActivities(deps: ActivityDeps, mailer = createMailer(deps)) {
@@ -72,7 +75,8 @@ export function createEmailActivities(deps: ActivityDeps, mailer = createMailer(
       try {
         return await mailer.send(emailId);
       } catch (err) {
-        throw ApplicationFailure.retryable((err as Error).message, 'email_failed');
+        const type = err instanceof EmailBusyError ? 'email_busy' : 'email_failed';
+        throw ApplicationFailure.retryable((err as Error).message, type);
       }
     },
   };

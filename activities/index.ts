@@ -4,22 +4,23 @@ import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
 import { createSweeperActivities } from './sweeper';
-import { createEmailActivities, createMailer } from './emails';
+import { createEmailActivities } from './emails';
 import { createSubscriptionActivities } from './subscriptions';
+import { createVisibilityActivities } from './visibility';
 
 export type { ActivityDeps } from './deps';
 
 /** Every activity the worker registers, built from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
-  const mailer = createMailer(deps); // one SMTP transport for the worker
   return {
     ...createProbeActivities(deps),
     ...createPaymentActivities(deps),
     ...createMerchantEventActivities(deps),
     ...createRefundActivities(deps),
     ...createSweeperActivities(deps),
-    ...createEmailActivities(deps, mailer),
-    ...createSubscriptionActivities(deps, mailer),
+    ...createEmailActivities(deps),
+    ...createSubscriptionActivities(deps),
+    ...createVisibilityActivities(deps),
   };
 }
 

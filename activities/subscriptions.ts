@@ -17,10 +17,6 @@ import { ProviderError } from '../src/providers/errors';
 import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { attemptFailure, reconcileFailure } from './providerFailures';
-import type { createMailer } from './emails';
-
-type Mailer = ReturnType<typeof createMailer>;
-
 export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
 
 export interface ChargeRequest {
@@ -38,20 +34,7 @@ export interface ChargeRequest {
  * invoice charges) and PostgreSQL (src/domain/subscriptions.ts). Each is idempotent: the provider
  * dedupes on our keys and each state change checks what is recorded first.
  */
-export function createSubscriptionActivities(
-  { orm, providers, publicBaseUrl, logger }: ActivityDeps,
-  mailer: Pick<Mailer, 'sendNow'>,
-) {
-  /**
-   * Sends a change's emails at once, best effort, so the usual period costs the workflow no
-   * extra step; what could not be sent is left in the outbox for the workflow to send.
-   */
-  async function dispatch<T extends { outbox: Outbox } | { kind: string }>(result: T): Promise<T> {
-    if (!('outbox' in result)) return result;
-    const emailIds = await mailer.sendNow(result.outbox.emailIds);
-    return { ...result, outbox: { ...result.outbox, emailIds } };
-  }
-
+export function createSubscriptionActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Subscription, { id });
   const providerOf = (s: Subscription): PaymentProvider => {
     const provider = providers.byName(s.processor);
@@ -73,7 +56,21 @@ export function createSubscriptionActivities(
     return pp.status === 'pending' ? 'waiting' : 'declined';
   };
 
-  const chargeResultOf = (pp: ProviderPayment): ChargeResult => {
+  /**
+   * The provider's answer to an invoice attempt, trusted only when it is about what we asked:
+   * a capture of another amount or currency is not recorded (an operator must look).
+   */
+  const chargeResultOf = (invoice: Invoice, pp: ProviderPayment): ChargeResult => {
+    if (pp.amountMinor !== invoice.amountMinor || pp.currency !== invoice.currency) {
+      logger.error(
+        { invoiceId: invoice.id, transactionId: pp.transactionId, ours: [invoice.amountMinor, invoice.currency] },
+        'provider answered for another amount or currency; not recorded',
+      );
+      throw ApplicationFailure.retryable(
+        `provider transaction ${pp.transactionId} does not match invoice ${invoice.id}`,
+        'reconciliation_mismatch',
+      );
+    }
     if (pp.status === 'succeeded') return { kind: 'paid', transactionId: pp.transactionId };
     if (pp.status === 'failed') {
       return {
@@ -85,6 +82,23 @@ export function createSubscriptionActivities(
     }
     // A card charge is settled in the provider's answer; anything else is not an answer to trust.
     throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, 'invalid_response');
+  };
+
+  /**
+   * Nothing can be charged and asking again will not change it (no card on file, no provider for
+   * the record's processor): the attempt is recorded as declined with that code, so the retry
+   * schedule and its emails run and the subscription ends in a decided state; an error log line
+   * tells operators (a provider configuration they can fix before the last retry).
+   */
+  const cannotCharge = (invoice: Invoice, req: ChargeRequest, failureCode: string, failureMessage: string) => {
+    logger.error({ subscriptionId: invoice.subscription.id, invoiceId: invoice.id, failureCode }, failureMessage);
+    return applyInvoiceCharge(
+      orm.em,
+      invoice,
+      req.attempt,
+      { kind: 'declined', transactionId: null, failureCode, failureMessage },
+      req.retryDelayMs,
+    );
   };
 
   /** One attempt to charge an invoice with the subscription's card. */
@@ -100,10 +114,14 @@ export function createSubscriptionActivities(
       // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
       return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
     }
-    if (!s.cardToken) throw ApplicationFailure.nonRetryable(`subscription ${s.id} has no card`, 'no_card');
+    if (!s.cardToken) return cannotCharge(invoice, req, 'no_card', 'The subscription has no card to charge.');
+    const provider = providers.byName(s.processor);
+    if (!provider) {
+      return cannotCharge(invoice, req, 'provider_not_configured', `No provider is configured for ${s.processor}.`);
+    }
     let pp: ProviderPayment;
     try {
-      pp = await providerOf(s).createPayment({
+      pp = await provider.createPayment({
         idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
         amountMinor: invoice.amountMinor,
         currency: invoice.currency,
@@ -130,7 +148,7 @@ export function createSubscriptionActivities(
       }
       throw attemptFailure(err);
     }
-    return applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+    return applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(invoice, pp), req.retryDelayMs);
   }
 
   /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
@@ -140,12 +158,17 @@ export function createSubscriptionActivities(
     if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
       return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
     }
+    // Here the outcome must be learnt, whatever it takes: a missing provider is retried too.
+    const provider = providers.byName(invoice.subscription.processor);
+    if (!provider) {
+      throw ApplicationFailure.retryable(`no provider ${invoice.subscription.processor}`, 'provider_not_configured');
+    }
     try {
-      const pp = await providerOf(invoice.subscription).findPayment({
+      const pp = await provider.findPayment({
         idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
       });
       if (!pp) return { kind: 'not_found' };
-      return await applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(pp), req.retryDelayMs);
+      return await applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(invoice, pp), req.retryDelayMs);
     } catch (err) {
       throw reconcileFailure(err);
     }
@@ -252,23 +275,21 @@ export function createSubscriptionActivities(
       periodStart: string;
       periodEnd: string;
     }): Promise<OpenedInvoice> {
-      return dispatch(
-        await openPeriodInvoice(orm.em.fork(), {
-          ...input,
-          periodStart: new Date(input.periodStart),
-          periodEnd: new Date(input.periodEnd),
-        }),
-      );
+      return openPeriodInvoice(orm.em.fork(), {
+        ...input,
+        periodStart: new Date(input.periodStart),
+        periodEnd: new Date(input.periodEnd),
+      });
     },
 
     /** One attempt to charge an invoice with the subscription's card. */
     async chargeInvoice(req: ChargeRequest): Promise<ChargeOutcome> {
-      return dispatch(await charge(req));
+      return charge(req);
     },
 
     /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
     async reconcileInvoiceCharge(req: ChargeRequest): Promise<ChargeOutcome> {
-      return dispatch(await reconcile(req));
+      return reconcile(req);
     },
 
     /** The emails of this subscription still unsent (a new run sends them: nothing is dropped). */

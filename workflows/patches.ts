@@ -6,3 +6,10 @@
 
 /** Provider attempts as local activities; no event lookup when there is no callbackUrl. */
 export const LOCAL_PROVIDER_ATTEMPT = 'local-provider-attempt-v1';
+
+/**
+ * The subscription workflow as a state object and named steps (workflows/subscription/): regular
+ * activities for database steps, a checkpoint before every wait (continue-as-new at any loop),
+ * Update validators. Runs started before it go on in workflows/subscription/legacy.ts.
+ */
+export const SUBSCRIPTION_STEPS_V2 = 'subscription-steps-v2';

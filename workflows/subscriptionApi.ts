@@ -21,19 +21,46 @@ export interface SubscriptionWorkflowInput {
   callbackRetryInitialSeconds: number;
   /** false when there is no callbackUrl: no merchant events to deliver. */
   callbacks: boolean;
-  /** Continue-as-new once a run's history reaches this many events (default 600; at most 1,000). */
+  /** Continue-as-new at the first wait once a run's history reaches this many events (default 600). */
   historyEventLimit?: number;
-  /** Where the previous run left off (continue-as-new): the next period to bill. */
+  /** The subscription's externalId (search attribute of its callback workflows); absent in old inputs. */
+  externalId?: string;
+  /** Where the previous run left off (continue-as-new). */
   resume?: SubscriptionCursor;
 }
 
+/**
+ * What a run hands to the next (continue-as-new): everything the workflow knows that is not in
+ * its input. Runs before `subscription-steps-v2` carried only the first four fields, and always
+ * between periods; the optional ones say where a run stopped in the middle of a step.
+ */
 export interface SubscriptionCursor {
   status: SubscriptionStatus;
+  /** The period being billed, or next to bill. */
   periodIndex: number;
   /** Start of that period, epoch milliseconds. */
   periodStartMs: number;
   /** How many runs came before (operators see it in the query). */
   runs: number;
+  /** Still waiting for the customer to authorize a card (no period billed yet). */
+  authorization?: { expiresAtMs: number | null };
+  /** The period's invoice is being collected: where its attempts stand. */
+  collection?: Collection;
+  /** A provider webhook arrived and was not looked at yet. */
+  providerEvent?: boolean;
+}
+
+/** An invoice being collected (charged, retried on declines, or waiting for the provider). */
+export interface Collection {
+  invoiceId: string;
+  /** Attempts made (declined or paid) on this invoice. */
+  attempts: number;
+  /** When the next attempt is due, epoch milliseconds. */
+  nextAttemptAtMs: number;
+  /** Consecutive tries the provider was unreachable for (the backoff grows with it). */
+  unavailableStreak: number;
+  /** The subscription's very first period: its outcome is the create's answer. */
+  first: boolean;
 }
 
 /** What the API answers a create with: the first thing the workflow established. */
@@ -61,6 +88,31 @@ export interface CancelRequest {
   reason: string;
   notify: boolean;
 }
+
+/** The limits of a cancel request, checked by the API's schema and by the Update's validator. */
+export const CANCEL_REASON_MAX_LENGTH = 500;
+
+export function isCancelRequest(value: unknown): value is CancelRequest {
+  const req = value as Partial<CancelRequest> | null | undefined;
+  return (
+    typeof req?.reason === 'string' &&
+    req.reason.length >= 1 &&
+    req.reason.length <= CANCEL_REASON_MAX_LENGTH &&
+    typeof req.notify === 'boolean'
+  );
+}
+
+/**
+ * Why an Update's validator refused it (the ApplicationFailure type the API reads; a refused
+ * Update writes nothing to the workflow's history).
+ */
+export const UPDATE_REFUSED = {
+  /** The subscription left `created` already: read it from PostgreSQL. */
+  settled: 'already_settled',
+  /** Cancelled already (or discarded): nothing to apply. */
+  cancelled: 'already_cancelled',
+  invalid: 'invalid_request',
+} as const;
 
 /** Cancels now; answers once the subscription is cancelled (a charge in flight finishes first). */
 export const cancelSubscriptionUpdate = defineUpdate<SubscriptionStatus, [CancelRequest]>('cancelSubscription');

@@ -271,6 +271,8 @@ export class Email {
   text!: string;
   attempts!: number;
   sentAt!: Date | null;
+  /** A sender holds the email until then (it may be sending); another waits or takes over after. */
+  claimedUntil!: Date | null;
   lastError!: string | null;
   createdAt!: Date;
 }
@@ -288,6 +290,7 @@ export const EmailSchema = new EntitySchema<Email>({
     text: { type: 'text' },
     attempts: { type: 'integer', default: 0 },
     sentAt: { ...timestamp, nullable: true },
+    claimedUntil: { ...timestamp, nullable: true },
     lastError: { type: 'text', nullable: true },
     createdAt: { ...timestamp },
   },

@@ -19,6 +19,7 @@ export function recordEmail(
     text: input.text,
     attempts: 0,
     sentAt: null,
+    claimedUntil: null,
     lastError: null,
     createdAt: new Date(),
   });

@@ -4,6 +4,7 @@ import { isGrpcServiceError, ServiceError, WorkflowUpdateRPCTimeoutOrCancelledEr
 const CANCELLED = 1;
 const DEADLINE_EXCEEDED = 4;
 const RESOURCE_EXHAUSTED = 8;
+const FAILED_PRECONDITION = 9;
 const UNAVAILABLE = 14;
 
 /** The gRPC error behind a Temporal client error (the client wraps it in a typed error). */
@@ -31,4 +32,13 @@ export function isTemporalUnreachable(err: unknown): boolean {
   if (isDeadlineExceeded(err)) return true;
   const code = grpcCode(err);
   return code === UNAVAILABLE || code === RESOURCE_EXHAUSTED;
+}
+
+/**
+ * The server aborted an Update before it had an outcome because the workflow task carrying it
+ * failed or timed out (e.g. a worker died mid-task). Nothing was decided: the same Update (same
+ * update id) may be sent again.
+ */
+export function isUpdateAborted(err: unknown): boolean {
+  return grpcCode(err) === FAILED_PRECONDITION;
 }

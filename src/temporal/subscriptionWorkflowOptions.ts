@@ -21,10 +21,11 @@ export function subscriptionWorkflowStartOptions(
     callbackRetryInitialSeconds: number;
     historyEventLimit?: number;
   },
-): WorkflowStartOptions<typeof subscriptionWorkflow> {
+): WorkflowStartOptions<typeof subscriptionWorkflow> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
   const input: SubscriptionWorkflowInput = {
     subscriptionId: subscription.id,
     merchantId: subscription.merchantId,
+    externalId: subscription.externalId,
     plan: subscription.plan,
     needsAuthorization: subscription.cardToken === null,
     billingDaySeconds: settings.billingDaySeconds,

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Email, Merchant } from '../../src/db/entities';
@@ -63,6 +64,38 @@ describe('email outbox and the local SMTP catcher', () => {
     await expect(activities('smtp://127.0.0.1:9').sendEmail(id)).rejects.toThrow(/not sent/);
     const row = await orm.em.fork().findOneOrFail(Email, { id });
     expect(row).toMatchObject({ attempts: 1, sentAt: null, lastError: expect.stringMatching(/ECONNREFUSED|connect/i) });
+  });
+
+  it('sends an email once when attempts overlap (it is claimed before sending)', async () => {
+    const id = await record(`test-overlap:${Date.now()}`);
+    const send = activities(`smtp://127.0.0.1:${catcher.port}`);
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => send.sendEmail(id)));
+    const sent = results.filter((r) => r.status === 'fulfilled' && r.value === 'sent');
+    expect(sent).toHaveLength(1);
+    // The others found it sent, or held by the sender (retried later by their activity).
+    for (const r of results) {
+      if (r.status === 'rejected') expect((r.reason as { type?: string }).type).toBe('email_busy');
+    }
+    const files = fs.readdirSync(dir).filter((f) => fs.readFileSync(path.join(dir, f), 'utf8').includes(`<${id}@`));
+    expect(files).toHaveLength(1);
+    expect(await send.sendEmail(id)).toBe('already_sent');
+  });
+
+  it('gives up on an SMTP server that accepts but never answers, within its timeouts', async () => {
+    const silent = net.createServer(() => undefined); // accepts, never greets
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const id = await record(`test-silent:${Date.now()}`);
+      const started = Date.now();
+      const port = (silent.address() as net.AddressInfo).port;
+      await expect(activities(`smtp://127.0.0.1:${port}`).sendEmail(id)).rejects.toThrow(/not sent/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      // Released at once: the next attempt may send it.
+      const row = await orm.em.fork().findOneOrFail(Email, { id });
+      expect(row).toMatchObject({ sentAt: null, claimedUntil: null, lastError: expect.any(String) });
+    } finally {
+      silent.close();
+    }
   });
 
   it('records one email per dedupe key', async () => {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { Merchant, Subscription, type SubscriptionPhase } from '../../db/entities';
+import type { Client } from '@temporalio/client';
+import { Merchant, Subscription, SubscriptionPhase } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { toMinor } from '../../domain/money';
@@ -14,16 +14,9 @@ import {
   type SubscriptionResponse,
 } from '../../domain/subscriptions';
 import type { ProviderRegistry } from '../../providers/registry';
-import { isDeadlineExceeded } from '../../temporal/grpcErrors';
-import { subscriptionWorkflowStartOptions } from '../../temporal/subscriptionWorkflowOptions';
-import { subscriptionWorkflow } from '../../../workflows/subscription';
-import {
-  cancelSubscriptionUpdate,
-  subscriptionStartedUpdate,
-  subscriptionWorkflowId,
-  type StartOutcome,
-} from '../../../workflows/subscriptionApi';
-import { serviceUnavailable } from '../middleware/errorHandler';
+import { temporalReachable } from '../../temporal/reachability';
+import { SubscriptionGateway } from '../../temporal/subscriptionGateway';
+import { CANCEL_REASON_MAX_LENGTH, type StartOutcome } from '../../../workflows/subscriptionApi';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { providerFor } from '../providerFor';
@@ -158,7 +151,12 @@ const subscriptionParams = z.object({ subscriptionId: z.string() });
 
 const cancelQuery = z
   .object({
-    reason: z.string().min(1).max(500).optional().describe('recorded as cancellationReason (default merchant_request)'),
+    reason: z
+      .string()
+      .min(1)
+      .max(CANCEL_REASON_MAX_LENGTH)
+      .optional()
+      .describe('recorded as cancellationReason (default merchant_request)'),
     notify: z
       .enum(['true', 'false'])
       .optional()
@@ -187,18 +185,24 @@ export function subscriptionRoutes(deps: {
 }) {
   const { client, providers, settings } = deps;
 
+  const gateway = new SubscriptionGateway(client, { ...settings, waitMs: settings.paymentWaitMs });
+
   /**
-   * Inserts the subscription and starts its workflow inside the same transaction (a committed
-   * subscription always has its workflow; Temporal unreachable: rolled back, 503), or finds the
-   * one this externalId already names.
+   * Inserts the subscription with its phases and commits, or finds the one this externalId
+   * already names. Its workflow is started after the commit (a workflow never looks for a row
+   * that is not there); a commit whose start never happened is picked up by the sweeper.
    */
-  async function createOrFind(caller: Caller, body: CreateSubscriptionBody, processor: string): Promise<Subscription> {
+  async function createOrFind(
+    caller: Caller,
+    body: CreateSubscriptionBody,
+    processor: string,
+  ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
     return deps.em.fork().transactional(async (tx) => {
       const existing = await tx.findOne(Subscription, { merchant: caller.merchantId, externalId: body.externalId });
       if (existing) {
         const mismatch = conflict(existing, body);
         if (mismatch) throw mismatch;
-        return existing;
+        return { subscription: existing, phases: null };
       }
       const { subscription, phases } = insertSubscription(tx, tx.getReference(Merchant, caller.merchantId), {
         merchantId: caller.merchantId,
@@ -223,48 +227,25 @@ export function subscriptionRoutes(deps: {
         })),
       });
       await tx.flush();
-      await start(subscription, phases);
-      return subscription;
+      return { subscription, phases };
     });
   }
 
-  async function start(subscription: Subscription, phases: SubscriptionPhase[]): Promise<void> {
-    try {
-      await client.withDeadline(Date.now() + settings.paymentWaitMs, () =>
-        client.workflow.start(
-          subscriptionWorkflow,
-          subscriptionWorkflowStartOptions(
-            { ...subscription, merchantId: subscription.merchant.id, plan: planOf(subscription, phases) },
-            settings,
-          ),
-        ),
-      );
-    } catch (err) {
-      if (isDeadlineExceeded(err)) throw serviceUnavailable();
-      throw err;
-    }
-  }
-
-  /**
-   * Waits (bounded) for the first outcome. A workflow that already closed (e.g. it discarded a
-   * subscription whose token the provider refused, before this request asked) says it in its result.
-   */
-  async function firstOutcome(subscriptionId: string): Promise<StartOutcome | 'no_answer'> {
-    const handle = client.workflow.getHandle<typeof subscriptionWorkflow>(subscriptionWorkflowId(subscriptionId));
-    try {
-      return await client.withDeadline(Date.now() + settings.paymentWaitMs, async () => {
-        try {
-          return await handle.executeUpdate(subscriptionStartedUpdate);
-        } catch (err) {
-          if (!isWorkflowClosed(err) && !(err instanceof WorkflowNotFoundError)) throw err;
-          return (await handle.result()).firstOutcome ?? { kind: 'settled' };
-        }
-      });
-    } catch (err) {
-      if (isDeadlineExceeded(err)) return 'no_answer';
-      if (err instanceof WorkflowNotFoundError) return { kind: 'settled' };
-      throw err;
-    }
+  /** Starts the workflow (unless it runs) and waits, bounded, for the subscription's first outcome. */
+  async function firstOutcome(
+    subscription: Subscription,
+    phases: SubscriptionPhase[] | null,
+  ): Promise<StartOutcome | 'no_answer'> {
+    const stored =
+      phases ??
+      (await deps.em
+        .fork()
+        .find(SubscriptionPhase, { subscription: subscription.id }, { orderBy: { position: 'asc' } }));
+    return gateway.startAndAwaitFirstOutcome({
+      ...subscription,
+      merchantId: subscription.merchant.id,
+      plan: planOf(subscription, stored),
+    });
   }
 
   return [
@@ -290,12 +271,12 @@ export function subscriptionRoutes(deps: {
         const provider = providerFor(providers, caller.environment);
         // Two identical requests at once: the loser's insert violates the unique externalId and,
         // once more, finds the winner's subscription.
-        const subscription = await createOrFind(caller, body, provider.name).catch((err: unknown) => {
+        const { subscription, phases } = await createOrFind(caller, body, provider.name).catch((err: unknown) => {
           if (err instanceof UniqueConstraintViolationException) return createOrFind(caller, body, provider.name);
           throw err;
         });
         const outcome: StartOutcome | 'no_answer' =
-          subscription.status === 'created' ? await firstOutcome(subscription.id) : { kind: 'settled' };
+          subscription.status === 'created' ? await firstOutcome(subscription, phases) : { kind: 'settled' };
         const view = await findSubscriptionView(deps.em, subscription.id, caller.merchantId);
         if (!view) {
           if (outcome !== 'no_answer' && outcome.kind === 'rejected') {
@@ -309,6 +290,7 @@ export function subscriptionRoutes(deps: {
           throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
         }
         if (view.status !== 'created') return view;
+        if (outcome === 'no_answer' && !(await temporalReachable(client))) throw temporalDown({ subscription: view });
         throw troubleOf(outcome, view);
       },
     }),
@@ -345,24 +327,24 @@ export function subscriptionRoutes(deps: {
         const before = await findSubscriptionView(deps.em, params.subscriptionId, caller.merchantId);
         if (!before) throw notFound();
         if (before.status === 'cancelled') return before;
-        try {
-          await client.withDeadline(Date.now() + settings.paymentWaitMs, () =>
-            client.workflow
-              .getHandle(subscriptionWorkflowId(params.subscriptionId))
-              .executeUpdate(cancelSubscriptionUpdate, {
-                args: [{ reason: query.reason ?? 'merchant_request', notify: query.notify }],
-              }),
-          );
-        } catch (err) {
-          // A closed workflow already settled the subscription (e.g. cancelled it itself).
-          if (!(err instanceof WorkflowNotFoundError) && !isWorkflowClosed(err)) {
-            if (isDeadlineExceeded(err)) throw serviceUnavailable();
-            throw err;
-          }
-        }
+        const result = await gateway.cancel(params.subscriptionId, {
+          reason: query.reason ?? 'merchant_request',
+          notify: query.notify,
+        });
         const after = await findSubscriptionView(deps.em, params.subscriptionId, caller.merchantId);
         if (!after) throw notFound();
-        return after;
+        if (after.status === 'cancelled') return after;
+        if (result === 'accepted') {
+          throw new AppError(
+            503,
+            'service_unavailable',
+            'The cancellation is accepted and takes effect as soon as the workers resume; repeat the request to see the result.',
+            { subscription: after, cancellation: 'accepted' },
+            { 'Retry-After': '5' },
+          );
+        }
+        if (result === 'no_answer') throw temporalDown({ subscription: after });
+        return after; // a closed workflow: the record says what became of the subscription
       },
     }),
   ];
@@ -386,7 +368,13 @@ function troubleOf(outcome: StartOutcome | 'no_answer', view: SubscriptionRespon
   );
 }
 
-/** The update reached a workflow run that has already completed. */
-function isWorkflowClosed(err: unknown): boolean {
-  return err instanceof Error && /workflow execution already completed/i.test(err.message);
+/** Temporal did not decide anything in time (unreachable, or no worker took the request). */
+function temporalDown(details: Record<string, unknown>): AppError {
+  return new AppError(
+    503,
+    'service_unavailable',
+    'The workflow service did not answer in time; nothing was decided yet. Repeat the request to see the result.',
+    details,
+    { 'Retry-After': '5' },
+  );
 }

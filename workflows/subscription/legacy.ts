@@ -10,19 +10,19 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { ChargeOutcome, ChargeRequest } from '../activities/subscriptions';
+import type { Activities } from '../../activities';
+import type { ChargeOutcome, ChargeRequest } from '../../activities/subscriptions';
 import {
   periodMillis,
   phaseOfPeriod,
   retryDelayMillis,
   type Outbox,
   type SubscriptionStatus,
-} from '../src/domain/subscriptionPlan';
-import { failureType } from './failures';
-import { merchantEventsWorkflow } from './merchantEvents';
-import { attemptOptions, patientActivities } from './providerActivities';
-import { SubscriptionStatusKey } from './searchAttributes';
+} from '../../src/domain/subscriptionPlan';
+import { failureType } from '../failures';
+import { merchantEventsWorkflow } from '../merchantEvents';
+import { attemptOptions, patientActivities } from '../providerActivities';
+import { SubscriptionStatusKey } from '../searchAttributes';
 import {
   cancelSubscriptionUpdate,
   providerSubscriptionEventSignal,
@@ -33,7 +33,7 @@ import {
   type StartOutcome,
   type SubscriptionWorkflowInput,
   type SubscriptionWorkflowResult,
-} from './subscriptionApi';
+} from '../subscriptionApi';
 
 /** Provider attempts: local (no server round trip), a few quick retries while unavailable. */
 const attempts = proxyLocalActivities<Activities>(attemptOptions);
@@ -67,6 +67,11 @@ type Collection = 'paid' | 'exhausted' | 'cancel' | 'discarded';
 const NOTHING_CHARGED = ['unavailable', 'no_card', 'provider_not_configured'];
 
 /**
+ * FROZEN: the subscription workflow as it ran before `subscription-steps-v2` (workflows/patches.ts).
+ * Runs started before that patch replay and go on here until their next continue-as-new, which
+ * starts the current code (./index.ts). Never change what this function does; delete it once no
+ * such run can be open (the longest is one history limit of periods, about 60).
+ *
  * One subscription for its whole life: the card (token, or authorized by the customer on the
  * provider's page), then one prepaid period after another, phases first and evergreen last.
  * Each period has one invoice, charged at most once: every attempt carries its own idempotency
@@ -76,7 +81,9 @@ const NOTHING_CHARGED = ['unavailable', 'no_card', 'provider_not_configured'];
  * Cancellation is an Update: it takes effect between steps, so a charge in flight finishes first
  * and no new one starts. The history stays bounded: the run continues as new between periods.
  */
-export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionWorkflowResult> {
+export async function legacySubscriptionWorkflow(
+  input: SubscriptionWorkflowInput,
+): Promise<SubscriptionWorkflowResult> {
   const { subscriptionId, plan, billingDaySeconds } = input;
   const historyLimit = Math.min(input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT, MAX_HISTORY_EVENT_LIMIT);
   const runs = input.resume?.runs ?? 0;
@@ -167,7 +174,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (cancelRequest && status !== 'cancelled' && !discarded) await cancel(cancelRequest);
     firstOutcome ??= { kind: 'settled' }; // e.g. the row never appeared: a waiting API reads PostgreSQL
     await condition(() => pendingSends === 0);
-    await allHandlersFinished();
+    await condition(allHandlersFinished);
     // The first outcome too: an API that asks after the run closed (a refused token) reads it here.
     return { status, firstOutcome };
   };
@@ -247,9 +254,9 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
       if (pendingSends > 0) await condition(() => pendingSends === 0 || cancelRequested(), SEND_DRAIN_MS);
       const mustContinue = info.historyLength >= MAX_HISTORY_EVENT_LIMIT;
       if ((pendingSends === 0 || mustContinue) && !cancelRequested()) {
-        await allHandlersFinished();
+        await condition(allHandlersFinished);
         if (!cancelRequested()) {
-          return continueAsNew<typeof subscriptionWorkflow>({
+          return continueAsNew<typeof legacySubscriptionWorkflow>({
             ...input,
             resume: { status, periodIndex: live.periodIndex, periodStartMs: periodStart, runs: runs + 1 },
           });

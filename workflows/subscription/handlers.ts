@@ -1,0 +1,56 @@
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import {
+  cancelSubscriptionUpdate,
+  isCancelRequest,
+  providerSubscriptionEventSignal,
+  subscriptionStartedUpdate,
+  subscriptionStateQuery,
+  UPDATE_REFUSED,
+  type StartOutcome,
+} from '../subscriptionApi';
+import { liveStateOf, type SubscriptionState } from './state';
+
+/**
+ * The workflow's messages. Validators refuse what cannot be applied (a refused Update costs no
+ * history); the API reads the refusal's type and answers from PostgreSQL.
+ */
+export function installHandlers(s: SubscriptionState): void {
+  setHandler(
+    subscriptionStartedUpdate,
+    async (): Promise<StartOutcome> => {
+      await condition(() => s.firstOutcome !== null || s.status !== 'created' || s.closing);
+      if (s.status !== 'created') return { kind: 'settled' };
+      // Closing for continue-as-new before the first outcome: the provider is still being tried.
+      return s.firstOutcome ?? { kind: 'provider_unavailable' };
+    },
+    {
+      validator: () => {
+        if (s.status !== 'created') throw ApplicationFailure.nonRetryable('already settled', UPDATE_REFUSED.settled);
+      },
+    },
+  );
+
+  setHandler(
+    cancelSubscriptionUpdate,
+    async (req) => {
+      s.cancel ??= req; // a second request while the first is under way changes nothing
+      await condition(() => s.status === 'cancelled' || s.discarded);
+      return s.status;
+    },
+    {
+      validator: (req) => {
+        if (!isCancelRequest(req))
+          throw ApplicationFailure.nonRetryable('invalid cancel request', UPDATE_REFUSED.invalid);
+        if (s.status === 'cancelled' || s.discarded) {
+          throw ApplicationFailure.nonRetryable('already cancelled', UPDATE_REFUSED.cancelled);
+        }
+      },
+    },
+  );
+
+  setHandler(providerSubscriptionEventSignal, () => {
+    s.providerEvent = true;
+  });
+
+  setHandler(subscriptionStateQuery, () => liveStateOf(s));
+}

@@ -1,0 +1,61 @@
+import { allHandlersFinished, condition, patched } from '@temporalio/workflow';
+import { awaitRecordVisible } from '../recordVisibility';
+import { SUBSCRIPTION_STEPS_V2 } from '../patches';
+import type { SubscriptionWorkflowInput, SubscriptionWorkflowResult } from '../subscriptionApi';
+import { records } from './activities';
+import { authorize } from './authorize';
+import { cancelStep } from './cancel';
+import { installHandlers } from './handlers';
+import { legacySubscriptionWorkflow } from './legacy';
+import { follow } from './outbox';
+import { bill } from './periods';
+import { initialState, type SubscriptionState } from './state';
+
+/**
+ * One subscription for its whole life (workflow id `subscription-<id>`): the card (a token, or
+ * authorized by the customer on the provider's page), then one prepaid period after another,
+ * phases first and evergreen last, each invoice charged at most once.
+ *
+ * A small workflow over an explicit state object (./state.ts) and named steps: authorize
+ * (./authorize.ts), charge and retry (./charge.ts), renew (./periods.ts), cancel (./cancel.ts),
+ * continue-as-new at any wait (./waits.ts). Cancellation is an Update taken between steps, so a
+ * charge in flight finishes first and no new one starts.
+ */
+export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionWorkflowResult> {
+  // Runs started before the restructure go on as they began (their histories replay there).
+  if (!patched(SUBSCRIPTION_STEPS_V2)) return legacySubscriptionWorkflow(input);
+
+  const s = initialState(input);
+  installHandlers(s);
+
+  if (!input.resume && !(await awaitRecordVisible('subscription', input.subscriptionId))) {
+    s.discarded = true;
+    return finish(s);
+  }
+  if (input.resume) {
+    // What an earlier run left unsent is sent now (a run never ends waiting on SMTP).
+    follow(s, {
+      status: s.status,
+      emailIds: await records.unsentSubscriptionEmails(input.subscriptionId),
+      eventIds: [],
+    });
+  }
+  if (s.authorization) {
+    if (!(await authorize(s))) return finish(s);
+    s.authorization = null;
+  }
+  s.periodStartMs ??= Date.now();
+  await bill(s);
+  return finish(s);
+}
+
+/** The last step: a pending cancellation applied, background sends and handlers finished. */
+async function finish(s: SubscriptionState): Promise<SubscriptionWorkflowResult> {
+  if (s.cancel && s.status !== 'cancelled' && !s.discarded) await cancelStep(s, s.cancel);
+  // e.g. the row never appeared: a waiting API reads PostgreSQL
+  s.firstOutcome ??= { kind: 'settled' };
+  await condition(() => s.pendingSends === 0);
+  await condition(allHandlersFinished);
+  // The first outcome too: an API that asks after the run closed (a refused token) reads it here.
+  return { status: s.status, firstOutcome: s.firstOutcome };
+}

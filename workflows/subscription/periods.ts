@@ -1,0 +1,75 @@
+import { periodMillis, phaseOfPeriod } from '../../src/domain/subscriptionPlan';
+import { records } from './activities';
+import { cancelStep } from './cancel';
+import { collect } from './charge';
+import { follow } from './outbox';
+import type { SubscriptionState } from './state';
+import { waitUntil } from './waits';
+
+/** When the period being billed ends (the next one starts there: periods never shift). */
+function periodEndMs(s: SubscriptionState): number {
+  const { phase } = phaseOfPeriod(s.input.plan, s.periodIndex);
+  return s.periodStartMs! + periodMillis(phase, s.input.billingDaySeconds);
+}
+
+/**
+ * Prepaid periods, one after another, for as long as the subscription lives: at each period's
+ * start its invoice (free periods are paid at once), then its collection. A period billed late
+ * (retries or an outage past the next start) is followed at once by the next, in order.
+ */
+export async function bill(s: SubscriptionState): Promise<void> {
+  for (;;) {
+    if (s.collection === null) {
+      if (!(await waitUntil(s, s.periodStartMs!))) return;
+      const periodEnd = periodEndMs(s);
+      const { phase } = phaseOfPeriod(s.input.plan, s.periodIndex);
+      const opened = await records.openInvoice({
+        subscriptionId: s.input.subscriptionId,
+        periodIndex: s.periodIndex,
+        phaseId: phase.id,
+        amountMinor: phase.amountMinor,
+        periodStart: new Date(s.periodStartMs!).toISOString(),
+        periodEnd: new Date(periodEnd).toISOString(),
+      });
+      if (opened.kind === 'missing') {
+        s.discarded = true;
+        return;
+      }
+      if (opened.kind === 'cancelled') {
+        s.status = 'cancelled';
+        return;
+      }
+      follow(s, opened.outbox);
+      s.live = {
+        invoiceId: opened.invoiceId,
+        currentPeriodStart: new Date(s.periodStartMs!).toISOString(),
+        currentPeriodEnd: new Date(periodEnd).toISOString(),
+      };
+      if (opened.kind === 'open') {
+        s.collection = {
+          invoiceId: opened.invoiceId,
+          attempts: opened.attempts,
+          nextAttemptAtMs: Date.now(),
+          unavailableStreak: 0,
+          first: s.periodIndex === 0,
+        };
+      }
+    }
+    if (s.collection !== null) {
+      const result = await collect(s);
+      if (result === 'cancel') return;
+      s.collection = null;
+      if (result === 'discarded') {
+        s.discarded = true;
+        return;
+      }
+      if (result === 'exhausted') {
+        await cancelStep(s, { reason: 'payment_failed', notify: true });
+        return;
+      }
+    }
+    s.periodStartMs = periodEndMs(s);
+    s.periodIndex++;
+    if (s.cancel) return;
+  }
+}

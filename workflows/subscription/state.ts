@@ -1,0 +1,93 @@
+import type { SubscriptionStatus } from '../../src/domain/subscriptionPlan';
+import type {
+  CancelRequest,
+  Collection,
+  StartOutcome,
+  SubscriptionCursor,
+  SubscriptionLiveState,
+  SubscriptionWorkflowInput,
+} from '../subscriptionApi';
+
+/** Continue-as-new at the first wait once a run has this many events (tests lower it). */
+export const DEFAULT_HISTORY_EVENT_LIMIT = 600;
+
+/**
+ * Everything one run of a subscription's workflow knows, in one object: the steps read and
+ * change it, the handlers read it, and continue-as-new hands it to the next run (`cursorOf`).
+ */
+export interface SubscriptionState {
+  readonly input: SubscriptionWorkflowInput;
+  readonly historyLimit: number;
+  status: SubscriptionStatus;
+  /** The period being billed, or next to bill, and its start (epoch ms; null before the card). */
+  periodIndex: number;
+  periodStartMs: number | null;
+  /** The period's invoice while it is being collected. */
+  collection: Collection | null;
+  /** Waiting for the customer: when the hosted page expires (null: not requested yet). */
+  authorization: { expiresAtMs: number | null } | null;
+  /** The first cancel request (later ones change nothing). */
+  cancel: CancelRequest | null;
+  /** The record is gone (a refused first charge) or never appeared: nothing left to do. */
+  discarded: boolean;
+  /** What the create's answer is, once known. */
+  firstOutcome: StartOutcome | null;
+  providerEvent: boolean;
+  /** Emails and callback workflows started in the background and not finished yet. */
+  pendingSends: number;
+  runs: number;
+  /** Draining before continue-as-new: a waiting first-outcome Update answers at once. */
+  closing: boolean;
+  /** For the `state` query: the invoice and period last opened. */
+  live: { invoiceId: string | null; currentPeriodStart: string | null; currentPeriodEnd: string | null };
+}
+
+export function initialState(input: SubscriptionWorkflowInput): SubscriptionState {
+  const resume = input.resume;
+  return {
+    input,
+    historyLimit: input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT,
+    status: resume?.status ?? 'created',
+    periodIndex: resume?.periodIndex ?? 0,
+    // While authorizing no period has started (a cursor then carries 0 for it).
+    periodStartMs: resume && !resume.authorization ? resume.periodStartMs : null,
+    collection: resume?.collection ?? null,
+    authorization: resume ? (resume.authorization ?? null) : input.needsAuthorization ? { expiresAtMs: null } : null,
+    cancel: null,
+    discarded: false,
+    firstOutcome: resume ? { kind: 'settled' } : null,
+    providerEvent: resume?.providerEvent ?? false,
+    pendingSends: 0,
+    runs: resume?.runs ?? 0,
+    closing: false,
+    live: { invoiceId: resume?.collection?.invoiceId ?? null, currentPeriodStart: null, currentPeriodEnd: null },
+  };
+}
+
+/** What the next run needs to go on exactly where this one stopped. */
+export function cursorOf(s: SubscriptionState): SubscriptionCursor {
+  return {
+    status: s.status,
+    periodIndex: s.periodIndex,
+    // Before the card is there no period has started; the next run sets it when billing begins.
+    periodStartMs: s.periodStartMs ?? 0,
+    runs: s.runs + 1,
+    ...(s.authorization ? { authorization: { ...s.authorization } } : {}),
+    ...(s.collection ? { collection: { ...s.collection } } : {}),
+    ...(s.providerEvent ? { providerEvent: true } : {}),
+  };
+}
+
+export function liveStateOf(s: SubscriptionState): SubscriptionLiveState {
+  return {
+    status: s.status,
+    periodIndex: s.periodIndex,
+    currentPeriodStart: s.live.currentPeriodStart,
+    currentPeriodEnd: s.live.currentPeriodEnd,
+    invoiceId: s.collection?.invoiceId ?? s.live.invoiceId,
+    attempts: s.collection?.attempts ?? 0,
+    nextAttemptAt: s.collection ? new Date(s.collection.nextAttemptAtMs).toISOString() : null,
+    cancelRequested: s.cancel !== null,
+    runs: s.runs,
+  };
+}
