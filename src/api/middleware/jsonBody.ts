@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
+import { decodeUtf8Strictly } from '../storableText';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -12,7 +13,9 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
 
 /**
  * Reads a JSON body: 415 for another content type, 413 past 1 MB (checked on the declared
- * length first, then while streaming), 400 `invalid_json` for a body that does not parse.
+ * length first, then while streaming), 400 `invalid_json` for a body that is not UTF-8 (JSON
+ * exchanged between systems is UTF-8, RFC 8259 §8.1; replacing bad bytes with U+FFFD would store
+ * text the client did not send) or does not parse.
  */
 export function jsonBody(): Middleware<AppState> {
   return async (ctx, next) => {
@@ -24,7 +27,12 @@ export function jsonBody(): Middleware<AppState> {
     }
     const declared = Number(ctx.get('Content-Length') || 0);
     if (declared > MAX_BODY_BYTES) throw tooLarge();
-    const text = await readLimited(ctx.req, MAX_BODY_BYTES);
+    const text = decodeUtf8Strictly(await readLimitedBytes(ctx.req, MAX_BODY_BYTES));
+    if (text === undefined) {
+      throw new AppError(400, 'invalid_json', 'The request body is not valid UTF-8.', {
+        reason: 'The body holds bytes that are not UTF-8.',
+      });
+    }
     try {
       ctx.state.body = JSON.parse(text) as unknown;
     } catch (err) {
@@ -41,6 +49,10 @@ function tooLarge(): AppError {
 }
 
 export async function readLimited(stream: NodeJS.ReadableStream, limit: number): Promise<string> {
+  return (await readLimitedBytes(stream, limit)).toString('utf8');
+}
+
+export async function readLimitedBytes(stream: NodeJS.ReadableStream, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
@@ -49,5 +61,5 @@ export async function readLimited(stream: NodeJS.ReadableStream, limit: number):
     if (size > limit) throw tooLarge();
     chunks.push(buf);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
