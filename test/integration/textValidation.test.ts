@@ -181,6 +181,18 @@ describe('text PostgreSQL cannot store unchanged', () => {
       expectError(await raw(stack.api.baseUrl, 'POST', '/payments', merchant.auth, json), 400, 'invalid_json');
     });
 
+    it('a body nested deeper than 64 levels is 400 invalid_json, not a stack overflow', async () => {
+      const depth = 300_000;
+      const json = JSON.stringify({ ...validPayment(), billing: { x: 'PLACEHOLDER' } }).replace(
+        '"PLACEHOLDER"',
+        `${'['.repeat(depth)}${']'.repeat(depth)}`,
+      );
+      const before = await payments();
+      const res = await raw(stack.api.baseUrl, 'POST', '/payments', merchant.auth, Buffer.from(json));
+      expect(expectError(res, 400, 'invalid_json').details).toMatchObject({ maxDepth: 64 });
+      expect(await payments()).toBe(before);
+    });
+
     it('emoji, astral and combining text comes back byte for byte', async () => {
       const body = {
         ...validPayment(),

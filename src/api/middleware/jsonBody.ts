@@ -4,6 +4,8 @@ import type { AppState } from '../context';
 import { decodeUtf8Strictly } from '../storableText';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Arrays and objects nested deeper than this are refused (RFC 8259 §9 allows a limit). */
+export const MAX_JSON_DEPTH = 64;
 
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
   const length = headers['content-length'];
@@ -40,8 +42,28 @@ export function jsonBody(): Middleware<AppState> {
         reason: (err as Error).message,
       });
     }
+    // A 1 MB body can nest 500,000 levels; recursive code downstream (JSON.stringify of a
+    // free-form field) would overflow the stack on it.
+    if (nestedDeeperThan(ctx.state.body, MAX_JSON_DEPTH)) {
+      throw new AppError(400, 'invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+        reason: 'too deeply nested',
+        maxDepth: MAX_JSON_DEPTH,
+      });
+    }
     return next();
   };
+}
+
+/** Iterative, so the check itself cannot overflow the stack. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    if (next.value === null || typeof next.value !== 'object') continue;
+    if (next.depth >= max) return true;
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth: next.depth + 1 });
+  }
+  return false;
 }
 
 function tooLarge(): AppError {
