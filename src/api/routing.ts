@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { type z } from 'zod';
 import type { AppContext, AppState, Caller } from './context';
 import { jsonBody } from './middleware/jsonBody';
-import { parseOrThrow } from './validation';
+import { bodyTextIssues, parseOrThrow, queryTextIssues } from './validation';
 import type { ErrorCode } from '../errors';
 
 /**
@@ -58,10 +58,17 @@ export function mountRoutes(
   const body = jsonBody();
   for (const route of routes) {
     const handler: Middleware<AppState> = async (ctx) => {
+      // Path ids need no text check: a malformed one is simply not found (404). Query values and
+      // body strings (keys too, at any depth, metadata and billing included) must be text
+      // PostgreSQL stores unchanged: no U+0000, no lone surrogate, valid UTF-8.
       const input = {
         params: route.params ? parseOrThrow(route.params, ctx.params, 'path') : undefined,
-        query: route.query ? parseOrThrow(route.query, { ...ctx.query }, 'query') : undefined,
-        body: route.body ? parseOrThrow(route.body, ctx.state.body ?? {}, 'body') : undefined,
+        query: route.query
+          ? parseOrThrow(route.query, { ...ctx.query }, 'query', queryTextIssues(ctx.querystring))
+          : undefined,
+        body: route.body
+          ? parseOrThrow(route.body, ctx.state.body ?? {}, 'body', bodyTextIssues(ctx.state.body))
+          : undefined,
         caller: ctx.state.caller!,
         ctx,
       };
