@@ -167,6 +167,12 @@ export async function freeLoopbackPort(): Promise<number> {
   });
 }
 
+let pdeathsig: boolean | undefined;
+function parentDeathSignalSupported(): boolean {
+  pdeathsig ??= process.platform === 'linux' && runs('setpriv', ['--pdeathsig', 'TERM', 'true']);
+  return pdeathsig;
+}
+
 export interface TestServerOptions {
   located: LocatedTestServer;
   port: number;
@@ -193,9 +199,11 @@ export async function startTemporalTestServer(opts: TestServerOptions): Promise<
   // Also quiets the JVM's warning when an archive no longer matches the JVM (it is then ignored).
   if (located.classDataArchive) jvmArgs.push(`-XX:SharedArchiveFile=${located.classDataArchive}`, '-Xlog:cds=off');
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
-  const child = spawn(located.java, [...jvmArgs, '-cp', located.classpath, TEST_SERVER_MAIN_CLASS, String(opts.port)], {
-    stdio: ['ignore', out, out],
-  });
+  const javaCommand = [located.java, ...jvmArgs, '-cp', located.classpath, TEST_SERVER_MAIN_CLASS, String(opts.port)];
+  // Where Linux allows, the kernel stops the server when its parent dies by any means (even
+  // SIGKILL, which skips the exit hook below).
+  const command = parentDeathSignalSupported() ? ['setpriv', '--pdeathsig', 'TERM', ...javaCommand] : javaCommand;
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', out, out] });
   if (typeof out === 'number') fs.closeSync(out);
   let exited: string | undefined;
   // Never outlive the process that started it (e.g. a test run that crashed past its teardown).

@@ -77,7 +77,9 @@ export async function startTimeSkippingEnvironment(): Promise<TestWorkflowEnviro
     return env;
   }
   const logFile = path.join(os.tmpdir(), `temporal-test-server-${process.pid}-${Date.now()}.log`);
+  const started = Date.now();
   const server = await startTemporalTestServer({ located, port: await freeLoopbackPort(), logFile });
+  log(`test server ${server.address} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const stopServer = async () => {
     await server.stop();
     fs.rmSync(logFile, { force: true });
