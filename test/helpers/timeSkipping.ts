@@ -1,0 +1,126 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { InternalConnectionOptionsSymbol } from '@temporalio/client/lib/connection';
+import { IllegalStateError } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { customSearchAttributes } from '../../workflows/searchAttributes';
+import {
+  freeLoopbackPort,
+  locateTemporalTestServer,
+  startTemporalTestServer,
+  type RunningTestServer,
+} from '../../src/infra/temporalTestServer';
+
+// As in stack.ts: keep the SDK's worker chatter out of test output (whichever module loads first).
+// Core's own logs too: its worker warns that the test server lacks capabilities of a real server.
+const sdkLogLevel = (process.env.TEST_SDK_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR';
+try {
+  Runtime.install({
+    logger: new DefaultLogger(sdkLogLevel),
+    telemetryOptions: { logging: { filter: { core: sdkLogLevel, other: sdkLogLevel } } },
+  });
+} catch (err) {
+  if (!(err instanceof IllegalStateError)) throw err;
+}
+
+/**
+ * A TestWorkflowEnvironment with time skipping, bound to a Java test server this module starts.
+ * The SDK's createTimeSkipping() would spawn the server itself, but gives it 5 s to answer (the
+ * JVM takes 1-6 s on a loaded CI machine) and kills it with SIGKILL; so the server is started
+ * with startTemporalTestServer (generous deadline, clean stop) and the environment connects to
+ * it the way createTimeSkipping() does (connections with the test service enabled).
+ */
+class TimeSkippingEnvironment extends TestWorkflowEnvironment {
+  private stopServer?: () => Promise<void>;
+
+  static async connectTo(server: RunningTestServer, stopServer: () => Promise<void>): Promise<TimeSkippingEnvironment> {
+    const internal = { [InternalConnectionOptionsSymbol]: { supportsTestService: true } };
+    const nativeConnection = await NativeConnection.connect({ address: server.address, ...internal });
+    const connection = await Connection.connect({ address: server.address, ...internal });
+    const env = new TimeSkippingEnvironment(
+      Runtime.instance(),
+      { server: { type: 'existing' }, client: {}, plugins: [] },
+      true,
+      'existing',
+      connection,
+      nativeConnection,
+      'default',
+      server.address,
+    );
+    env.stopServer = stopServer;
+    return env;
+  }
+
+  override async teardown(): Promise<void> {
+    await super.teardown();
+    await this.stopServer?.();
+  }
+}
+
+/**
+ * Starts a test server of this test file's own and returns an environment bound to it; its
+ * teardown() also stops the server. One per file: time skipping is global to a server, so test
+ * files running in parallel must not share one.
+ */
+export async function startTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  const log = (msg: string) => process.stderr.write(`[time-skipping] ${msg}\n`);
+  const located = await locateTemporalTestServer(log);
+  if (!located) {
+    // No Java or Maven: the SDK downloads a native test server (needs access to GitHub).
+    log('No Java/Maven: letting @temporalio/testing download the test server...');
+    const env = await TestWorkflowEnvironment.createTimeSkipping();
+    await registerSearchAttributes(env);
+    return env;
+  }
+  const logFile = path.join(os.tmpdir(), `temporal-test-server-${process.pid}-${Date.now()}.log`);
+  const started = Date.now();
+  const server = await startTemporalTestServer({ located, port: await freeLoopbackPort(), logFile });
+  log(`test server ${server.address} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const stopServer = async () => {
+    await server.stop();
+    fs.rmSync(logFile, { force: true });
+  };
+  try {
+    const env = await TimeSkippingEnvironment.connectTo(server, stopServer);
+    await registerSearchAttributes(env);
+    return env;
+  } catch (err) {
+    await stopServer();
+    throw err;
+  }
+}
+
+/** The platform's workflows upsert these; the test server rejects unregistered ones. */
+async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(
+      customSearchAttributes.map((key) => [
+        key.name,
+        temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${key.type}`],
+      ]),
+    ),
+  });
+}
+
+/**
+ * For a test file: a time-skipping environment started in beforeAll and torn down in afterAll.
+ * A cold run also fetches the server with Maven first (about a minute), hence the long timeout.
+ */
+export function useTimeSkippingEnvironment(): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await startTimeSkippingEnvironment();
+  }, 300_000);
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => {
+    if (!env) throw new Error('The time-skipping environment is not started (use it inside a test).');
+    return env;
+  };
+}
