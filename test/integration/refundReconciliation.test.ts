@@ -44,6 +44,22 @@ describe('refund reconciliation across merchants', () => {
       signal,
     });
 
+  /** Waits until the workflow's pending activity last failed as a reconciliation mismatch. */
+  const mismatchShown = async (workflowId: string) => {
+    const described = await eventually(
+      () => stack.api.client.workflow.getHandle(workflowId).describe(),
+      (d) =>
+        d.raw.pendingActivities?.some(
+          (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
+        ) ?? false,
+      60_000,
+      250,
+    );
+    return described.raw.pendingActivities!.find(
+      (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
+    )!;
+  };
+
   beforeAll(async () => {
     stack = await startPaymentStack('refund-reconciliation');
     merchantA = await createTestMerchant(stack.orm, 'Merchant A');
@@ -119,19 +135,7 @@ describe('refund reconciliation across merchants', () => {
     await eventually(entries, (all) => all.some((e) => e.idempotencyKey === refundId));
     await stack.sandbox('/_admin/faults', {});
 
-    const handle = stack.api.client.workflow.getHandle(`refund-${refundId}`);
-    const described = await eventually(
-      () => handle.describe(),
-      (d) =>
-        d.raw.pendingActivities?.some(
-          (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
-        ) ?? false,
-      60_000,
-      250,
-    );
-    const pending = described.raw.pendingActivities!.find(
-      (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
-    )!;
+    const pending = await mismatchShown(`refund-${refundId}`);
     expect(pending.activityType?.name).toBe('reconcileProviderRefund');
     expect(pending.lastFailure?.message).toContain(refundId);
 
@@ -149,6 +153,38 @@ describe('refund reconciliation across merchants', () => {
     ]);
 
     // An operator's decision, not the test's: stop the workflow that keeps asking.
-    await handle.terminate('test over');
+    await stack.api.client.workflow.getHandle(`refund-${refundId}`).terminate('test over');
+  });
+
+  it('a provider payment under our key with another amount is never applied; the workflow shows why', async () => {
+    // The provider refuses the token, but the answer never reaches us: the workflow reconciles.
+    await stack.sandbox('/_admin/faults', { payments: 'timeout' });
+    const res = await call(stack.api.baseUrl, 'POST', '/payments', merchantA.auth, {
+      amount: 10,
+      currency: 'USD',
+      externalId: ext('p'),
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_not_issued',
+    });
+    expect(res.status).toBe(503);
+    const paymentId = (res.body.details as { payment: { id: string } }).payment.id;
+
+    // Under our key the provider now holds a capture of another amount.
+    await provider(
+      '/v1/payments',
+      { amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' },
+      { 'idempotency-key': paymentId },
+      AbortSignal.timeout(300),
+    ).catch(() => undefined);
+    await eventually(entries, (all) => all.some((e) => e.idempotencyKey === paymentId));
+    await stack.sandbox('/_admin/faults', {});
+
+    const pending = await mismatchShown(`payment-${paymentId}`);
+    expect(pending.activityType?.name).toBe('reconcileProviderPayment');
+    expect(pending.lastFailure?.message).toContain(paymentId);
+    const after = await call(stack.api.baseUrl, 'GET', `/payments/${paymentId}`, merchantA.auth);
+    expect(after.body).toMatchObject({ status: 'created', providerTransactionId: null, failureCode: null });
+
+    await stack.api.client.workflow.getHandle(`payment-${paymentId}`).terminate('test over');
   });
 });
