@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
 import { applyProviderPayment, voidPayment } from '../src/domain/payments';
-import { ProviderError } from '../src/providers/errors';
+import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
-import { attemptFailure, reconcileFailure } from './providerFailures';
+import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
 
 export type AttemptResult =
   { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
@@ -23,6 +23,27 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     if (!payment) return 'missing';
     return payment.status === 'created' ? 'created' : 'settled';
   };
+  /** A provider payment found under our key is ours only with our amount and currency. */
+  const ours = (payment: Payment, pp: ProviderPayment): ProviderPayment => {
+    const differ = differences({ amountMinor: payment.amountMinor, currency: payment.currency }, pp);
+    if (differ.length > 0) throw new ProviderMismatchError(payment.id, differ);
+    return pp;
+  };
+  /** A mismatch as a visible, typed failure (see mismatchFailure); anything else unchanged. */
+  const unmatched = (payment: Payment, err: unknown, retryable: boolean): unknown =>
+    err instanceof ProviderMismatchError
+      ? mismatchFailure(
+          err,
+          logger,
+          {
+            paymentId: payment.id,
+            providerTransactionId: payment.providerTransactionId,
+            amountMinor: payment.amountMinor,
+            currency: payment.currency,
+          },
+          retryable,
+        )
+      : err;
 
   return {
     /** Asks the provider to take the payment, with the payment id as idempotency key. */
@@ -54,7 +75,12 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         }
         throw attemptFailure(err);
       }
-      return { kind: await apply(paymentId, pp) };
+      try {
+        return { kind: await apply(paymentId, pp) };
+      } catch (err) {
+        // Not retried here: the workflow goes on to reconcile, where it is retried visibly.
+        throw unmatched(payment, err, false);
+      }
     },
 
     /** Asks the provider what became of our request (by idempotency key) and follows it. */
@@ -64,10 +90,10 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (payment.status !== 'created') return 'settled';
       try {
         const pp = await providerOf(payment).findPayment({ idempotencyKey: payment.id });
-        return pp ? await apply(paymentId, pp) : 'not_found';
+        return pp ? await apply(paymentId, ours(payment, pp)) : 'not_found';
       } catch (err) {
         // Every kind of trouble is retried here: the answer is needed, not a guess.
-        throw reconcileFailure(err);
+        throw reconcileFailure(unmatched(payment, err, true));
       }
     },
 
@@ -81,16 +107,16 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (payment.status !== 'created') return 'settled';
       const provider = providerOf(payment);
       try {
-        const known = payment.providerTransactionId
-          ? { transactionId: payment.providerTransactionId }
-          : await provider.findPayment({ idempotencyKey: payment.id });
+        const found = payment.providerTransactionId ? null : await provider.findPayment({ idempotencyKey: payment.id });
+        // Never cancel a payment that is not ours.
+        const known = payment.providerTransactionId ?? (found ? ours(payment, found).transactionId : null);
         if (known) {
-          const pp = await provider.cancelPayment(known.transactionId);
+          const pp = await provider.cancelPayment(known);
           const kind = await apply(paymentId, pp);
           if (kind !== 'created') return kind;
         }
       } catch (err) {
-        throw reconcileFailure(err);
+        throw reconcileFailure(unmatched(payment, err, true));
       }
       await voidPayment(orm.em.fork(), paymentId);
       return 'settled';

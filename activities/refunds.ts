@@ -1,14 +1,14 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Refund } from '../src/db/entities';
 import { settleRefund } from '../src/domain/refunds';
-import { ProviderError } from '../src/providers/errors';
+import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
-import { attemptFailure, reconcileFailure } from './providerFailures';
+import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
-export function createRefundActivities({ orm, providers, publicBaseUrl }: ActivityDeps) {
+export function createRefundActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Refund, { id }, { populate: ['payment'] });
   const providerOf = (refund: Refund): PaymentProvider => {
     const provider = providers.byName(refund.payment.processor);
@@ -16,8 +16,21 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
       throw ApplicationFailure.nonRetryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
     return provider;
   };
-  /** Settles from the provider's answer; a pending answer leaves the refund in flight. */
-  const follow = async (refundId: string, pr: ProviderRefund): Promise<'settled' | 'pending'> => {
+  /**
+   * Settles from the provider's answer; a pending answer leaves the refund in flight. Only a
+   * provider refund of our payment transaction, amount and currency is ours to settle from.
+   */
+  const follow = async (refund: Refund, pr: ProviderRefund): Promise<'settled' | 'pending'> => {
+    const refundId = refund.id;
+    const differ = differences(
+      {
+        transactionId: refund.payment.providerTransactionId ?? undefined,
+        amountMinor: refund.amountMinor,
+        currency: refund.currency,
+      },
+      pr,
+    );
+    if (differ.length > 0) throw new ProviderMismatchError(refundId, differ);
     if (pr.status === 'pending') {
       await orm.em
         .fork()
@@ -47,8 +60,12 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
     return 'settled';
   };
 
-  /** The same request on every try: the provider dedupes on reference_id. */
+  /**
+   * The same request on every try: the provider dedupes on our refund id (the idempotency key)
+   * and on reference_id within the payment transaction.
+   */
   const refundRequest = (refund: Refund): CreateRefundInput => ({
+    idempotencyKey: refund.id,
     transactionId: refund.payment.providerTransactionId!,
     amountMinor: refund.amountMinor,
     currency: refund.currency,
@@ -58,6 +75,27 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
     metadata: { refundId: refund.id, paymentId: refund.payment.id },
   });
 
+  /** A provider conflict or a record that is not ours: never settled from; see mismatchFailure. */
+  const unmatched = (refund: Refund, err: unknown, retryable: boolean): unknown => {
+    const mismatch =
+      err instanceof ProviderError && err.conflict
+        ? new ProviderMismatchError(refund.id, [`provider conflict: ${err.code ?? 'unknown'}`])
+        : err;
+    if (!(mismatch instanceof ProviderMismatchError)) return undefined;
+    return mismatchFailure(
+      mismatch,
+      logger,
+      {
+        refundId: refund.id,
+        paymentId: refund.payment.id,
+        providerTransactionId: refund.payment.providerTransactionId,
+        amountMinor: refund.amountMinor,
+        currency: refund.currency,
+      },
+      retryable,
+    );
+  };
+
   return {
     /** Local activity: is the refund recorded yet (the API commits right after starting us)? */
     async refundState(refundId: string): Promise<'pending' | 'settled' | 'missing'> {
@@ -66,19 +104,23 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
       return refund.status === 'pending' ? 'pending' : 'settled';
     },
 
-    /** Asks the provider to refund, with the merchant's externalId as reference_id. */
+    /**
+     * Asks the provider to refund, with our refund id as idempotency key and the merchant's
+     * externalId as reference_id. A conflict or an answer that is not ours goes to reconciliation.
+     */
     async attemptProviderRefund(refundId: string): Promise<RefundAttemptResult> {
       const refund = await load(refundId);
       if (!refund) return 'missing';
       if (refund.status !== 'pending') return 'settled';
-      let pr: ProviderRefund;
       try {
-        pr = await providerOf(refund).createRefund(refundRequest(refund));
+        const pr = await providerOf(refund).createRefund(refundRequest(refund));
+        return await follow(refund, pr);
       } catch (err) {
+        const mismatch = unmatched(refund, err, false);
+        if (mismatch) throw mismatch;
         if (err instanceof ProviderError && err.kind === 'rejected') return declined(refundId, err);
         throw attemptFailure(err);
       }
-      return follow(refundId, pr);
     },
 
     /** Unreachable on every try: nothing was done at the provider. Fail it; release the slot. */
@@ -91,8 +133,9 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
     },
 
     /**
-     * Asks the provider what became of the refund (by reference_id) and follows it. If the
-     * provider never received it, sends it again with the same reference_id (deduplicated there).
+     * Asks the provider what became of the refund (by our refund id, its idempotency key) and
+     * follows it, only if it is ours (transaction, amount, currency). If the provider never
+     * received it, sends it again with the same key (deduplicated there).
      */
     async reconcileProviderRefund(refundId: string): Promise<RefundAttemptResult> {
       const refund = await load(refundId);
@@ -100,11 +143,13 @@ export function createRefundActivities({ orm, providers, publicBaseUrl }: Activi
       if (refund.status !== 'pending') return 'settled';
       const provider = providerOf(refund);
       try {
-        const found = await provider.findRefund({ referenceId: refund.externalId });
-        if (found) return await follow(refundId, found);
+        const found = await provider.findRefund({ idempotencyKey: refund.id });
+        if (found) return await follow(refund, found);
         const pr = await provider.createRefund(refundRequest(refund));
-        return await follow(refundId, pr);
+        return await follow(refund, pr);
       } catch (err) {
+        const mismatch = unmatched(refund, err, true);
+        if (mismatch) throw mismatch;
         if (err instanceof ProviderError && err.kind === 'rejected') return declined(refundId, err);
         throw reconcileFailure(err);
       }

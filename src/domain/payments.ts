@@ -4,6 +4,7 @@ import { Payment, type PaymentStatus } from '../db/entities';
 import { toMajor } from './money';
 import { recordEvent, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
+import { ProviderMismatchError, differences } from '../providers/errors';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
 
@@ -118,10 +119,17 @@ export async function applyProviderPayment(
     );
     if (!payment) return null;
     if (payment.status !== 'created') return payment;
-    if (pp.status === 'succeeded' && pp.amountMinor !== payment.amountMinor) {
-      // A provider capturing another amount than we asked is a provider fault, not a success to record silently.
-      throw new Error(`provider captured ${pp.amountMinor} for payment ${paymentId} of ${payment.amountMinor}`);
-    }
+    // A provider payment of another amount, currency or transaction than ours is a fault to
+    // show an operator (typed: the activity makes it a visible failure), never an outcome to record.
+    const differ = differences(
+      {
+        ...(payment.providerTransactionId ? { transactionId: payment.providerTransactionId } : {}),
+        amountMinor: payment.amountMinor,
+        currency: payment.currency,
+      },
+      pp,
+    );
+    if (differ.length > 0) throw new ProviderMismatchError(paymentId, differ);
     payment.providerTransactionId = pp.transactionId;
     payment.redirectUrl = pp.redirectUrl ?? payment.redirectUrl;
     if (pp.savedCardToken) payment.savedCardToken = pp.savedCardToken;

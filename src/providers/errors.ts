@@ -12,6 +12,11 @@ export class ProviderError extends Error {
     message: string,
     /** The provider's own code for `rejected` (e.g. `invalid_card_token`). */
     readonly code: string | null = null,
+    /**
+     * `rejected` because the provider already holds another request under the same idempotency
+     * key or reference: it may have acted on that one, so this is no proof that nothing moved.
+     */
+    readonly conflict = false,
   ) {
     super(message);
     this.name = 'ProviderError';
@@ -24,3 +29,26 @@ export class ProviderError extends Error {
 }
 
 export class ProviderWebhookError extends Error {}
+
+/**
+ * What the provider holds under our idempotency key (or our transaction) is not what we asked
+ * for: another transaction, amount or currency. Never settled from: an operator must look.
+ */
+export class ProviderMismatchError extends Error {
+  constructor(
+    /** Our payment or refund id. */
+    readonly recordId: string,
+    /** Each difference, e.g. `amountMinor: ours 1000, provider's 500`. */
+    readonly differences: string[],
+  ) {
+    super(`provider record for ${recordId} does not match ours (${differences.join('; ')})`);
+    this.name = 'ProviderMismatchError';
+  }
+}
+
+/** The differences between what we asked for and what the provider holds; empty when they match. */
+export function differences<T extends object>(ours: Partial<T>, theirs: T): string[] {
+  return (Object.keys(ours) as (keyof T)[])
+    .filter((k) => ours[k] !== theirs[k])
+    .map((k) => `${String(k)}: ours ${String(ours[k])}, provider's ${String(theirs[k])}`);
+}

@@ -44,10 +44,15 @@ export interface ProviderRefund {
 }
 
 export interface CreateRefundInput {
+  /** Our refund id: the provider dedupes on it, and it is how we find the refund again. */
+  idempotencyKey: string;
   transactionId: string;
   amountMinor: number;
   currency: string;
-  /** The merchant's refund externalId: the provider dedupes on it. */
+  /**
+   * The merchant's refund externalId. Unique per merchant only: the provider dedupes on it
+   * within one payment transaction, never across them.
+   */
   referenceId: string;
   reason?: string;
   webhookUrl?: string;
@@ -66,7 +71,10 @@ export interface PaymentProvider {
   /** Cancels a pending hosted payment; a settled one comes back unchanged. */
   cancelPayment(transactionId: string): Promise<ProviderPayment>;
   createRefund(input: CreateRefundInput): Promise<ProviderRefund>;
-  findRefund(by: { refundId: string } | { referenceId: string }): Promise<ProviderRefund | null>;
+  /** null when the provider has no such refund (so the request was never performed). */
+  findRefund(
+    by: { refundId: string } | { idempotencyKey: string } | { referenceId: string; transactionId: string },
+  ): Promise<ProviderRefund | null>;
   /** Verifies the signature and parses; throws ProviderWebhookError when it does not verify. */
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent;
 }

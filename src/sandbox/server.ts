@@ -94,10 +94,21 @@ const faultsBody = z.strictObject({
 const settleBody = z.strictObject({
   reference: z.string().min(1).max(255),
   status: z.enum(['succeeded', 'failed']),
+  /** Names the refund when several payment transactions carry the reference. */
+  paymentTransactionId: z.string().min(1).max(255).optional(),
 });
 
 const paymentLookupQuery = z.strictObject({ idempotencyKey: z.string().min(1).max(255) });
-const refundLookupQuery = z.strictObject({ reference_id: z.string().min(1).max(255) });
+const refundLookupQuery = z
+  .strictObject({
+    idempotencyKey: z.string().min(1).max(255).optional(),
+    reference_id: z.string().min(1).max(255).optional(),
+    paymentId: z.string().min(1).max(255).optional(),
+  })
+  .refine(
+    (q) => q.idempotencyKey !== undefined || q.reference_id !== undefined,
+    'idempotencyKey or reference_id is required',
+  );
 const emptyBody = z.strictObject({}).optional();
 
 function invalid(message: string): SandboxError {
@@ -337,6 +348,9 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   // ---- /v1/refunds ----
 
   router.post('/v1/refunds', async (ctx) => {
+    // Optional (a hand-made call may omit it); our adapter always sends its refund id.
+    const idempotencyKey = ctx.get('Idempotency-Key');
+    if (idempotencyKey.length > 255) throw invalid('The Idempotency-Key header is at most 255 characters.');
     const body = parse(createRefundBody, await readJson(ctx), 'body');
     const amountMinor = minorAmount(body.amount, body.currency);
     const refund = store.createRefund(
@@ -345,6 +359,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         amountMinor,
         currency: body.currency,
         referenceId: body.reference_id,
+        idempotencyKey: idempotencyKey === '' ? null : idempotencyKey,
         reason: body.reason ?? null,
         webhookUrl: body.webhookUrl ?? null,
         metadata: body.metadata ?? {},
@@ -355,9 +370,13 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   });
 
   router.get('/v1/refunds', (ctx) => {
-    const { reference_id } = parse(refundLookupQuery, { ...ctx.query }, 'query');
-    const refund = store.refundsByReference.get(reference_id);
-    ctx.body = { data: refund ? [refundJson(refund)] : [] };
+    const q = parse(refundLookupQuery, { ...ctx.query }, 'query');
+    const refunds = store.findRefund({
+      idempotencyKey: q.idempotencyKey,
+      referenceId: q.reference_id,
+      paymentId: q.paymentId,
+    });
+    ctx.body = { data: refunds.map(refundJson) };
   });
 
   router.get('/v1/refunds/:id', (ctx) => {
@@ -437,7 +456,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
 
   router.post('/_admin/settle', async (ctx) => {
     const body = parse(settleBody, await readJson(ctx), 'body');
-    const refund = store.settleRefund(body.reference, body.status);
+    const refund = store.settleRefund(body.reference, body.status, body.paymentTransactionId);
     webhooks.send(refund.webhookUrl, `refund.${body.status}`, refundJson(refund));
     ctx.body = refundJson(refund);
   });

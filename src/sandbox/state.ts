@@ -63,6 +63,8 @@ export interface RefundRecord {
   amountMinor: number;
   currency: string;
   referenceId: string;
+  /** The caller's Idempotency-Key, when it sent one. */
+  idempotencyKey: string | null;
   reason: string | null;
   webhookUrl: string | null;
   failureCode: string | null;
@@ -103,6 +105,7 @@ export interface CreateRefundInput {
   amountMinor: number;
   currency: string;
   referenceId: string;
+  idempotencyKey: string | null;
   reason: string | null;
   webhookUrl: string | null;
   metadata: Record<string, string>;
@@ -127,7 +130,9 @@ export class SandboxStore {
   readonly payments = new Map<string, PaymentRecord>();
   readonly paymentsByKey = new Map<string, PaymentRecord>();
   readonly refunds = new Map<string, RefundRecord>();
-  readonly refundsByReference = new Map<string, RefundRecord>();
+  /** reference_id -> its refunds, one per payment transaction at most, in creation order. */
+  readonly refundsByReference = new Map<string, RefundRecord[]>();
+  readonly refundsByKey = new Map<string, RefundRecord>();
   readonly ledger: LedgerEntry[] = [];
   private readonly ledgerByTransaction = new Map<string, LedgerEntry>();
   /** Card tokens this sandbox issued (`tok_saved_...`) -> the payment that saved them. */
@@ -139,6 +144,7 @@ export class SandboxStore {
     this.paymentsByKey.clear();
     this.refunds.clear();
     this.refundsByReference.clear();
+    this.refundsByKey.clear();
     this.ledger.length = 0;
     this.ledgerByTransaction.clear();
     this.savedTokens.clear();
@@ -263,15 +269,36 @@ export class SandboxStore {
 
   // ---- refunds ----
 
+  /**
+   * Deduplicated by the Idempotency-Key when one is sent, and by reference_id within one payment
+   * transaction: one account serves many merchants, and two of them may use the same reference.
+   */
   createRefund(input: CreateRefundInput, mode: RefundFaultMode): RefundRecord {
-    const existing = this.refundsByReference.get(input.referenceId);
+    const keyed = input.idempotencyKey === null ? undefined : this.refundsByKey.get(input.idempotencyKey);
+    if (keyed) {
+      const differs: string[] = [];
+      if (keyed.paymentId !== input.paymentId) differs.push('paymentId');
+      if (keyed.amountMinor !== input.amountMinor) differs.push('amount');
+      if (keyed.currency !== input.currency) differs.push('currency');
+      if (keyed.referenceId !== input.referenceId) differs.push('reference_id');
+      if (differs.length > 0) {
+        throw new SandboxError(
+          409,
+          'idempotency_key_reused',
+          `Idempotency-Key was already used with another ${differs.join(', ')}.`,
+        );
+      }
+      return keyed;
+    }
+    const existing = this.findRefund({ referenceId: input.referenceId, paymentId: input.paymentId })[0];
     if (existing) {
-      if (
-        existing.paymentId !== input.paymentId ||
-        existing.amountMinor !== input.amountMinor ||
-        existing.currency !== input.currency
-      ) {
-        throw new SandboxError(409, 'reference_reused', 'reference_id was already used for another payment or amount.');
+      // Says nothing of the other refund: the caller learns only that the pair is taken.
+      if (existing.amountMinor !== input.amountMinor || existing.currency !== input.currency) {
+        throw new SandboxError(
+          409,
+          'reference_reused',
+          'reference_id was already used for another refund of this payment.',
+        );
       }
       return existing;
     }
@@ -305,6 +332,7 @@ export class SandboxStore {
       amountMinor: input.amountMinor,
       currency: input.currency,
       referenceId: input.referenceId,
+      idempotencyKey: input.idempotencyKey,
       reason: input.reason,
       // A refund without its own webhook URL reports to its payment's.
       webhookUrl: input.webhookUrl ?? payment.webhookUrl,
@@ -314,14 +342,17 @@ export class SandboxStore {
       createdAt: new Date().toISOString(),
     };
     this.refunds.set(refund.id, refund);
-    this.refundsByReference.set(refund.referenceId, refund);
+    const sameReference = this.refundsByReference.get(refund.referenceId);
+    if (sameReference) sameReference.push(refund);
+    else this.refundsByReference.set(refund.referenceId, [refund]);
+    if (refund.idempotencyKey !== null) this.refundsByKey.set(refund.idempotencyKey, refund);
     this.addLedgerEntry({
       id: newSandboxId('le'),
       type: 'refund',
       status: refund.status,
       amountMinor: refund.amountMinor,
       currency: refund.currency,
-      idempotencyKey: null,
+      idempotencyKey: refund.idempotencyKey,
       reference: refund.referenceId,
       transactionId: refund.id,
       paymentTransactionId: payment.id,
@@ -337,10 +368,42 @@ export class SandboxStore {
     return refund;
   }
 
-  /** `/_admin/settle`: a pending refund succeeds or fails; its ledger entry follows. */
-  settleRefund(reference: string, status: 'succeeded' | 'failed'): RefundRecord {
-    const refund = this.refundsByReference.get(reference);
-    if (!refund) throw new SandboxError(404, 'not_found', `No refund with reference_id ${reference}.`);
+  /** The refunds matching every given field, in creation order. */
+  findRefund(by: { idempotencyKey?: string; referenceId?: string; paymentId?: string }): RefundRecord[] {
+    let found: RefundRecord[];
+    if (by.idempotencyKey !== undefined) {
+      const keyed = this.refundsByKey.get(by.idempotencyKey);
+      found = keyed ? [keyed] : [];
+    } else if (by.referenceId !== undefined) {
+      found = this.refundsByReference.get(by.referenceId) ?? [];
+    } else {
+      found = [...this.refunds.values()];
+    }
+    return found.filter(
+      (r) =>
+        (by.referenceId === undefined || r.referenceId === by.referenceId) &&
+        (by.paymentId === undefined || r.paymentId === by.paymentId),
+    );
+  }
+
+  /**
+   * `/_admin/settle`: a pending refund succeeds or fails; its ledger entry follows. A reference
+   * used on several payment transactions needs the transaction to name one refund.
+   */
+  settleRefund(reference: string, status: 'succeeded' | 'failed', paymentTransactionId?: string): RefundRecord {
+    const matches = this.findRefund({ referenceId: reference, paymentId: paymentTransactionId });
+    const refund = matches[0];
+    if (!refund) {
+      const on = paymentTransactionId === undefined ? '' : ` on payment ${paymentTransactionId}`;
+      throw new SandboxError(404, 'not_found', `No refund with reference_id ${reference}${on}.`);
+    }
+    if (matches.length > 1) {
+      throw new SandboxError(
+        409,
+        'reference_ambiguous',
+        `${matches.length} refunds have reference_id ${reference}: add paymentTransactionId to name one.`,
+      );
+    }
     if (refund.status !== 'pending') {
       throw new SandboxError(409, 'refund_not_pending', `The refund is already ${refund.status}.`);
     }
@@ -389,6 +452,7 @@ export function refundJson(r: RefundRecord) {
     amount: toMajor(r.amountMinor, r.currency),
     currency: r.currency,
     reference_id: r.referenceId,
+    idempotencyKey: r.idempotencyKey,
     failureCode: r.failureCode,
     failureMessage: r.failureMessage,
     metadata: { ...r.metadata },

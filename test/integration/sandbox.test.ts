@@ -449,6 +449,57 @@ describe('refunds', () => {
     });
   });
 
+  it('dedupes by reference_id within one payment transaction only; a reuse reveals nothing of the other refund', async () => {
+    const first = await capture(10);
+    const second = await capture(10);
+    const a = await refund(first, 4, 're_shared');
+    const b = await refund(second, 4, 're_shared');
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(b.json.id).not.toBe(a.json.id);
+    expect(b.json).toMatchObject({ paymentId: second, reference_id: 're_shared', status: 'succeeded' });
+
+    const reused = await refund(second, 5, 're_shared');
+    expect(reused.status).toBe(409);
+    expect(reused.json.error.code).toBe('reference_reused');
+    for (const secret of [first, a.json.id, '4']) expect(reused.json.error.message).not.toContain(secret);
+
+    expect((await call('GET', '/v1/refunds?reference_id=re_shared')).json).toEqual({ data: [a.json, b.json] });
+    expect((await call('GET', `/v1/refunds?reference_id=re_shared&paymentId=${second}`)).json).toEqual({
+      data: [b.json],
+    });
+    const refunds = (await ledger()).filter((e) => e.type === 'refund');
+    expect(refunds.map((e) => [e.reference, e.paymentTransactionId])).toEqual([
+      ['re_shared', first],
+      ['re_shared', second],
+    ]);
+  });
+
+  it('Idempotency-Key: a replay returns the same refund, another body is 409, lookup by key', async () => {
+    const txn = await capture(10);
+    const keyed = (amount: number, reference: string, key: string) =>
+      call('POST', '/v1/refunds', {
+        body: { paymentId: txn, amount, currency: 'USD', reference_id: reference },
+        headers: { 'idempotency-key': key },
+      });
+    const res = await keyed(3, 're_k1', 're_our_1');
+    expect(res.status).toBe(200);
+    expect(res.json.idempotencyKey).toBe('re_our_1');
+    expect((await keyed(3, 're_k1', 're_our_1')).json).toEqual(res.json);
+    const otherAmount = await keyed(2, 're_k1', 're_our_1');
+    expect(otherAmount.status).toBe(409);
+    expect(otherAmount.json.error.code).toBe('idempotency_key_reused');
+    const otherReference = await keyed(3, 're_k2', 're_our_1');
+    expect(otherReference.status).toBe(409);
+    expect(otherReference.json.error.code).toBe('idempotency_key_reused');
+
+    expect((await call('GET', '/v1/refunds?idempotencyKey=re_our_1')).json).toEqual({ data: [res.json] });
+    expect((await call('GET', '/v1/refunds?idempotencyKey=unknown')).json).toEqual({ data: [] });
+    expect((await call('GET', '/v1/refunds')).status).toBe(400);
+    const refunds = (await ledger()).filter((e) => e.type === 'refund');
+    expect(refunds).toEqual([expect.objectContaining({ idempotencyKey: 're_our_1', reference: 're_k1', amount: 3 })]);
+  });
+
   it('10 concurrent refunds with one reference make one refund', async () => {
     const txn = await capture(10);
     const answers = await Promise.all(Array.from({ length: 10 }, () => refund(txn, 3, 're_concurrent')));
@@ -499,6 +550,28 @@ describe('refunds', () => {
     expect(again.status).toBe(409);
     const unknown = await call('POST', '/_admin/settle', { body: { reference: 'nope', status: 'failed' } });
     expect(unknown.status).toBe(404);
+  });
+
+  it('settle: a reference on several transactions needs paymentTransactionId', async () => {
+    const first = await capture(10);
+    const second = await capture(10);
+    await setFaults({ refunds: 'pending' });
+    const a = await refund(first, 1, 're_both');
+    const b = await refund(second, 2, 're_both');
+    const ambiguous = await call('POST', '/_admin/settle', { body: { reference: 're_both', status: 'succeeded' } });
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.json.error.code).toBe('reference_ambiguous');
+
+    const settled = await call('POST', '/_admin/settle', {
+      body: { reference: 're_both', status: 'failed', paymentTransactionId: second },
+    });
+    expect(settled.status).toBe(200);
+    expect(settled.json).toMatchObject({ id: b.json.id, status: 'failed' });
+    expect((await call('GET', `/v1/refunds/${a.json.id}`)).json.status).toBe('pending');
+    const elsewhere = await call('POST', '/_admin/settle', {
+      body: { reference: 're_both', status: 'failed', paymentTransactionId: 'txn_unknown' },
+    });
+    expect(elsewhere.status).toBe(404);
   });
 
   it('fail mode: declined with insufficient_balance', async () => {

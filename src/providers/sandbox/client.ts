@@ -129,11 +129,15 @@ export class SandboxProvider implements PaymentProvider {
       ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
       metadata: input.metadata,
     };
-    const r = await this.call('POST', '/v1/refunds', sandboxRefundSchema, body);
+    const r = await this.call('POST', '/v1/refunds', sandboxRefundSchema, body, {
+      'idempotency-key': input.idempotencyKey,
+    });
     return mapRefund(r!);
   }
 
-  async findRefund(by: { refundId: string } | { referenceId: string }): Promise<ProviderRefund | null> {
+  async findRefund(
+    by: { refundId: string } | { idempotencyKey: string } | { referenceId: string; transactionId: string },
+  ): Promise<ProviderRefund | null> {
     if ('refundId' in by) {
       const r = await this.call(
         'GET',
@@ -145,11 +149,11 @@ export class SandboxProvider implements PaymentProvider {
       );
       return r ? mapRefund(r) : null;
     }
-    const list = await this.call(
-      'GET',
-      `/v1/refunds?reference_id=${encodeURIComponent(by.referenceId)}`,
-      sandboxRefundList,
-    );
+    const query =
+      'idempotencyKey' in by
+        ? `idempotencyKey=${encodeURIComponent(by.idempotencyKey)}`
+        : `reference_id=${encodeURIComponent(by.referenceId)}&paymentId=${encodeURIComponent(by.transactionId)}`;
+    const list = await this.call('GET', `/v1/refunds?${query}`, sandboxRefundList);
     const first = list!.data[0];
     return first ? mapRefund(first) : null;
   }

@@ -32,6 +32,7 @@ export const sandboxRefundSchema = z.object({
   amount: z.number(),
   currency: z.string().length(3),
   reference_id: z.string(),
+  idempotencyKey: z.string().nullable().optional(),
   failureCode: z.string().nullable(),
   failureMessage: z.string().nullable(),
   metadata,
@@ -126,5 +127,7 @@ export function mapErrorStatus(status: number, text: string): ProviderError {
     'rejected',
     message || `provider rejected the request (${status})`,
     code ?? `http_${status}`,
+    // 409 idempotency_key_reused / reference_reused: another request holds the key or reference.
+    status === 409,
   );
 }
