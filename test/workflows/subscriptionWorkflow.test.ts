@@ -1,0 +1,351 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { ChargeRequest } from '../../activities/subscriptions';
+import type { Outbox, SubscriptionStatus } from '../../src/domain/subscriptionPlan';
+import { WORKFLOWS_PATH } from '../../src/worker';
+import type { subscriptionWorkflow } from '../../workflows/subscription';
+import {
+  cancelSubscriptionUpdate,
+  providerSubscriptionEventSignal,
+  subscriptionWorkflowId,
+  type SubscriptionWorkflowInput,
+} from '../../workflows/subscriptionApi';
+import { useTimeSkippingEnvironment } from '../helpers/timeSkipping';
+
+const DAY_MS = 86_400_000;
+
+interface FakeInvoice {
+  id: string;
+  periodIndex: number;
+  status: 'open' | 'paid' | 'void';
+  attempts: number;
+  periodStart: string;
+  periodEnd: string;
+  /** Workflow time of the next attempt: the period's start, then each retry's delay added. */
+  clockMs: number;
+}
+
+/**
+ * The subscription's database and provider as the activities see them, in memory: just enough
+ * rules (one invoice per period, attempts recorded once, status moves, emails recorded) for the
+ * workflow to be judged on what it asks for. Every activity is a jest.fn.
+ */
+function fakeBilling(rules: {
+  /** Whether this attempt is declined. */
+  declines?: (invoice: FakeInvoice, attempt: number) => boolean;
+  /** Whether the provider is unreachable for this call (counted per invoice). */
+  unavailable?: (invoice: FakeInvoice, call: number) => boolean;
+  /** Whether the customer has authorized a card yet (hosted flow). */
+  authorized?: () => boolean;
+}) {
+  let status: SubscriptionStatus = 'created';
+  let emails = 0;
+  const invoices = new Map<string, FakeInvoice>();
+  const calls = new Map<string, number>();
+  const outbox = (emailKinds: string[]): Outbox => ({
+    status,
+    emailIds: emailKinds.map((kind) => `email-${++emails}-${kind}`),
+    eventIds: [],
+  });
+  const activate = (): string[] => {
+    const first = status === 'created' || status === 'pending';
+    if (status !== 'cancelled') status = 'active';
+    return first ? ['activated'] : [];
+  };
+  const activities = {
+    awaitRecordVisible: jest.fn(async () => true),
+    unsentSubscriptionEmails: jest.fn(async () => [] as string[]),
+    sendEmail: jest.fn(async (_emailId: string) => 'sent' as const),
+    requestCardAuthorization: jest.fn(async () => {
+      status = 'pending';
+      return { kind: 'pending' as const, outbox: outbox([]) };
+    }),
+    checkCardAuthorization: jest.fn(async () => (rules.authorized?.() ? 'authorized' : 'waiting')),
+    expireCardAuthorization: jest.fn(async () => (rules.authorized?.() ? 'authorized' : 'expired')),
+    openInvoice: jest.fn(
+      async (input: { periodIndex: number; amountMinor: number; periodStart: string; periodEnd: string }) => {
+        const id = `inv_${input.periodIndex}`;
+        let invoice = invoices.get(id);
+        let kinds: string[] = [];
+        if (!invoice) {
+          if (status === 'cancelled') return { kind: 'cancelled' as const };
+          invoice = {
+            id,
+            periodIndex: input.periodIndex,
+            status: input.amountMinor === 0 ? 'paid' : 'open',
+            attempts: 0,
+            periodStart: input.periodStart,
+            periodEnd: input.periodEnd,
+            clockMs: Date.parse(input.periodStart),
+          };
+          invoices.set(id, invoice);
+          if (invoice.status === 'paid') kinds = activate();
+        }
+        return { kind: invoice.status, invoiceId: id, attempts: invoice.attempts, outbox: outbox(kinds) };
+      },
+    ),
+    chargeInvoice: jest.fn(async (req: ChargeRequest) => {
+      const invoice = invoices.get(req.invoiceId)!;
+      const call = (calls.get(invoice.id) ?? 0) + 1;
+      calls.set(invoice.id, call);
+      if (invoice.status === 'paid') return { kind: 'paid' as const, outbox: outbox([]) };
+      if (invoice.status === 'void') return { kind: 'void' as const, outbox: outbox([]) };
+      if (rules.unavailable?.(invoice, call)) {
+        throw ApplicationFailure.create({ message: 'provider unavailable (503)', type: 'unavailable' });
+      }
+      if (invoice.attempts >= req.attempt) throw new Error(`attempt ${req.attempt} of ${invoice.id} made twice`);
+      invoice.attempts = req.attempt;
+      if (rules.declines?.(invoice, req.attempt)) {
+        if (status !== 'cancelled') status = 'past_due';
+        if (req.retryDelayMs !== null) invoice.clockMs += req.retryDelayMs;
+        const nextAttemptAt = req.retryDelayMs === null ? null : new Date(invoice.clockMs).toISOString();
+        return { kind: 'declined' as const, nextAttemptAt, outbox: outbox(['failed']) };
+      }
+      invoice.status = 'paid';
+      return { kind: 'paid' as const, outbox: outbox([...activate(), 'receipt']) };
+    }),
+    reconcileInvoiceCharge: jest.fn(async () => ({ kind: 'not_found' as const })),
+    cancelSubscriptionRecord: jest.fn(async (input: { reason: string; notify: boolean }) => {
+      if (status === 'cancelled') return outbox([]);
+      for (const invoice of invoices.values()) if (invoice.status === 'open') invoice.status = 'void';
+      status = 'cancelled';
+      return outbox(input.notify ? ['cancelled'] : []);
+    }),
+  };
+  return {
+    activities,
+    status: () => status,
+    invoices: () => [...invoices.values()].sort((a, b) => a.periodIndex - b.periodIndex),
+    paid: () => [...invoices.values()].filter((i) => i.status === 'paid').length,
+    attemptsOf: (invoiceId: string) =>
+      activities.chargeInvoice.mock.calls.filter(([r]) => r.invoiceId === invoiceId).map(([r]) => r.attempt),
+  };
+}
+
+/**
+ * The subscription workflow itself (the shipped workflow code) on the Java time-skipping test
+ * server, with stubbed activities: years of billing in seconds, and every loop driven past its
+ * history bound to show each run stays short and the state crosses continue-as-new intact.
+ */
+describe('subscription workflow over years (time-skipping, stubbed activities)', () => {
+  const testEnv = useTimeSkippingEnvironment();
+  let workflowBundle: WorkflowBundleWithSourceMap;
+  let counter = 0;
+
+  // A workflow a failed test leaves running would keep a task outstanding, and the test server
+  // never skips time again: terminate it so the next test starts clean.
+  const started: WorkflowHandle[] = [];
+  afterEach(async () => {
+    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
+  });
+
+  beforeAll(async () => {
+    workflowBundle = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+    });
+  }, 120_000);
+
+  function input(overrides: Partial<SubscriptionWorkflowInput> = {}): SubscriptionWorkflowInput {
+    return {
+      subscriptionId: `sub_timeskip_${process.pid}_${++counter}`,
+      merchantId: 'mer_timeskip',
+      externalId: `ext-${counter}`,
+      plan: {
+        phases: [{ id: 'ph_evergreen', amountMinor: 1000, billingIntervalDays: 30, iterations: null }],
+        retryScheduleDays: [1, 3, 5],
+      },
+      needsAuthorization: false,
+      billingDaySeconds: 86_400,
+      authorizationExpirySeconds: 86_400,
+      callbackRetryInitialSeconds: 10,
+      callbacks: false,
+      ...overrides,
+    };
+  }
+
+  async function run<T>(
+    billing: ReturnType<typeof fakeBilling>,
+    workflowInput: SubscriptionWorkflowInput,
+    drive: (handle: WorkflowHandle<typeof subscriptionWorkflow>) => Promise<T>,
+  ): Promise<T> {
+    const env = testEnv();
+    const taskQueue = `subscription-timeskip-${process.pid}-${counter}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle,
+      activities: billing.activities,
+    });
+    return worker.runUntil(async () => {
+      const handle = await env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+        taskQueue,
+        workflowId: subscriptionWorkflowId(workflowInput.subscriptionId),
+        args: [workflowInput],
+      });
+      started.push(handle);
+      return drive(handle);
+    });
+  }
+
+  /** Waits (skipping time) until `check` holds; each step skips `stepMs` of workflow time. */
+  async function skipUntil(check: () => boolean, stepMs: number, maxSteps = 400): Promise<void> {
+    for (let i = 0; i < maxSteps && !check(); i++) await testEnv().sleep(stepMs);
+    expect(check()).toBe(true);
+  }
+
+  /** The history length of every run of the chain, oldest first (continue-as-new links them). */
+  async function runLengths(workflowId: string): Promise<number[]> {
+    const lengths: number[] = [];
+    let runId: string | undefined;
+    for (;;) {
+      const handle = testEnv().client.workflow.getHandle(workflowId, runId);
+      const events = (await handle.fetchHistory()).events ?? [];
+      lengths.unshift(events.length);
+      const started = events[0]?.workflowExecutionStartedEventAttributes;
+      runId = started?.continuedExecutionRunId ?? undefined;
+      if (!runId) return lengths;
+    }
+  }
+
+  async function cancelAndFinish(handle: WorkflowHandle<typeof subscriptionWorkflow>) {
+    const status = await handle.executeUpdate(cancelSubscriptionUpdate, {
+      args: [{ reason: 'test_over', notify: false }],
+    });
+    expect(status).toBe('cancelled');
+    return handle.result();
+  }
+
+  it('bills a 5-year monthly subscription with declines and recoveries, each run under the bound', async () => {
+    const declinedOnce = new Set([5, 17, 30, 52]);
+    const billing = fakeBilling({
+      declines: (inv, attempt) =>
+        (declinedOnce.has(inv.periodIndex) && attempt === 1) || (inv.periodIndex === 40 && attempt < 3),
+    });
+    const wf = input();
+    const started = Date.now();
+    const result = await run(billing, wf, async (handle) => {
+      // 61 periods of 30 days: five years.
+      await skipUntil(() => billing.paid() >= 61, 30 * DAY_MS);
+      return cancelAndFinish(handle);
+    });
+    const wallMs = Date.now() - started;
+
+    expect(result.status).toBe('cancelled');
+    const invoices = billing.invoices();
+    expect(invoices.length).toBeGreaterThanOrEqual(61);
+    // Periods never shift: each starts where the previous one ended, 30 days long.
+    invoices.forEach((inv, i) => {
+      expect(inv.periodIndex).toBe(i);
+      expect(Date.parse(inv.periodEnd) - Date.parse(inv.periodStart)).toBe(30 * DAY_MS);
+      if (i > 0) expect(inv.periodStart).toBe(invoices[i - 1]!.periodEnd);
+    });
+    // Declined attempts were retried on schedule (new attempt numbers), then paid; none twice.
+    for (const period of declinedOnce) expect(billing.attemptsOf(`inv_${period}`)).toEqual([1, 2]);
+    expect(billing.attemptsOf('inv_40')).toEqual([1, 2, 3]);
+    expect(invoices.filter((i) => i.status === 'paid').length).toBeGreaterThanOrEqual(61);
+    // An email for every recorded change: activation, receipts, failures.
+    const sent = billing.activities.sendEmail.mock.calls.map(([id]) => String(id));
+    expect(sent.filter((id) => id.endsWith('-activated'))).toHaveLength(1);
+    expect(sent.filter((id) => id.endsWith('-failed'))).toHaveLength(declinedOnce.size + 2);
+
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(700);
+    process.stderr.write(
+      `[time-skipping] 5 years monthly: ${invoices.length} periods, runs ${JSON.stringify(runs)}, ${wallMs} ms wall\n`,
+    );
+  }, 240_000);
+
+  it('renewals: continues as new between periods at a low bound, periods contiguous', async () => {
+    const billing = fakeBilling({});
+    const wf = input({ historyEventLimit: 40 });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 12, 30 * DAY_MS);
+      return cancelAndFinish(handle);
+    });
+    const invoices = billing.invoices();
+    invoices.forEach((inv, i) => i > 0 && expect(inv.periodStart).toBe(invoices[i - 1]!.periodEnd));
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(4);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
+  }, 120_000);
+
+  it('retries: continues as new in the middle of an invoice’s retries, attempts carry on', async () => {
+    const billing = fakeBilling({ declines: (inv, attempt) => inv.periodIndex === 1 && attempt <= 9 });
+    const wf = input({
+      historyEventLimit: 40,
+      plan: { ...input().plan, retryScheduleDays: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1] },
+    });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 3, DAY_MS);
+      return cancelAndFinish(handle);
+    });
+    expect(billing.attemptsOf('inv_1')).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
+  }, 120_000);
+
+  it('provider unreachable: backs off, continues as new while waiting, charges once with the same attempt', async () => {
+    // Period 1: unreachable for 25 calls (about four hours of backoff), then back.
+    const billing = fakeBilling({ unavailable: (inv, call) => inv.periodIndex === 1 && call <= 25 });
+    const wf = input({ historyEventLimit: 40 });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 1, 60_000);
+      await testEnv().sleep(30 * DAY_MS - 60_000); // to period 1's start
+      await skipUntil(() => billing.paid() >= 2, 10 * 60_000, 200);
+      return cancelAndFinish(handle);
+    });
+    // Every try of period 1 was attempt 1 (nothing was charged while unreachable).
+    const attempts = billing.attemptsOf('inv_1');
+    expect(attempts.length).toBeGreaterThanOrEqual(25);
+    expect(new Set(attempts)).toEqual(new Set([1]));
+    expect(billing.invoices()[1]!.status).toBe('paid');
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
+  }, 180_000);
+
+  it('hosted authorization: provider events while pending continue as new; the expiry is kept', async () => {
+    let authorized = false;
+    const billing = fakeBilling({ authorized: () => authorized });
+    const wf = input({ needsAuthorization: true, historyEventLimit: 40, authorizationExpirySeconds: 3 * 86_400 });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.status() === 'pending', 60_000);
+      for (let i = 0; i < 30; i++) {
+        await handle.signal(providerSubscriptionEventSignal);
+        await testEnv().sleep(60_000);
+      }
+      expect(billing.activities.checkCardAuthorization.mock.calls.length).toBeGreaterThanOrEqual(20);
+      authorized = true;
+      await handle.signal(providerSubscriptionEventSignal);
+      await skipUntil(() => billing.paid() >= 1, 60_000);
+      return cancelAndFinish(handle);
+    });
+    expect(billing.activities.expireCardAuthorization).not.toHaveBeenCalled();
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
+  }, 180_000);
+
+  it('hosted authorization that crosses continue-as-new still expires at its original time', async () => {
+    const billing = fakeBilling({ authorized: () => false });
+    const wf = input({ needsAuthorization: true, historyEventLimit: 30, authorizationExpirySeconds: 86_400 });
+    const result = await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.status() === 'pending', 60_000);
+      for (let i = 0; i < 20; i++) {
+        await handle.signal(providerSubscriptionEventSignal);
+        await testEnv().sleep(60_000);
+      }
+      return handle.result();
+    });
+    expect(result.status).toBe('cancelled');
+    expect(billing.activities.expireCardAuthorization).toHaveBeenCalledTimes(1);
+    expect(billing.activities.cancelSubscriptionRecord.mock.calls[0]![0]).toMatchObject({
+      reason: 'authorization_expired',
+    });
+    expect((await runLengths(subscriptionWorkflowId(wf.subscriptionId))).length).toBeGreaterThanOrEqual(2);
+  }, 180_000);
+});
