@@ -1,7 +1,13 @@
-import { MikroORM, PostgreSqlDriver, type DriverException, type Options } from '@mikro-orm/postgresql';
+import {
+  MikroORM,
+  PostgreSqlDriver,
+  PostgreSqlKnexDialect,
+  type DriverException,
+  type Options,
+} from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Client as PgClient } from 'pg';
-import { markConnectionFailure } from './dbErrors';
+import { isDatabaseUnavailable, markConnectionFailure } from './dbErrors';
 import { entities } from './entities';
 import { migrationsList } from './migrations';
 
@@ -26,10 +32,52 @@ class PostgreSqlDriverKeepingCause extends PostgreSqlDriver {
   }
 }
 
+/** pg clients whose connection failed or ended: whatever a query on them fails with is that. */
+const failedClients = new WeakSet<object>();
+
 /** A pg client's own 'error' event is its connection failing (see dbErrors.ts). */
 function watchClient(client: PgClient, done: (err: Error | null, client: PgClient) => void): void {
-  client.on('error', markConnectionFailure);
+  client.on('error', (err) => {
+    failedClients.add(client);
+    markConnectionFailure(err);
+  });
+  client.on('end', () => failedClients.add(client));
   done(null, client);
+}
+
+function markIfClientFailed(client: unknown, err: unknown): void {
+  if (typeof client === 'object' && client !== null && failedClients.has(client)) markConnectionFailure(err);
+}
+
+type KnexRunner = { connection?: unknown; query(obj: unknown): Promise<unknown> };
+
+/**
+ * The knex dialect MikroORM uses, marking the errors of a query sent on a connection that had
+ * already failed. pg and knex give those neither type nor code: pg's "not queryable" (a query
+ * on a client that lost its connection) and knex's "transaction query already complete" (a
+ * query in a transaction whose BEGIN failed that way).
+ */
+class PostgreSqlDialectMarkingLostConnections extends PostgreSqlKnexDialect {
+  query(connection: unknown, obj: unknown): Promise<unknown> {
+    return (super.query(connection, obj) as Promise<unknown>).catch((err: unknown) => {
+      // A 57P01 answer to BEGIN arrives before the socket closes: the client is failed already.
+      if (typeof connection === 'object' && connection !== null && isDatabaseUnavailable(err))
+        failedClients.add(connection);
+      markIfClientFailed(connection, err);
+      throw err;
+    });
+  }
+
+  runner(builder: unknown): KnexRunner {
+    const runner = super.runner(builder) as KnexRunner;
+    const query = runner.query.bind(runner);
+    runner.query = (obj: unknown) =>
+      query(obj).catch((err: unknown) => {
+        markIfClientFailed(runner.connection, err);
+        throw err;
+      });
+    return runner;
+  }
 }
 
 export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOptions): Options {
@@ -42,7 +90,7 @@ export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOpti
     driver: PostgreSqlDriverKeepingCause,
     pool: { min: 0, max: poolMax, afterCreate: watchClient },
     // Fail fast when PostgreSQL is unreachable instead of hanging a request.
-    driverOptions: { connection: { connectionTimeoutMillis: 3000 } },
+    driverOptions: { client: PostgreSqlDialectMarkingLostConnections, connection: { connectionTimeoutMillis: 3000 } },
     discovery: { warnWhenNoEntities: true },
     allowGlobalContext: false,
     debug,

@@ -20,6 +20,7 @@ import {
   type TestMerchant,
   type TestWorker,
 } from '../helpers/stack';
+import { isDatabaseUnavailable } from '../../src/db/dbErrors';
 import { call, eventually, type JsonResponse } from '../helpers/http';
 
 async function freePort(): Promise<number> {
@@ -190,6 +191,42 @@ describe('with PostgreSQL cut off or restarting', () => {
     const outcomes = await load.stop();
     expect(outcomes.length).toBeGreaterThan(0);
     expectOnlyNormalOr503(outcomes);
+    await expectRecovered();
+  });
+
+  it("the real driver's errors are recognised: a terminated query (57P01), then a refused connection", async () => {
+    const client = admin();
+    await client.connect();
+    const slow = orm.em
+      .fork()
+      .execute('select pg_sleep(10)')
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    await eventually(
+      () => client.query("select 1 from pg_stat_activity where query = 'select pg_sleep(10)'"),
+      (r) => r.rowCount === 1,
+      10_000,
+      50,
+    );
+    await client.query("select pg_terminate_backend(pid) from pg_stat_activity where query = 'select pg_sleep(10)'");
+    await client.end();
+    const terminated = await slow;
+    expect(terminated).toMatchObject({ code: '57P01' });
+    expect(isDatabaseUnavailable(terminated)).toBe(true);
+
+    await database.stop();
+    const refused = await orm.em
+      .fork()
+      .execute('select 1')
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    database = await startDatabase();
+    expect(refused).toMatchObject({ code: 'ECONNREFUSED' });
+    expect(isDatabaseUnavailable(refused)).toBe(true);
     await expectRecovered();
   });
 
