@@ -43,7 +43,7 @@ export const ERROR_CODES = {
   invalid_signature: 'A provider webhook whose signature does not verify.',
   not_ready: 'A dependency (PostgreSQL or Temporal) is unreachable.',
   service_unavailable:
-    'Temporal (the workflow service) is unreachable; nothing was decided. Retry with the same externalId.',
+    'A dependency (PostgreSQL or Temporal) is down or restarting; the message names which. Retry after the `Retry-After` header (seconds) with the same externalId: a repeat never charges twice.',
   internal_error: 'An unexpected fault; nothing about it is disclosed. Quote the request id.',
 } as const;
 

@@ -1,5 +1,13 @@
-import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import {
+  MikroORM,
+  PostgreSqlDriver,
+  PostgreSqlKnexDialect,
+  type DriverException,
+  type Options,
+} from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import type { Client as PgClient } from 'pg';
+import { isDatabaseUnavailable, markConnectionFailure } from './dbErrors';
 import { entities } from './entities';
 import { migrationsList } from './migrations';
 
@@ -11,6 +19,67 @@ export interface OrmOptions {
   debug?: boolean;
 }
 
+/**
+ * MikroORM's PostgreSQL driver, keeping the driver's error as the `cause` of the DriverException
+ * it converts it to: MikroORM copies the fields but drops the object, and with it its type (a
+ * knex pool timeout would otherwise be an anonymous DriverException).
+ */
+class PostgreSqlDriverKeepingCause extends PostgreSqlDriver {
+  override convertException(exception: Error): DriverException {
+    const converted = super.convertException(exception);
+    if (converted !== exception && converted.cause === undefined) converted.cause = exception;
+    return converted;
+  }
+}
+
+/** pg clients whose connection failed or ended: whatever a query on them fails with is that. */
+const failedClients = new WeakSet<object>();
+
+/** A pg client's own 'error' event is its connection failing (see dbErrors.ts). */
+function watchClient(client: PgClient, done: (err: Error | null, client: PgClient) => void): void {
+  client.on('error', (err) => {
+    failedClients.add(client);
+    markConnectionFailure(err);
+  });
+  client.on('end', () => failedClients.add(client));
+  done(null, client);
+}
+
+function markIfClientFailed(client: unknown, err: unknown): void {
+  if (typeof client === 'object' && client !== null && failedClients.has(client)) markConnectionFailure(err);
+}
+
+type KnexRunner = { connection?: unknown; query(obj: unknown): Promise<unknown> };
+
+/**
+ * The knex dialect MikroORM uses, marking the errors of a query sent on a connection that had
+ * already failed. pg and knex give those neither type nor code: pg's "not queryable" (a query
+ * on a client that lost its connection) and knex's "transaction query already complete" (a
+ * query in a transaction whose BEGIN failed that way).
+ */
+class PostgreSqlDialectMarkingLostConnections extends PostgreSqlKnexDialect {
+  query(connection: unknown, obj: unknown): Promise<unknown> {
+    return (super.query(connection, obj) as Promise<unknown>).catch((err: unknown) => {
+      // A 57P01 answer to BEGIN arrives before the socket closes: the client is failed already.
+      if (typeof connection === 'object' && connection !== null && isDatabaseUnavailable(err))
+        failedClients.add(connection);
+      markIfClientFailed(connection, err);
+      throw err;
+    });
+  }
+
+  runner(builder: unknown): KnexRunner {
+    const runner = super.runner(builder) as KnexRunner;
+    const query = runner.query.bind(runner);
+    runner.query = (obj: unknown) =>
+      query(obj).catch((err: unknown) => {
+        markIfClientFailed(runner.connection, err);
+        throw err;
+      });
+    return runner;
+  }
+}
+
 export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOptions): Options {
   return {
     clientUrl: databaseUrl,
@@ -18,9 +87,10 @@ export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOpti
     extensions: [Migrator],
     // Migrations are listed in code, so the same list works under tsx, jest and compiled JS.
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
-    pool: { min: 0, max: poolMax },
+    driver: PostgreSqlDriverKeepingCause,
+    pool: { min: 0, max: poolMax, afterCreate: watchClient },
     // Fail fast when PostgreSQL is unreachable instead of hanging a request.
-    driverOptions: { connection: { connectionTimeoutMillis: 3000 } },
+    driverOptions: { client: PostgreSqlDialectMarkingLostConnections, connection: { connectionTimeoutMillis: 3000 } },
     discovery: { warnWhenNoEntities: true },
     allowGlobalContext: false,
     debug,
@@ -28,7 +98,20 @@ export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOpti
 }
 
 export async function openOrm(options: OrmOptions): Promise<Orm> {
-  return MikroORM.init(ormOptions(options));
+  const orm = await MikroORM.init(ormOptions(options));
+  watchConnectionFailures(orm);
+  return orm;
+}
+
+/**
+ * Marks every error a new pool connection failed with (refused, timed out, closed during the
+ * handshake) so that it is recognised as the database being unavailable (dbErrors.ts).
+ */
+function watchConnectionFailures(orm: Orm): void {
+  orm.em
+    .getConnection()
+    .getKnex()
+    .client.pool?.on('createFail', (_eventId: number, err: unknown) => markConnectionFailure(err));
 }
 
 export async function migrate(orm: Orm): Promise<string[]> {

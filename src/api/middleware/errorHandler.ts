@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { isTemporalUnreachable } from '../../temporal/grpcErrors';
+import { databaseUnavailability } from '../../db/dbErrors';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
 
@@ -19,22 +20,40 @@ function fromHttpError(err: HttpLikeError): AppError | undefined {
   return new AppError(status, 'bad_request', err.message ?? 'Bad request.');
 }
 
-/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED from Temporal: nothing was decided; the caller may retry. */
-export function fromTemporalError(err: unknown): AppError | undefined {
-  return isTemporalUnreachable(err) ? serviceUnavailable() : undefined;
-}
+/**
+ * Seconds a client is told to wait after a 503 `service_unavailable`: about what a PostgreSQL
+ * restart or a Temporal frontend failover takes, short enough not to hold callers back for long.
+ */
+export const RETRY_AFTER_SECONDS = 5;
 
-export function serviceUnavailable(): AppError {
+/** The dependency that is down or restarting, named in the message of its 503. */
+export type UnavailableDependency = 'workflow service' | 'database';
+
+const UNAVAILABLE_MESSAGES: Record<UnavailableDependency, string> = {
+  'workflow service': 'The workflow service is temporarily unavailable; retry with the same externalId.',
+  database: 'The database is temporarily unavailable; retry with the same externalId.',
+};
+
+/** A dependency is down or restarting: 503 with `Retry-After`, never 500 (a 500 means a bug). */
+export function serviceUnavailable(dependency: UnavailableDependency = 'workflow service'): AppError {
   return new AppError(
     503,
     'service_unavailable',
-    'The workflow service is temporarily unavailable; retry with the same externalId.',
+    UNAVAILABLE_MESSAGES[dependency],
+    {},
+    { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   );
+}
+
+/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED from Temporal: nothing was decided; the caller may retry. */
+export function fromTemporalError(err: unknown): AppError | undefined {
+  return isTemporalUnreachable(err) ? serviceUnavailable('workflow service') : undefined;
 }
 
 /**
  * The one catch point. Only AppError (and Koa's exposable 4xx errors) reach the client as
- * they are; anything else is logged with its stack and answered as a bare 500.
+ * they are; a dependency outage (Temporal, PostgreSQL) is a 503; anything else is logged with
+ * its stack and answered as a bare 500.
  */
 export function errorHandler(): Middleware<AppState> {
   return async (ctx, next) => {
@@ -42,7 +61,15 @@ export function errorHandler(): Middleware<AppState> {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'not_found', 'Route not found.');
     } catch (raw) {
-      const known = raw instanceof AppError ? raw : (fromTemporalError(raw) ?? fromHttpError(raw as HttpLikeError));
+      const database = raw instanceof AppError ? undefined : databaseUnavailability(raw);
+      // Class and code only: the message of a database error carries the SQL and its parameters.
+      if (database) ctx.state.log.warn({ dependency: 'database', ...database }, 'dependency unavailable');
+      const known =
+        raw instanceof AppError
+          ? raw
+          : (fromTemporalError(raw) ??
+            (database ? serviceUnavailable('database') : undefined) ??
+            fromHttpError(raw as HttpLikeError));
       const err =
         known ?? new AppError(500, 'internal_error', 'Internal error. Quote the request id when asking for help.');
       if (!known) ctx.state.log.error({ err: raw }, 'unhandled error');

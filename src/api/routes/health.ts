@@ -17,13 +17,22 @@ async function run(probe: Probe): Promise<'ok' | string> {
     ]);
     return 'ok';
   } catch (err) {
-    return `unreachable: ${(err as Error).message || 'error'}`.slice(0, 200);
+    // Class and code only: a driver's message may carry SQL, parameters or addresses.
+    const code = (err as { code?: unknown } | null)?.code;
+    const name = err instanceof Error ? err.constructor.name : typeof err;
+    return `unreachable: ${name}${typeof code === 'string' || typeof code === 'number' ? ` ${code}` : ''}`.slice(
+      0,
+      200,
+    );
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** `/healthz`: the process is up. `/readyz`: PostgreSQL and Temporal answer. No auth on either. */
+/**
+ * `/healthz`: the process is up. `/readyz`: PostgreSQL and Temporal answer, else 503 `not_ready`
+ * (a probe's failure, whatever it is, is caught here: never a 500). No auth on either.
+ */
 export function healthRoutes(probes: Record<string, Probe>): Router<AppState> {
   const router = new Router<AppState>();
   router.get('/healthz', (ctx) => {
