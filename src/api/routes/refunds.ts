@@ -17,7 +17,8 @@ import { ExternalIdKey, MerchantIdKey, PaymentIdKey } from '../../../workflows/s
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
-import { isDeadlineExceeded } from '../../temporal/grpcErrors';
+import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
+import { temporalReachable, workflowServiceUnavailable } from '../temporalOutcome';
 
 export interface RefundSettings {
   taskQueue: string;
@@ -87,7 +88,7 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
     refund: Refund,
     payment: Payment,
     merchantId: string,
-  ): Promise<RefundOutcome | 'no_answer'> {
+  ): Promise<RefundOutcome | 'no_answer' | 'unreachable'> {
     const op = new WithStartWorkflowOperation(refundWorkflow, {
       ...startOptions(refund, payment, merchantId),
       workflowIdConflictPolicy: 'USE_EXISTING',
@@ -99,7 +100,9 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       );
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return { kind: 'settled' };
-      if (isDeadlineExceeded(err)) return 'no_answer';
+      // No answer in time with Temporal there: the refund is in flight (200 pending).
+      if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+      if (isTemporalUnreachable(err)) return 'unreachable';
       throw err;
     }
   }
@@ -151,7 +154,14 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
         });
         const outcome = await awaitOutcome(refund, payment, caller.merchantId);
         const view = await loadRefundView(refund.id);
-        if (outcome !== 'no_answer' && outcome.kind === 'provider_unavailable') {
+        if (outcome === 'unreachable' && view.status === 'pending') {
+          throw workflowServiceUnavailable(
+            'The workflow service is temporarily unavailable; the refund is recorded and will proceed. Retry with the same externalId to see it.',
+            { refund: view },
+          );
+        }
+        if (typeof outcome !== 'object') return view;
+        if (outcome.kind === 'provider_unavailable') {
           throw new AppError(
             503,
             'provider_unavailable',
@@ -159,7 +169,7 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
             { refund: view },
           );
         }
-        if (outcome !== 'no_answer' && outcome.kind === 'provider_invalid' && view.status === 'pending') {
+        if (outcome.kind === 'provider_invalid' && view.status === 'pending') {
           throw new AppError(
             502,
             'provider_invalid_response',
