@@ -70,7 +70,11 @@ describe('with Temporal unreachable', () => {
     };
     const res = await call(cutOff.baseUrl, 'POST', '/payments', merchant.auth, body);
     expect(res.status).toBe(503);
-    expect(res.body).toMatchObject({ code: 'service_unavailable' });
+    // The payment is recorded: the answer says what is left (not settled, nothing captured).
+    expect(res.body).toMatchObject({
+      code: 'service_unavailable',
+      details: { payment: { externalId: body.externalId, status: 'created' } },
+    });
     const again = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, body);
     expect(again.body).toMatchObject({ status: 'succeeded' });
     expect(await stack.ledger('capture', again.body.id as string)).toHaveLength(1);
