@@ -94,9 +94,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     }
   }
 
-  // Let any update waiting on the last attempt answer before the run ends.
+  // Let any update waiting on the last attempt answer before the run ends (drained, not just asked).
   completedAttempts++;
-  await allHandlersFinished();
+  await condition(allHandlersFinished);
   // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
   const callbacks = !patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false;
   if (state === 'settled' && callbacks) await deliverEvents(paymentId, input.callbackRetryInitialSeconds);

@@ -86,7 +86,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
     settled = kind === 'settled' || kind === 'missing';
   }
 
-  await allHandlersFinished();
+  await condition(allHandlersFinished);
   // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
   if (!patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false) {
     await deliverEvents(refundId, input.callbackRetryInitialSeconds);
