@@ -6,9 +6,10 @@ import {
   type TestApi,
   type TestMerchant,
 } from '../helpers/stack';
-import { call, eventually } from '../helpers/http';
+import { call, eventually, type JsonResponse } from '../helpers/http';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcpProxy';
 import { testStack } from '../setup/stackInfo';
+import { sweepOrphansWorkflow } from '../../workflows/sweepOrphans';
 
 /**
  * Temporal lost in the middle of a call (the connection drops while the API waits for the
@@ -33,7 +34,7 @@ describe('Temporal connection lost mid-call', () => {
       orm: stack.orm,
       providers: stack.providers,
       temporalAddress: `127.0.0.1:${proxy.port}`,
-      settings: { taskQueue: stack.taskQueue, paymentWaitMs: 10_000, refundWaitMs: 10_000 },
+      settings: { taskQueue: stack.taskQueue, paymentWaitMs: 4000, refundWaitMs: 4000 },
     });
   });
   afterEach(async () => {
@@ -43,9 +44,12 @@ describe('Temporal connection lost mid-call', () => {
   });
   afterAll(() => stack.close());
 
-  /** Sends the request, then drops the API's Temporal connection while the provider holds its answer. */
-  const cutMidCall = async (request: () => Promise<{ status: number; body: Record<string, unknown> }>) => {
-    await stack.sandbox('/_admin/faults', { latencyMs: 1200 });
+  /**
+   * Sends the request, then drops the API's Temporal connection while the provider holds its
+   * answer (past the provider timeout: nothing is settled before the API answers).
+   */
+  const cutMidCall = async (request: () => Promise<JsonResponse>) => {
+    await stack.sandbox('/_admin/faults', { latencyMs: 6000 });
     const pending = request();
     await new Promise((r) => setTimeout(r, 600));
     await proxy.cut();
@@ -101,6 +105,13 @@ describe('Temporal connection lost mid-call', () => {
       details: { refund: { externalId, paymentId, status: 'pending', amount: 4 } },
     });
     const refundId = (res.body.details as { refund: { id: string } }).refund.id;
+    // Cut before its workflow started: the sweeper starts it (a no-op if it is running).
+    await new Promise((r) => setTimeout(r, 1100));
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: `sweep-cut-${Date.now()}`,
+      args: [{ graceSeconds: 1, pageSize: 100, maxRows: 1000, kinds: ['refunds'], merchantId: merchant.merchantId }],
+    });
 
     const settled = await eventually(
       () => call(stack.api.baseUrl, 'GET', `/refunds/${refundId}`, merchant.auth),

@@ -7,13 +7,8 @@ import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { createRefund, presentRefund } from '../../domain/refunds';
 import { refundWorkflow } from '../../../workflows/refund';
-import {
-  refundOutcomeUpdate,
-  refundWorkflowId,
-  type RefundOutcome,
-  type RefundWorkflowInput,
-} from '../../../workflows/refundApi';
-import { ExternalIdKey, MerchantIdKey, PaymentIdKey } from '../../../workflows/searchAttributes';
+import { refundOutcomeUpdate, type RefundOutcome } from '../../../workflows/refundApi';
+import { refundWorkflowStartOptions } from '../../temporal/refundWorkflowOptions';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
@@ -62,38 +57,28 @@ const paymentNotFound = () => new AppError(404, 'not_found', 'Payment not found.
 export function refundRoutes(deps: { em: EntityManager; client: Client; settings: RefundSettings }) {
   const { client, settings } = deps;
 
-  const startOptions = (refund: Refund, payment: Payment, merchantId: string) => {
-    const input: RefundWorkflowInput = {
-      refundId: refund.id,
-      paymentId: payment.id,
-      merchantId,
-      callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
-      callbacks: payment.callbackUrl !== null,
-      pollInitialSeconds: settings.refundPollInitialSeconds,
-    };
-    return {
-      workflowId: refundWorkflowId(refund.id),
-      taskQueue: settings.taskQueue,
-      args: [input] as [RefundWorkflowInput],
-      typedSearchAttributes: [
-        { key: MerchantIdKey, value: merchantId },
-        { key: ExternalIdKey, value: refund.externalId },
-        { key: PaymentIdKey, value: payment.id },
-      ],
-    };
-  };
-
-  /** Waits (bounded) for the refund's first outcome; a replay of a closed workflow reads the row. */
+  /**
+   * One round trip: Update-with-Start of `refund-<id>` (the refund is committed), waiting
+   * (bounded) for its first outcome; a replay of a closed workflow reads the row.
+   */
   async function awaitOutcome(
     refund: Refund,
     payment: Payment,
     merchantId: string,
   ): Promise<RefundOutcome | 'no_answer' | 'unreachable'> {
-    const op = new WithStartWorkflowOperation(refundWorkflow, {
-      ...startOptions(refund, payment, merchantId),
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    });
+    const op = new WithStartWorkflowOperation(
+      refundWorkflow,
+      refundWorkflowStartOptions(
+        {
+          id: refund.id,
+          externalId: refund.externalId,
+          paymentId: payment.id,
+          merchantId,
+          callbackUrl: payment.callbackUrl,
+        },
+        settings,
+      ),
+    );
     try {
       return await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
         client.workflow.executeUpdateWithStart(refundOutcomeUpdate, { startWorkflowOperation: op }),
@@ -135,23 +120,15 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       },
       handler: async ({ params, body, caller }) => {
         if (!isId('payment', params.paymentId)) throw paymentNotFound();
-        const create = () =>
-          createRefund(deps.em.fork(), caller.merchantId, params.paymentId, body, async (r, p) => {
-            // Started inside the transaction: a committed refund always has its workflow.
-            // Bounded: with Temporal unreachable the transaction rolls back and the caller gets a 503.
-            await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
-              client.workflow.start(refundWorkflow, {
-                ...startOptions(r, p, caller.merchantId),
-                workflowIdConflictPolicy: 'USE_EXISTING',
-              }),
-            );
-          });
+        const create = () => createRefund(deps.em.fork(), caller.merchantId, params.paymentId, body);
         // The same externalId sent for two payments at once: the loser's insert violates the
         // unique (merchant, externalId); once more, it sees the winner (replay or conflict).
         const { refund, payment } = await create().catch((err: unknown) => {
           if (err instanceof UniqueConstraintViolationException) return create();
           throw err;
         });
+        // Committed, slot reserved. If the workflow cannot be started now (Temporal unreachable,
+        // this process dies), the orphan sweeper starts it: the refund proceeds either way.
         const outcome = await awaitOutcome(refund, payment, caller.merchantId);
         const view = await loadRefundView(refund.id);
         if (outcome === 'unreachable' && view.status === 'pending') {
