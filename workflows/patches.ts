@@ -16,3 +16,9 @@ export const REFUND_STARTED_AFTER_COMMIT = 'refund-started-after-commit-v1';
 
 /** Update handlers drained (`condition(allHandlersFinished)`) before a run completes. */
 export const HANDLERS_DRAINED = 'handlers-drained-v1';
+
+/**
+ * PaymentStatus / RefundStatus search attributes upserted as the workflow moves; Update
+ * validators reject requests for a settled record (the API reads PostgreSQL).
+ */
+export const STATUS_SEARCH_ATTRIBUTES = 'status-search-attributes-v1';

@@ -6,6 +6,7 @@ import {
   proxyLocalActivities,
   setHandler,
   sleep,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
@@ -17,7 +18,13 @@ import {
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
 import { attemptActivities, patientActivities } from './providerActivities';
-import { HANDLERS_DRAINED, LOCAL_PROVIDER_ATTEMPT, REFUND_STARTED_AFTER_COMMIT } from './patches';
+import {
+  HANDLERS_DRAINED,
+  LOCAL_PROVIDER_ATTEMPT,
+  REFUND_STARTED_AFTER_COMMIT,
+  STATUS_SEARCH_ATTRIBUTES,
+} from './patches';
+import { RefundStatusKey } from './searchAttributes';
 
 /**
  * Before REFUND_STARTED_AFTER_COMMIT the API started this workflow inside the transaction that
@@ -52,10 +59,20 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
   let settled = false;
   let providerEvent = false;
 
-  setHandler(refundOutcomeUpdate, async () => {
-    await condition(() => first !== undefined);
-    return first!;
-  });
+  const statusAttribute = patched(STATUS_SEARCH_ATTRIBUTES);
+  setHandler(
+    refundOutcomeUpdate,
+    async () => {
+      await condition(() => first !== undefined);
+      return first!;
+    },
+    {
+      // A replay for a settled refund: rejected, so it costs no history; the API reads PostgreSQL.
+      validator: () => {
+        if (statusAttribute && settled && first !== undefined) throw new Error('The refund is settled.');
+      },
+    },
+  );
   setHandler(providerRefundEventSignal, () => {
     providerEvent = true;
   });
@@ -110,6 +127,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
     ambiguous = false;
     settled = kind === 'settled' || kind === 'missing';
   }
+  if (statusAttribute) upsertSearchAttributes([{ key: RefundStatusKey, value: 'settled' }]);
 
   // Older runs went on at once (a no-op check), and their histories replay so.
   if (patched(HANDLERS_DRAINED)) await condition(allHandlersFinished);

@@ -1,7 +1,7 @@
 import type { WorkflowStartOptions } from '@temporalio/client';
 import type { refundWorkflow } from '../../workflows/refund';
 import { refundWorkflowId, type RefundWorkflowInput } from '../../workflows/refundApi';
-import { ExternalIdKey, MerchantIdKey, PaymentIdKey } from '../../workflows/searchAttributes';
+import { ExternalIdKey, MerchantIdKey, PaymentIdKey, RefundStatusKey } from '../../workflows/searchAttributes';
 
 /**
  * How a refund's workflow is started, by the API (Update-with-Start, after the refund is
@@ -34,6 +34,7 @@ export function refundWorkflowStartOptions(
       { key: MerchantIdKey, value: refund.merchantId },
       { key: ExternalIdKey, value: refund.externalId },
       { key: PaymentIdKey, value: refund.paymentId },
+      { key: RefundStatusKey, value: 'pending' },
     ],
   };
 }

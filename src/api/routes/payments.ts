@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
@@ -179,7 +184,9 @@ export function paymentRoutes(deps: {
         client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),
       );
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'closed';
+      // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
+      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowUpdateFailedError)
+        return 'closed';
       if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
       if (isTemporalUnreachable(err)) return 'unreachable';
       throw err;

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { Payment, Refund } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
@@ -84,7 +89,10 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
         client.workflow.executeUpdateWithStart(refundOutcomeUpdate, { startWorkflowOperation: op }),
       );
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return { kind: 'settled' };
+      // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
+      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowUpdateFailedError) {
+        return { kind: 'settled' };
+      }
       // No answer in time with Temporal there: the refund is in flight (200 pending).
       if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
       if (isTemporalUnreachable(err)) return 'unreachable';
