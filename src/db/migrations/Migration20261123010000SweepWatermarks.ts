@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** The orphan sweeper: its watermarks, and partial indexes over its candidates (small: rows without a provider reference). */
-export class Migration20261122050000SweepWatermarks extends Migration {
+export class Migration20261123010000SweepWatermarks extends Migration {
   override async up(): Promise<void> {
     this.addSql(
       `create table "sweep_watermarks" ("scope" varchar(100) not null, "last_created_at" timestamptz(3) not null, "last_id" varchar(40) not null, "updated_at" timestamptz(3) not null, constraint "sweep_watermarks_pkey" primary key ("scope"));`,
