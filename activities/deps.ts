@@ -16,6 +16,8 @@ export interface ActivityDeps {
   client: Client;
   taskQueue: string;
   callbackRetryInitialSeconds: number;
+  /** First status poll of a pending refund the sweeper starts (the API's REFUND_POLL_INITIAL_SECONDS). */
+  refundPollInitialSeconds?: number;
   /** nodemailer transport URL for customer emails (default: the local catcher). */
   smtpUrl?: string;
   mailFrom?: string;

@@ -3,6 +3,7 @@ import { createMerchantEventActivities } from './merchantEvents';
 import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
+import { createRefundRecordActivities } from './refundRecords';
 import { createSweeperActivities } from './sweeper';
 import { createEmailActivities } from './emails';
 import { createSubscriptionActivities } from './subscriptions';
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities(deps),
     ...createMerchantEventActivities(deps),
     ...createRefundActivities(deps),
+    ...createRefundRecordActivities(deps),
     ...createSweeperActivities(deps),
     ...createEmailActivities(deps),
     ...createSubscriptionActivities(deps),

@@ -1,34 +1,83 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { paymentWorkflow } from '../workflows/payment';
+import { refundWorkflow } from '../workflows/refund';
+import type { OrphanKind } from '../workflows/sweepOrphans';
 import { paymentWorkflowStartOptions } from '../src/temporal/paymentWorkflowOptions';
+import { refundWorkflowStartOptions } from '../src/temporal/refundWorkflowOptions';
 import type { ActivityDeps } from './deps';
 
 /**
- * The API inserts a payment, then starts its workflow. If Temporal was unreachable in between
- * (the merchant got a 503) or the API died, the payment has no workflow, so nothing would void
- * it at its expiry. The sweeper starts the workflow of such payments. It never sends the
- * merchant's submit: without a new request the workflow only waits for its expiry and voids
- * (nothing is ever captured without the merchant's request).
+ * The orphan sweeper. The API commits a record, then starts its workflow; if Temporal was
+ * unreachable in between (the merchant got a 503 with the record in `details`) or the API died,
+ * the record has no workflow. The sweeper starts it (USE_EXISTING: a no-op for a running one;
+ * REJECT_DUPLICATE: a closed one is never started again):
+ * - a payment: its workflow only waits for the expiry and voids; it never sends the merchant's
+ *   submit, so nothing is captured without a new request;
+ * - a refund: its workflow calls the provider, so the refund the merchant asked for proceeds.
+ *
+ * Each kind's candidates are paged by (created_at, id), older than a grace age (the API starts
+ * the workflow right after its commit), without a sign of having had a workflow (a provider
+ * reference). A watermark per kind remembers the last row examined, so each candidate is
+ * examined once: after that it has a workflow, or had one.
  */
-export function createSweeperActivities({ orm, client, taskQueue, callbackRetryInitialSeconds }: ActivityDeps) {
-  return {
-    async startOrphanPaymentWorkflows(olderThanSeconds: number, limit: number): Promise<number> {
-      // Candidates: never reached the provider. Most have a running workflow (start is then a no-op).
-      const rows: Array<{
-        id: string;
-        external_id: string;
-        merchant_id: string;
-        expires_at: Date;
-        callback_url: string | null;
-      }> = await orm.em.getConnection().execute(
-        `select id, external_id, merchant_id, expires_at, callback_url from payments
-            where status = 'created' and provider_transaction_id is null
-              and created_at < now() - make_interval(secs => ?)
-            order by created_at limit ?`,
-        [olderThanSeconds, limit],
-      );
-      for (const row of rows) {
-        const options = paymentWorkflowStartOptions(
+
+/** The last row examined. ISO timestamp: heartbeat details are JSON. */
+interface SweepCursor {
+  createdAt: string;
+  id: string;
+}
+
+interface CandidateRow {
+  id: string;
+  created_at: Date;
+}
+
+/** One kind of record the sweeper looks after. */
+interface OrphanKindSweep<Row extends CandidateRow> {
+  /**
+   * Candidates after the cursor, oldest first. Placeholders in order: cursor created_at,
+   * cursor id, grace seconds, the merchant id (only `byMerchant`), limit.
+   */
+  candidates: (byMerchant: boolean) => string;
+  start(client: Client, row: Row, deps: ActivityDeps): Promise<unknown>;
+}
+
+interface PaymentCandidate extends CandidateRow {
+  external_id: string;
+  merchant_id: string;
+  expires_at: Date;
+  callback_url: string | null;
+}
+
+interface RefundCandidate extends CandidateRow {
+  external_id: string;
+  merchant_id: string;
+  payment_id: string;
+  callback_url: string | null;
+}
+
+/** The default first poll of a pending refund (REFUND_POLL_INITIAL_SECONDS' default). */
+const DEFAULT_REFUND_POLL_INITIAL_SECONDS = 30;
+
+/**
+ * Per kind: which rows may lack a workflow, and how their workflow starts (the same options
+ * the API uses). A new kind (subscriptions) is one more entry here and in ORPHAN_KINDS.
+ */
+const kind = <Row extends CandidateRow>(sweep: OrphanKindSweep<Row>) => sweep;
+const orphanKinds = {
+  // Never reached the provider (a payment that did has a workflow that got that far).
+  payments: kind<PaymentCandidate>({
+    candidates: (byMerchant) =>
+      `select id, created_at, external_id, merchant_id, expires_at, callback_url from payments
+          where status = 'created' and provider_transaction_id is null
+            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and merchant_id = ?' : ''}
+          order by created_at, id limit ?`,
+    start: (client, row, { taskQueue, callbackRetryInitialSeconds }) =>
+      client.workflow.start(
+        paymentWorkflow,
+        paymentWorkflowStartOptions(
           {
             id: row.id,
             externalId: row.external_id,
@@ -37,11 +86,128 @@ export function createSweeperActivities({ orm, client, taskQueue, callbackRetryI
             merchant: { id: row.merchant_id },
           },
           { taskQueue, callbackRetryInitialSeconds },
-        );
+        ),
+      ),
+  }),
+  // Pending without a provider refund id: never answered by the provider.
+  refunds: kind<RefundCandidate>({
+    candidates: (byMerchant) =>
+      `select r.id, r.created_at, r.external_id, r.merchant_id, r.payment_id, p.callback_url
+          from refunds r join payments p on p.id = r.payment_id
+          where r.status = 'pending' and r.provider_refund_id is null
+            and (r.created_at, r.id) > (?, ?) and r.created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and r.merchant_id = ?' : ''}
+          order by r.created_at, r.id limit ?`,
+    start: (client, row, { taskQueue, callbackRetryInitialSeconds, refundPollInitialSeconds }) =>
+      client.workflow.start(
+        refundWorkflow,
+        refundWorkflowStartOptions(
+          {
+            id: row.id,
+            externalId: row.external_id,
+            paymentId: row.payment_id,
+            merchantId: row.merchant_id,
+            callbackUrl: row.callback_url,
+          },
+          {
+            taskQueue,
+            callbackRetryInitialSeconds,
+            refundPollInitialSeconds: refundPollInitialSeconds ?? DEFAULT_REFUND_POLL_INITIAL_SECONDS,
+          },
+        ),
+      ),
+  }),
+} satisfies Record<OrphanKind, unknown>;
+
+const EPOCH: SweepCursor = { createdAt: new Date(0).toISOString(), id: '' };
+const after = (a: SweepCursor, b: SweepCursor) =>
+  a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
+
+export interface SweepOrphansRequest {
+  kind: OrphanKind;
+  graceSeconds: number;
+  pageSize: number;
+  maxRows: number;
+  merchantId?: string;
+}
+
+export function createSweeperActivities(deps: ActivityDeps) {
+  const { orm, client } = deps;
+  const connection = () => orm.em.getConnection();
+
+  const loadWatermark = async (scope: string): Promise<SweepCursor | undefined> => {
+    const rows: Array<{ last_created_at: Date; last_id: string }> = await connection().execute(
+      'select last_created_at, last_id from sweep_watermarks where scope = ?',
+      [scope],
+    );
+    const row = rows[0];
+    return row ? { createdAt: new Date(row.last_created_at).toISOString(), id: row.last_id } : undefined;
+  };
+
+  /** Only ever forward: two sweeps at once (an operator's and the schedule's) cannot move it back. */
+  const saveWatermark = (scope: string, cursor: SweepCursor) =>
+    connection().execute(
+      `insert into sweep_watermarks (scope, last_created_at, last_id, updated_at) values (?, ?, ?, now())
+        on conflict (scope) do update set last_created_at = excluded.last_created_at, last_id = excluded.last_id,
+          updated_at = excluded.updated_at
+        where (sweep_watermarks.last_created_at, sweep_watermarks.last_id) < (excluded.last_created_at, excluded.last_id)`,
+      [scope, cursor.createdAt, cursor.id],
+    );
+
+  async function sweep<Row extends CandidateRow>(kindSweep: OrphanKindSweep<Row>, req: SweepOrphansRequest) {
+    const ctx = Context.current();
+    const scope = req.merchantId ? `${req.kind}:${req.merchantId}` : req.kind;
+    // A retried attempt resumes where the last one heartbeated (it may be past the watermark).
+    const heartbeated = ctx.info.heartbeatDetails as SweepCursor | undefined;
+    const saved = await loadWatermark(scope);
+    let cursor = [heartbeated, saved].reduce<SweepCursor>((max, c) => (c && after(c, max) ? c : max), EPOCH);
+    const sql = kindSweep.candidates(req.merchantId !== undefined);
+    let examined = 0;
+    while (examined < req.maxRows) {
+      const limit = Math.min(req.pageSize, req.maxRows - examined);
+      const rows: Row[] = await connection().execute(sql, [
+        cursor.createdAt,
+        cursor.id,
+        req.graceSeconds,
+        ...(req.merchantId ? [req.merchantId] : []),
+        limit,
+      ]);
+      for (const row of rows) {
         try {
-          await client.workflow.start(paymentWorkflow, options);
+          await kindSweep.start(client, row, deps);
         } catch (err) {
-          // Closed: the payment was settled or discarded by its own workflow.
+          // Closed: the record's own workflow settled or discarded it.
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }
+        cursor = { createdAt: new Date(row.created_at).toISOString(), id: row.id };
+        ctx.heartbeat(cursor);
+      }
+      examined += rows.length;
+      if (rows.length > 0) await saveWatermark(scope, cursor);
+      if (rows.length < limit) break;
+    }
+    return examined;
+  }
+
+  return {
+    /** Gives the records of one kind left without a workflow theirs; answers how many it examined. */
+    async sweepOrphans(req: SweepOrphansRequest): Promise<number> {
+      const kindSweep: OrphanKindSweep<never> = orphanKinds[req.kind];
+      return sweep(kindSweep, req);
+    },
+
+    /** The superseded payments-only sweep (sweepOrphanPaymentsWorkflow): every candidate, no watermark. */
+    async startOrphanPaymentWorkflows(olderThanSeconds: number, limit: number): Promise<number> {
+      const rows: PaymentCandidate[] = await connection().execute(orphanKinds.payments.candidates(false), [
+        EPOCH.createdAt,
+        EPOCH.id,
+        olderThanSeconds,
+        limit,
+      ]);
+      for (const row of rows) {
+        try {
+          await orphanKinds.payments.start(client, row, deps);
+        } catch (err) {
           if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
         }
       }

@@ -19,6 +19,7 @@ export interface WorkerDeps {
   /** Temporal client for activities that start workflows. */
   client: Client;
   callbackRetryInitialSeconds: number;
+  refundPollInitialSeconds?: number;
   smtpUrl?: string;
   /** A prebuilt bundle (tests bundle once per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];

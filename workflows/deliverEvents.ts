@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
 const lookups = proxyActivities<Activities>({
@@ -26,8 +26,12 @@ export async function deliverEventIds(eventIds: string[], initialSeconds: number
   for (const id of eventIds) {
     try {
       await delivery.deliverMerchantEvent(id);
-    } catch {
+    } catch (err) {
       // Gave up after 3 days; the outbox row keeps attempts and the last error for operators.
+      log.warn('merchant event not delivered', {
+        eventId: id,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 }

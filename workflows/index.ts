@@ -3,5 +3,6 @@ export { probeWorkflow } from './probe';
 export { paymentWorkflow } from './payment';
 export { refundWorkflow } from './refund';
 export { sweepOrphanPaymentsWorkflow } from './sweepPayments';
+export { sweepOrphansWorkflow } from './sweepOrphans';
 export { subscriptionWorkflow } from './subscription';
 export { merchantEventsWorkflow } from './merchantEvents';

@@ -13,3 +13,19 @@ export const LOCAL_PROVIDER_ATTEMPT = 'local-provider-attempt-v1';
  * Update validators. Runs started before it go on in workflows/subscription/legacy.ts.
  */
 export const SUBSCRIPTION_STEPS_V2 = 'subscription-steps-v2';
+
+/**
+ * The refund is committed before its workflow starts (API Update-with-Start, or the sweeper):
+ * no visibility wait. A row still missing then means an API of the old code started the
+ * workflow inside its transaction: waited for by a regular, heartbeating activity.
+ */
+export const REFUND_STARTED_AFTER_COMMIT = 'refund-started-after-commit-v1';
+
+/** Update handlers drained (`condition(allHandlersFinished)`) before a run completes. */
+export const HANDLERS_DRAINED = 'handlers-drained-v1';
+
+/**
+ * PaymentStatus / RefundStatus search attributes upserted as the workflow moves; Update
+ * validators reject requests for a settled record (the API reads PostgreSQL).
+ */
+export const STATUS_SEARCH_ATTRIBUTES = 'status-search-attributes-v1';

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, patched, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   providerPaymentEventSignal,
   submitPaymentUpdate,
@@ -8,9 +8,13 @@ import {
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
 import { attemptActivities, patientActivities } from './providerActivities';
-import { LOCAL_PROVIDER_ATTEMPT } from './patches';
+import { HANDLERS_DRAINED, LOCAL_PROVIDER_ATTEMPT, STATUS_SEARCH_ATTRIBUTES } from './patches';
+import { PaymentStatusKey } from './searchAttributes';
 
 type State = 'awaiting_attempt' | 'awaiting_customer' | 'settled' | 'discarded';
+
+/** The PaymentStatus search attribute of a state (`created` as the API starts it). */
+const paymentStatusOf = (state: State) => (state === 'awaiting_attempt' ? 'created' : state);
 
 /**
  * One payment, from the merchant's request to a final status and the merchant's callbacks.
@@ -21,6 +25,13 @@ type State = 'awaiting_attempt' | 'awaiting_customer' | 'settled' | 'discarded';
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ state: State }> {
   const { paymentId } = input;
   let state = 'awaiting_attempt' as State;
+  const statusAttribute = patched(STATUS_SEARCH_ATTRIBUTES);
+  /** Moves the payment on, and says so to operators (PaymentStatus) since STATUS_SEARCH_ATTRIBUTES. */
+  const setState = (next: State) => {
+    if (next === state) return;
+    state = next;
+    if (statusAttribute) upsertSearchAttributes([{ key: PaymentStatusKey, value: paymentStatusOf(next) }]);
+  };
   // Read through a function where an await may have changed it (defeats narrowing).
   const current = (): State => state;
   let attemptRequested = false;
@@ -29,23 +40,32 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   let ambiguous = false;
   let providerEvent = false;
 
-  setHandler(submitPaymentUpdate, async (): Promise<SubmitOutcome> => {
-    if (state === 'settled') return { kind: 'settled' };
-    if (state === 'awaiting_customer') return { kind: 'created' };
-    if (state === 'discarded' || ambiguous) return lastOutcome;
-    const target = completedAttempts + 1;
-    attemptRequested = true;
-    await condition(() => completedAttempts >= target || current() === 'settled');
-    return current() === 'settled' ? { kind: 'settled' } : lastOutcome;
-  });
+  setHandler(
+    submitPaymentUpdate,
+    async (): Promise<SubmitOutcome> => {
+      if (state === 'settled') return { kind: 'settled' };
+      if (state === 'awaiting_customer') return { kind: 'created' };
+      if (state === 'discarded' || ambiguous) return lastOutcome;
+      const target = completedAttempts + 1;
+      attemptRequested = true;
+      await condition(() => completedAttempts >= target || current() === 'settled');
+      return current() === 'settled' ? { kind: 'settled' } : lastOutcome;
+    },
+    {
+      // A repeat for a settled payment: rejected, so it costs no history; the API reads PostgreSQL.
+      validator: () => {
+        if (statusAttribute && state === 'settled') throw new Error('The payment is settled.');
+      },
+    },
+  );
   setHandler(providerPaymentEventSignal, () => {
     providerEvent = true;
   });
 
   const follow = (kind: 'settled' | 'created' | 'not_found' | 'missing') => {
-    if (kind === 'settled') state = 'settled';
-    else if (kind === 'created') state = 'awaiting_customer';
-    else if (kind === 'missing') state = 'discarded';
+    if (kind === 'settled') setState('settled');
+    else if (kind === 'created') setState('awaiting_customer');
+    else if (kind === 'missing') setState('discarded');
     // not_found: the provider never saw the request; it may be attempted again.
   };
 
@@ -53,7 +73,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     try {
       const result = await attemptActivities().attemptProviderPayment(paymentId);
       if (result.kind === 'rejected') {
-        state = 'discarded';
+        setState('discarded');
         return result;
       }
       follow(result.kind);
@@ -94,9 +114,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     }
   }
 
-  // Let any update waiting on the last attempt answer before the run ends.
+  // Let any update waiting on the last attempt answer before the run ends (drained, not just asked).
   completedAttempts++;
-  await allHandlersFinished();
+  // Older runs went on at once (a no-op check), and their histories replay so.
+  if (patched(HANDLERS_DRAINED)) await condition(allHandlersFinished);
   // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
   const callbacks = !patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false;
   if (state === 'settled' && callbacks) await deliverEvents(paymentId, input.callbackRetryInitialSeconds);

@@ -9,8 +9,12 @@ import { LOCAL_PROVIDER_ATTEMPT } from './patches';
  * never retried on an ambiguous outcome (timeout, invalid response): that is reconciled.
  */
 export const attemptOptions: ActivityOptions = {
-  // Past the provider's own call timeout; a worker that dies mid-call is detected by this.
-  startToCloseTimeout: '10 seconds',
+  // Past the provider's own call timeout (PROVIDER_TIMEOUT_MS, 3 s); a worker that dies
+  // mid-call is detected by this.
+  startToCloseTimeout: '6 seconds',
+  // All tries together stay short (about the API's wait). Running out is a timeout, not
+  // `unavailable`: the workflow reconciles it, never assumes nothing was done.
+  scheduleToCloseTimeout: '8 seconds',
   retry: {
     initialInterval: '200 ms',
     backoffCoefficient: 2,

@@ -1,4 +1,13 @@
-import { allHandlersFinished, condition, patched, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   providerRefundEventSignal,
@@ -9,20 +18,35 @@ import {
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
 import { attemptActivities, patientActivities } from './providerActivities';
-import { LOCAL_PROVIDER_ATTEMPT } from './patches';
+import {
+  HANDLERS_DRAINED,
+  LOCAL_PROVIDER_ATTEMPT,
+  REFUND_STARTED_AFTER_COMMIT,
+  STATUS_SEARCH_ATTRIBUTES,
+} from './patches';
+import { RefundStatusKey } from './searchAttributes';
 
 /**
- * The API starts this workflow inside the transaction that records the refund, so the row may
- * not be visible yet for a moment; if it never appears (the transaction rolled back), there is
- * nothing to do.
+ * Before REFUND_STARTED_AFTER_COMMIT the API started this workflow inside the transaction that
+ * records the refund, so the row might not be visible yet for a moment; if it never appeared
+ * (the transaction rolled back), there was nothing to do. Kept for workflows started then.
  */
-const visibility = proxyLocalActivities<Activities>({
+const legacyVisibility = proxyLocalActivities<Activities>({
   startToCloseTimeout: '5 seconds',
-  // A database outage is waited out, however long: giving up would strand a reserved refund.
   retry: { initialInterval: '50 ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 });
 /** How long a refund row may take to appear before its transaction counts as rolled back. */
 const VISIBILITY_WAIT_MS = 60_000;
+
+/**
+ * Waits (up to a minute, polling PostgreSQL itself, heartbeating) for a refund row started by
+ * an API of the old code; a database outage is waited out by the retries, however long.
+ */
+const records = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
 
 /**
  * One refund: the provider call (reference_id = the merchant's externalId, which the provider
@@ -35,28 +59,46 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
   let settled = false;
   let providerEvent = false;
 
-  setHandler(refundOutcomeUpdate, async () => {
-    await condition(() => first !== undefined);
-    return first!;
-  });
+  const statusAttribute = patched(STATUS_SEARCH_ATTRIBUTES);
+  setHandler(
+    refundOutcomeUpdate,
+    async () => {
+      await condition(() => first !== undefined);
+      return first!;
+    },
+    {
+      // A replay for a settled refund: rejected, so it costs no history; the API reads PostgreSQL.
+      validator: () => {
+        if (statusAttribute && settled && first !== undefined) throw new Error('The refund is settled.');
+      },
+    },
+  );
   setHandler(providerRefundEventSignal, () => {
     providerEvent = true;
   });
 
-  let recorded = await visibility.refundState(refundId);
-  for (let waited = 0; recorded === 'missing' && waited < VISIBILITY_WAIT_MS; waited += 250) {
-    await sleep(250);
-    recorded = await visibility.refundState(refundId);
-  }
-  if (recorded !== 'pending') {
-    first = { kind: 'settled' };
-    return { settled: recorded === 'settled' };
+  const afterCommit = patched(REFUND_STARTED_AFTER_COMMIT);
+  if (!afterCommit) {
+    let recorded = await legacyVisibility.refundState(refundId);
+    for (let waited = 0; recorded === 'missing' && waited < VISIBILITY_WAIT_MS; waited += 250) {
+      await sleep(250);
+      recorded = await legacyVisibility.refundState(refundId);
+    }
+    if (recorded !== 'pending') {
+      first = { kind: 'settled' };
+      return { settled: recorded === 'settled' };
+    }
   }
 
   // Phase 1: the provider call.
   let ambiguous = false;
   try {
-    const kind = await attemptActivities().attemptProviderRefund(refundId);
+    let kind = await attemptActivities().attemptProviderRefund(refundId);
+    // Not there although committed before we started: an API of the old code (start inside its
+    // transaction) is still committing. Wait for it; still missing after that: rolled back.
+    if (kind === 'missing' && afterCommit && (await records.awaitRefundRecorded(refundId)) !== 'missing') {
+      kind = await attemptActivities().attemptProviderRefund(refundId);
+    }
     settled = kind === 'settled' || kind === 'missing';
     first = kind === 'missing' ? { kind: 'settled' } : { kind };
   } catch (err) {
@@ -85,8 +127,10 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
     ambiguous = false;
     settled = kind === 'settled' || kind === 'missing';
   }
+  if (statusAttribute) upsertSearchAttributes([{ key: RefundStatusKey, value: 'settled' }]);
 
-  await allHandlersFinished();
+  // Older runs went on at once (a no-op check), and their histories replay so.
+  if (patched(HANDLERS_DRAINED)) await condition(allHandlersFinished);
   // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
   if (!patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false) {
     await deliverEvents(refundId, input.callbackRetryInitialSeconds);

@@ -9,5 +9,16 @@ export const MerchantIdKey = defineSearchAttributeKey('MerchantId', SearchAttrib
 export const ExternalIdKey = defineSearchAttributeKey('ExternalId', SearchAttributeType.KEYWORD);
 export const PaymentIdKey = defineSearchAttributeKey('PaymentId', SearchAttributeType.KEYWORD);
 export const SubscriptionStatusKey = defineSearchAttributeKey('SubscriptionStatus', SearchAttributeType.KEYWORD);
+/** Where the payment workflow is: `created`, `awaiting_customer`, `settled` (read PostgreSQL) or `discarded`. */
+export const PaymentStatusKey = defineSearchAttributeKey('PaymentStatus', SearchAttributeType.KEYWORD);
+/** Where the refund workflow is: `pending` or `settled` (read PostgreSQL for which). */
+export const RefundStatusKey = defineSearchAttributeKey('RefundStatus', SearchAttributeType.KEYWORD);
 
-export const customSearchAttributes = [MerchantIdKey, ExternalIdKey, PaymentIdKey, SubscriptionStatusKey];
+export const customSearchAttributes = [
+  MerchantIdKey,
+  ExternalIdKey,
+  PaymentIdKey,
+  SubscriptionStatusKey,
+  PaymentStatusKey,
+  RefundStatusKey,
+];

@@ -6,9 +6,10 @@ const acts = proxyActivities<Activities>({
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
 });
 
-export const SWEEP_SCHEDULE_ID = 'sweep-orphan-payments';
-
-/** Run by a Temporal Schedule every minute (see src/temporal/schedules.ts). */
+/**
+ * Superseded by sweepOrphansWorkflow (src/temporal/schedules.ts moves the schedule over). Kept,
+ * unchanged, so that a run the old schedule started before the deploy still completes.
+ */
 export async function sweepOrphanPaymentsWorkflow(input: { olderThanSeconds: number; limit: number }): Promise<number> {
   return acts.startOrphanPaymentWorkflows(input.olderThanSeconds, input.limit);
 }

@@ -129,7 +129,14 @@ export const PaymentSchema = new EntitySchema<Payment>({
   class: Payment,
   tableName: 'payments',
   uniques: [{ properties: ['merchant', 'externalId'], name: 'payments_merchant_external_id_unique' }],
-  indexes: [{ properties: ['merchant', 'createdAt'], name: 'payments_merchant_created_idx' }],
+  indexes: [
+    { properties: ['merchant', 'createdAt'], name: 'payments_merchant_created_idx' },
+    // The orphan sweeper's candidates (never reached the provider), paged by (created_at, id).
+    {
+      name: 'payments_sweep_candidates_idx',
+      expression: `create index "payments_sweep_candidates_idx" on "payments" ("created_at", "id") where status = 'created' and provider_transaction_id is null`,
+    },
+  ],
   checks: [
     { name: 'payments_amount_positive_check', expression: 'amount_minor > 0' },
     {
@@ -237,6 +244,11 @@ export const RefundSchema = new EntitySchema<Refund>({
     {
       name: 'refunds_one_pending_per_payment',
       expression: `create unique index "refunds_one_pending_per_payment" on "refunds" ("payment_id") where status = 'pending'`,
+    },
+    // The orphan sweeper's candidates (never reached the provider), paged by (created_at, id).
+    {
+      name: 'refunds_sweep_candidates_idx',
+      expression: `create index "refunds_sweep_candidates_idx" on "refunds" ("created_at", "id") where status = 'pending' and provider_refund_id is null`,
     },
   ],
   checks: [{ name: 'refunds_amount_positive_check', expression: 'amount_minor > 0' }],
@@ -471,6 +483,29 @@ export const InvoiceSchema = new EntitySchema<Invoice>({
   },
 });
 
+/**
+ * How far the orphan sweeper has examined one kind of record (payments, refunds...): the
+ * (createdAt, id) of the last row it looked at. Rows at or before it are never examined again.
+ */
+export class SweepWatermark {
+  /** The kind swept, and the merchant when a sweep is scoped to one (`refunds`, `refunds:mer_...`). */
+  scope!: string;
+  lastCreatedAt!: Date;
+  lastId!: string;
+  updatedAt!: Date;
+}
+
+export const SweepWatermarkSchema = new EntitySchema<SweepWatermark>({
+  class: SweepWatermark,
+  tableName: 'sweep_watermarks',
+  properties: {
+    scope: { type: 'string', primary: true, length: 100 },
+    lastCreatedAt: { ...timestamp },
+    lastId: { type: 'string', length: 40 },
+    updatedAt: { ...timestamp },
+  },
+});
+
 export const entities = [
   MerchantSchema,
   ApiKeySchema,
@@ -481,4 +516,5 @@ export const entities = [
   SubscriptionSchema,
   SubscriptionPhaseSchema,
   InvoiceSchema,
+  SweepWatermarkSchema,
 ];

@@ -49,15 +49,14 @@ const notFound = () => new AppError(404, 'not_found', 'Payment not found.');
  * Creates the refund and reserves the payment's in-flight slot, or returns the refund this
  * externalId already names on this payment (a replay). Checks in the order PRODUCT.md fixes:
  * 404, replay, 400 (currency, amount), 409 not refundable, 409 in flight, 422 over balance.
- * `beforeCommit` runs inside the transaction (the workflow is started there, so a committed
- * refund always has its workflow).
+ * The caller starts the refund's workflow after the commit (the orphan sweeper starts it if the
+ * caller could not).
  */
 export async function createRefund(
   em: EntityManager,
   merchantId: string,
   paymentId: string,
   req: RefundRequest,
-  beforeCommit: (refund: Refund, payment: Payment) => Promise<void>,
 ): Promise<RefundCreation> {
   return em.transactional(async (tx) => {
     const payment = await tx.findOne(
@@ -130,7 +129,6 @@ export async function createRefund(
     payment.amountPendingRefundMinor = amount;
     payment.updatedAt = now;
     await tx.flush();
-    await beforeCommit(refund, payment);
     return { refund, payment, created: true };
   });
 }

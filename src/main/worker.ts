@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     publicBaseUrl: config.publicBaseUrl,
     client,
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
+    refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
     smtpUrl: config.smtpUrl,
     identity: `worker-${process.pid}@${os.hostname()}`,
     ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined

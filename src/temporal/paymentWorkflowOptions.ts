@@ -2,7 +2,7 @@ import type { WorkflowStartOptions } from '@temporalio/client';
 import type { Payment } from '../db/entities';
 import type { paymentWorkflow } from '../../workflows/payment';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
-import { ExternalIdKey, MerchantIdKey } from '../../workflows/searchAttributes';
+import { ExternalIdKey, MerchantIdKey, PaymentStatusKey } from '../../workflows/searchAttributes';
 
 /**
  * How a payment's workflow is started, by the API (Update-with-Start) and by the sweeper that
@@ -30,6 +30,7 @@ export function paymentWorkflowStartOptions(
     typedSearchAttributes: [
       { key: MerchantIdKey, value: payment.merchant.id },
       { key: ExternalIdKey, value: payment.externalId },
+      { key: PaymentStatusKey, value: 'created' },
     ],
   };
 }

@@ -1,25 +1,89 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import { SWEEP_SCHEDULE_ID, sweepOrphanPaymentsWorkflow } from '../../workflows/sweepPayments';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleDescription,
+} from '@temporalio/client';
+import { SWEEP_SCHEDULE_ID, sweepOrphansWorkflow, type SweepOrphansInput } from '../../workflows/sweepOrphans';
+
+/** The payments-only sweeper's schedule, replaced by SWEEP_SCHEDULE_ID. */
+const LEGACY_PAYMENT_SWEEP_SCHEDULE_ID = 'sweep-orphan-payments';
+
+const SWEEP_EVERY_MS = 60_000;
+/** A run stuck (e.g. a workflow task failing) ends here, so SKIP does not hold the schedule forever. */
+const SWEEP_RUN_TIMEOUT_MS = 10 * 60_000;
+export const SWEEP_ARGS: SweepOrphansInput = { graceSeconds: 120, pageSize: 200, maxRows: 5000 };
+
+/** The sweep schedule as this code defines it. */
+function sweepSchedule(taskQueue: string) {
+  return {
+    spec: { intervals: [{ every: SWEEP_EVERY_MS }] },
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: sweepOrphansWorkflow,
+      workflowId: SWEEP_SCHEDULE_ID,
+      taskQueue,
+      args: [SWEEP_ARGS] as [SweepOrphansInput],
+      workflowRunTimeout: SWEEP_RUN_TIMEOUT_MS,
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP },
+  };
+}
+
+/** Does the existing schedule run what this code defines (interval, workflow, queue, args, timeout)? */
+function isCurrent(existing: ScheduleDescription, taskQueue: string): boolean {
+  const { action } = existing;
+  const intervals = existing.spec.intervals ?? [];
+  return (
+    intervals.length === 1 &&
+    intervals[0]!.every === SWEEP_EVERY_MS &&
+    !existing.spec.calendars?.length &&
+    action.workflowType === sweepOrphansWorkflow.name &&
+    action.taskQueue === taskQueue &&
+    action.workflowRunTimeout === SWEEP_RUN_TIMEOUT_MS &&
+    existing.policies.overlap === ScheduleOverlapPolicy.SKIP &&
+    isDeepStrictEqual(action.args, [SWEEP_ARGS])
+  );
+}
 
 /**
- * The platform's Temporal Schedules, created by every worker at start (idempotent: an existing
- * schedule is left as operators may have tuned or paused it in the UI).
+ * The platform's Temporal Schedules, ensured by every worker at start: created if missing,
+ * updated if their definition changed (a deploy), left alone otherwise. An update keeps the
+ * schedule's state, so an operator's pause (and its note) survives a deploy.
  */
 export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
+  const desired = sweepSchedule(taskQueue);
+  const handle = client.schedule.getHandle(SWEEP_SCHEDULE_ID);
+  let existing: ScheduleDescription | undefined;
   try {
-    await client.schedule.create({
-      scheduleId: SWEEP_SCHEDULE_ID,
-      spec: { intervals: [{ every: '1 minute' }] },
-      policies: { overlap: ScheduleOverlapPolicy.SKIP },
-      action: {
-        type: 'startWorkflow',
-        workflowType: sweepOrphanPaymentsWorkflow,
-        workflowId: SWEEP_SCHEDULE_ID,
-        taskQueue,
-        args: [{ olderThanSeconds: 120, limit: 500 }],
-      },
-    });
+    existing = await handle.describe();
   } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
+  }
+  if (!existing) {
+    try {
+      await client.schedule.create({ scheduleId: SWEEP_SCHEDULE_ID, ...desired });
+    } catch (err) {
+      // Another worker created it a moment ago (with this same definition, or its own).
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    }
+  } else if (!isCurrent(existing, taskQueue)) {
+    await handle.update((previous) => ({
+      ...previous,
+      spec: desired.spec,
+      action: desired.action,
+      policies: { ...previous.policies, ...desired.policies },
+    }));
+  }
+  await deleteLegacySchedule(client);
+}
+
+async function deleteLegacySchedule(client: Client): Promise<void> {
+  try {
+    await client.schedule.getHandle(LEGACY_PAYMENT_SWEEP_SCHEDULE_ID).delete();
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
   }
 }

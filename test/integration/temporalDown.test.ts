@@ -7,9 +7,9 @@ import {
   type TestMerchant,
 } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
-import { sweepOrphanPaymentsWorkflow } from '../../workflows/sweepPayments';
+import { sweepOrphansWorkflow } from '../../workflows/sweepOrphans';
 
-/** Temporal unreachable: a clear 503, and nothing half-done left behind for refunds. */
+/** Temporal unreachable: a 503 that says what is left, and the sweeper sees recorded work through. */
 describe('with Temporal unreachable', () => {
   let stack: PaymentStack;
   let cutOff: TestApi;
@@ -31,7 +31,14 @@ describe('with Temporal unreachable', () => {
     await stack.close();
   });
 
-  it('refund: 503 service_unavailable, no refund recorded, the balance untouched', async () => {
+  const sweep = (merchantId: string) =>
+    stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: `sweep-test-${merchantId}-${Date.now()}`,
+      args: [{ graceSeconds: 1, pageSize: 100, maxRows: 1000, merchantId }],
+    });
+
+  it('refund: 503 service_unavailable with details.refund; the sweeper gives it its workflow and it proceeds', async () => {
     const paid = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
       amount: 10,
       currency: 'USD',
@@ -40,24 +47,37 @@ describe('with Temporal unreachable', () => {
       cardToken: 'tok_success',
     });
     expect(paid.body).toMatchObject({ status: 'succeeded' });
-    const res = await call(cutOff.baseUrl, 'POST', `/payments/${paid.body.id as string}/refund`, merchant.auth, {
-      externalId: `r-${Date.now()}`,
+    const paymentId = paid.body.id as string;
+    const externalId = `r-${Date.now()}`;
+    const res = await call(cutOff.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, {
+      externalId,
       amount: 1,
     });
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ code: 'service_unavailable', message: expect.any(String), details: {} });
-    expect(
-      (await call(stack.api.baseUrl, 'GET', `/payments/${paid.body.id as string}/refunds`, merchant.auth)).body,
-    ).toEqual({ refunds: [] });
-    expect(
-      (await call(stack.api.baseUrl, 'GET', `/payments/${paid.body.id as string}`, merchant.auth)).body,
-    ).toMatchObject({ amountRefundable: 10 });
-    // Once Temporal is back (the normal API), the same request goes through.
-    const again = await call(stack.api.baseUrl, 'POST', `/payments/${paid.body.id as string}/refund`, merchant.auth, {
-      externalId: `r2-${Date.now()}`,
+    // Recorded before Temporal was asked: the refund is pending and holds the in-flight slot.
+    expect(res.body).toMatchObject({
+      code: 'service_unavailable',
+      details: { refund: { externalId, paymentId, status: 'pending', amount: 1, paymentAmountRefundable: 9 } },
+    });
+    const refundId = (res.body.details as { refund: { id: string } }).refund.id;
+    // A repeat while Temporal is still unreachable: the same refund, the same answer.
+    const repeat = await call(cutOff.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, {
+      externalId,
       amount: 1,
     });
-    expect(again.body).toMatchObject({ status: 'succeeded' });
+    expect(repeat.status).toBe(503);
+    expect(repeat.body).toMatchObject({ details: { refund: { id: refundId, status: 'pending' } } });
+
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await sweep(merchant.merchantId)).toMatchObject({ refunds: 1 });
+    const settled = await eventually(
+      () => call(stack.api.baseUrl, 'GET', `/refunds/${refundId}`, merchant.auth),
+      (r) => r.body.status !== 'pending',
+      30_000,
+      250,
+    );
+    expect(settled.body).toMatchObject({ status: 'succeeded', paymentAmountRefunded: 1, paymentAmountRefundable: 9 });
+    expect(await stack.ledger('refund', paymentId)).toHaveLength(1);
   });
 
   it('payment: 503 service_unavailable; nothing is captured, and a repeat once Temporal is back goes through', async () => {
@@ -70,7 +90,11 @@ describe('with Temporal unreachable', () => {
     };
     const res = await call(cutOff.baseUrl, 'POST', '/payments', merchant.auth, body);
     expect(res.status).toBe(503);
-    expect(res.body).toMatchObject({ code: 'service_unavailable' });
+    // The payment is recorded: the answer says what is left (not settled, nothing captured).
+    expect(res.body).toMatchObject({
+      code: 'service_unavailable',
+      details: { payment: { externalId: body.externalId, status: 'created' } },
+    });
     const again = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, body);
     expect(again.body).toMatchObject({ status: 'succeeded' });
     expect(await stack.ledger('capture', again.body.id as string)).toHaveLength(1);
@@ -104,12 +128,7 @@ describe('with Temporal unreachable', () => {
     const paymentId = rows[0]!.id;
 
     await new Promise((r) => setTimeout(r, 1100));
-    const swept = await stack.worker.client.workflow.execute(sweepOrphanPaymentsWorkflow, {
-      taskQueue: stack.taskQueue,
-      workflowId: `sweep-test-${Date.now()}`,
-      args: [{ olderThanSeconds: 1, limit: 500 }],
-    });
-    expect(swept).toBeGreaterThanOrEqual(1);
+    expect(await sweep(merchant.merchantId)).toMatchObject({ payments: 1 });
     const voided = await eventually(
       () => call(stack.api.baseUrl, 'GET', `/payments/${paymentId}`, merchant.auth),
       (r) => r.body.status !== 'created',

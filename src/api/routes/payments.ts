@@ -1,11 +1,16 @@
 import { z } from 'zod';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
-import { serviceUnavailable } from '../middleware/errorHandler';
-import { isDeadlineExceeded } from '../../temporal/grpcErrors';
+import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
+import { temporalReachable, workflowServiceUnavailable } from '../temporalOutcome';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
@@ -153,6 +158,12 @@ async function insertOrFind(
   }
 }
 
+const serviceUnavailableNoRecord = () =>
+  workflowServiceUnavailable(
+    'The workflow service is temporarily unavailable; nothing was decided. Retry with the same externalId.',
+    {},
+  );
+
 export function paymentRoutes(deps: {
   em: EntityManager;
   client: Client;
@@ -161,29 +172,23 @@ export function paymentRoutes(deps: {
 }) {
   const { client, providers, settings } = deps;
 
-  const temporalReachable = async (): Promise<boolean> => {
-    try {
-      await client.withDeadline(Date.now() + 1000, () => client.workflowService.getSystemInfo({}));
-      return true;
-    } catch {
-      return false;
-    }
-  };
-
-  /** Update-with-Start: start `payment-<id>` if needed and wait (bounded) for the outcome. */
-  async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'closed'> {
+  /**
+   * Update-with-Start: start `payment-<id>` if needed and wait (bounded) for the outcome.
+   * `no_answer`: Temporal is there but no outcome came in time (a busy or absent worker; it
+   * will follow). `unreachable`: the call ended without an outcome and Temporal does not answer.
+   */
+  async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'unreachable' | 'closed'> {
     const op = new WithStartWorkflowOperation(paymentWorkflow, paymentWorkflowStartOptions(payment, settings));
     try {
       return await client.withDeadline(Date.now() + settings.paymentWaitMs, () =>
         client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),
       );
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'closed';
-      if (isDeadlineExceeded(err)) {
-        // No answer in time: a busy or absent worker (the outcome will follow), or no Temporal at all.
-        if (!(await temporalReachable())) throw serviceUnavailable();
-        return 'no_answer';
-      }
+      // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
+      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowUpdateFailedError)
+        return 'closed';
+      if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+      if (isTemporalUnreachable(err)) return 'unreachable';
       throw err;
     }
   }
@@ -219,7 +224,8 @@ export function paymentRoutes(deps: {
           const outcome = await submit(payment);
           const current = await deps.em.fork().findOne(Payment, { id: payment.id });
           if (!current) {
-            if (outcome !== 'closed' && outcome !== 'no_answer' && outcome.kind === 'rejected') {
+            if (outcome === 'unreachable') throw serviceUnavailableNoRecord();
+            if (typeof outcome === 'object' && outcome.kind === 'rejected') {
               throw new AppError(
                 400,
                 outcome.code === 'invalid_card_token' ? 'invalid_card_token' : 'provider_rejected',
@@ -230,6 +236,14 @@ export function paymentRoutes(deps: {
           }
           const data = presentPayment(current);
           if (outcome === 'closed' || current.status !== 'created') return data;
+          if (outcome === 'unreachable') {
+            // Its workflow may or may not have started (the sweeper gives it one if not): either
+            // way nothing is captured without a repeat of this request, which picks it up.
+            throw workflowServiceUnavailable(
+              'The workflow service is temporarily unavailable; the payment is not settled yet. Retry with the same externalId.',
+              { payment: data },
+            );
+          }
           if (outcome === 'no_answer') {
             throw new AppError(
               503,

@@ -1,23 +1,24 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { Payment, Refund } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { createRefund, presentRefund } from '../../domain/refunds';
 import { refundWorkflow } from '../../../workflows/refund';
-import {
-  refundOutcomeUpdate,
-  refundWorkflowId,
-  type RefundOutcome,
-  type RefundWorkflowInput,
-} from '../../../workflows/refundApi';
-import { ExternalIdKey, MerchantIdKey, PaymentIdKey } from '../../../workflows/searchAttributes';
+import { refundOutcomeUpdate, type RefundOutcome } from '../../../workflows/refundApi';
+import { refundWorkflowStartOptions } from '../../temporal/refundWorkflowOptions';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
-import { isDeadlineExceeded } from '../../temporal/grpcErrors';
+import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
+import { temporalReachable, workflowServiceUnavailable } from '../temporalOutcome';
 
 export interface RefundSettings {
   taskQueue: string;
@@ -61,45 +62,40 @@ const paymentNotFound = () => new AppError(404, 'not_found', 'Payment not found.
 export function refundRoutes(deps: { em: EntityManager; client: Client; settings: RefundSettings }) {
   const { client, settings } = deps;
 
-  const startOptions = (refund: Refund, payment: Payment, merchantId: string) => {
-    const input: RefundWorkflowInput = {
-      refundId: refund.id,
-      paymentId: payment.id,
-      merchantId,
-      callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
-      callbacks: payment.callbackUrl !== null,
-      pollInitialSeconds: settings.refundPollInitialSeconds,
-    };
-    return {
-      workflowId: refundWorkflowId(refund.id),
-      taskQueue: settings.taskQueue,
-      args: [input] as [RefundWorkflowInput],
-      typedSearchAttributes: [
-        { key: MerchantIdKey, value: merchantId },
-        { key: ExternalIdKey, value: refund.externalId },
-        { key: PaymentIdKey, value: payment.id },
-      ],
-    };
-  };
-
-  /** Waits (bounded) for the refund's first outcome; a replay of a closed workflow reads the row. */
+  /**
+   * One round trip: Update-with-Start of `refund-<id>` (the refund is committed), waiting
+   * (bounded) for its first outcome; a replay of a closed workflow reads the row.
+   */
   async function awaitOutcome(
     refund: Refund,
     payment: Payment,
     merchantId: string,
-  ): Promise<RefundOutcome | 'no_answer'> {
-    const op = new WithStartWorkflowOperation(refundWorkflow, {
-      ...startOptions(refund, payment, merchantId),
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    });
+  ): Promise<RefundOutcome | 'no_answer' | 'unreachable'> {
+    const op = new WithStartWorkflowOperation(
+      refundWorkflow,
+      refundWorkflowStartOptions(
+        {
+          id: refund.id,
+          externalId: refund.externalId,
+          paymentId: payment.id,
+          merchantId,
+          callbackUrl: payment.callbackUrl,
+        },
+        settings,
+      ),
+    );
     try {
       return await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
         client.workflow.executeUpdateWithStart(refundOutcomeUpdate, { startWorkflowOperation: op }),
       );
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return { kind: 'settled' };
-      if (isDeadlineExceeded(err)) return 'no_answer';
+      // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
+      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowUpdateFailedError) {
+        return { kind: 'settled' };
+      }
+      // No answer in time with Temporal there: the refund is in flight (200 pending).
+      if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+      if (isTemporalUnreachable(err)) return 'unreachable';
       throw err;
     }
   }
@@ -132,26 +128,25 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       },
       handler: async ({ params, body, caller }) => {
         if (!isId('payment', params.paymentId)) throw paymentNotFound();
-        const create = () =>
-          createRefund(deps.em.fork(), caller.merchantId, params.paymentId, body, async (r, p) => {
-            // Started inside the transaction: a committed refund always has its workflow.
-            // Bounded: with Temporal unreachable the transaction rolls back and the caller gets a 503.
-            await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
-              client.workflow.start(refundWorkflow, {
-                ...startOptions(r, p, caller.merchantId),
-                workflowIdConflictPolicy: 'USE_EXISTING',
-              }),
-            );
-          });
+        const create = () => createRefund(deps.em.fork(), caller.merchantId, params.paymentId, body);
         // The same externalId sent for two payments at once: the loser's insert violates the
         // unique (merchant, externalId); once more, it sees the winner (replay or conflict).
         const { refund, payment } = await create().catch((err: unknown) => {
           if (err instanceof UniqueConstraintViolationException) return create();
           throw err;
         });
+        // Committed, slot reserved. If the workflow cannot be started now (Temporal unreachable,
+        // this process dies), the orphan sweeper starts it: the refund proceeds either way.
         const outcome = await awaitOutcome(refund, payment, caller.merchantId);
         const view = await loadRefundView(refund.id);
-        if (outcome !== 'no_answer' && outcome.kind === 'provider_unavailable') {
+        if (outcome === 'unreachable' && view.status === 'pending') {
+          throw workflowServiceUnavailable(
+            'The workflow service is temporarily unavailable; the refund is recorded and will proceed. Retry with the same externalId to see it.',
+            { refund: view },
+          );
+        }
+        if (typeof outcome !== 'object') return view;
+        if (outcome.kind === 'provider_unavailable') {
           throw new AppError(
             503,
             'provider_unavailable',
@@ -159,7 +154,7 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
             { refund: view },
           );
         }
-        if (outcome !== 'no_answer' && outcome.kind === 'provider_invalid' && view.status === 'pending') {
+        if (outcome.kind === 'provider_invalid' && view.status === 'pending') {
           throw new AppError(
             502,
             'provider_invalid_response',

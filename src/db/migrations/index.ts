@@ -5,6 +5,7 @@ import { Migration20261122020000Refunds } from './Migration20261122020000Refunds
 import { Migration20261122030000Emails } from './Migration20261122030000Emails';
 import { Migration20261122040000Subscriptions } from './Migration20261122040000Subscriptions';
 import { Migration20261123000000EmailClaims } from './Migration20261123000000EmailClaims';
+import { Migration20261123010000SweepWatermarks } from './Migration20261123010000SweepWatermarks';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122030000Emails', class: Migration20261122030000Emails },
   { name: 'Migration20261122040000Subscriptions', class: Migration20261122040000Subscriptions },
   { name: 'Migration20261123000000EmailClaims', class: Migration20261123000000EmailClaims },
+  { name: 'Migration20261123010000SweepWatermarks', class: Migration20261123010000SweepWatermarks },
 ];

@@ -1,0 +1,21 @@
+import type { Client } from '@temporalio/client';
+import { AppError, type ErrorDetails } from '../errors';
+
+/**
+ * A Temporal call ended without an outcome (unreachable, overloaded, cancelled) after the record
+ * was committed: 503 `service_unavailable`, with the record as it stands in `details`, so the
+ * merchant knows what is left (PRODUCT.md); a retry with the same externalId picks it up.
+ */
+export function workflowServiceUnavailable(message: string, details: ErrorDetails): AppError {
+  return new AppError(503, 'service_unavailable', message, details, { 'Retry-After': '1' });
+}
+
+/** Does Temporal answer at all (a cheap call, bounded to a second)? */
+export async function temporalReachable(client: Client): Promise<boolean> {
+  try {
+    await client.withDeadline(Date.now() + 1000, () => client.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  }
+}

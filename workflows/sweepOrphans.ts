@@ -1,0 +1,46 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+/**
+ * The kinds of record the orphan sweeper gives a workflow, in the order it sweeps them. Each has
+ * a row in activities/sweeper.ts `orphanKinds` (its candidates and how its workflow starts).
+ */
+export const ORPHAN_KINDS = ['payments', 'refunds'] as const;
+export type OrphanKind = (typeof ORPHAN_KINDS)[number];
+
+export const SWEEP_SCHEDULE_ID = 'sweep-orphans';
+
+export interface SweepOrphansInput {
+  /** Only rows at least this old: the API starts a record's workflow right after its commit. */
+  graceSeconds: number;
+  /** Rows per query (keyset page). */
+  pageSize: number;
+  /** At most this many rows per kind and run; the next run goes on from the watermark. */
+  maxRows: number;
+  /** Absent: every kind. */
+  kinds?: OrphanKind[];
+  /** Only this merchant's records, with a watermark of their own (tests, operators). */
+  merchantId?: string;
+}
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  // A dead worker is noticed within this; the retry resumes at the heartbeat's cursor.
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
+});
+
+/** Run by a Temporal Schedule every minute (see src/temporal/schedules.ts): rows examined, per kind. */
+export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<Partial<Record<OrphanKind, number>>> {
+  const examined: Partial<Record<OrphanKind, number>> = {};
+  for (const kind of input.kinds ?? ORPHAN_KINDS) {
+    examined[kind] = await acts.sweepOrphans({
+      kind,
+      graceSeconds: input.graceSeconds,
+      pageSize: input.pageSize,
+      maxRows: input.maxRows,
+      ...(input.merchantId ? { merchantId: input.merchantId } : {}),
+    });
+  }
+  return examined;
+}
