@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
 import { buildWorkflowBundle, type BuiltWorkflowBundle } from '../../src/workflowBundle';
 import { promoteWorkerVersion, promotionDecision } from '../../src/temporal/deploymentVersion';
 import { testStack } from '../setup/stackInfo';
@@ -44,29 +45,43 @@ describe('deploying a new workflow build', () => {
     await connection?.close();
   });
 
-  async function startVersionedWorker(label: string, bundle: BuiltWorkflowBundle): Promise<Worker> {
+  async function startWorker(
+    label: string,
+    bundle: BuiltWorkflowBundle,
+    { queue = taskQueue, deployment = deploymentName, versioned = true } = {},
+  ): Promise<Worker> {
     const activities: DeployFixtureActivities = { workerLabel: async () => label };
     const worker = await Worker.create({
       connection: workerConnection,
-      taskQueue,
+      taskQueue: queue,
       activities,
       workflowBundle: { codePath: bundle.codePath },
-      workerDeploymentOptions: {
-        version: { deploymentName, buildId: bundle.manifest.buildId },
-        useWorkerVersioning: true,
-        defaultVersioningBehavior: 'AUTO_UPGRADE',
-      },
+      ...(versioned
+        ? {
+            workerDeploymentOptions: {
+              version: { deploymentName: deployment, buildId: bundle.manifest.buildId },
+              useWorkerVersioning: true,
+              defaultVersioningBehavior: 'AUTO_UPGRADE',
+            },
+          }
+        : {}),
       identity: `deploy-test-${label}`,
     });
-    running.push({ worker, done: worker.run() });
+    const done = worker.run();
+    running.push({ worker, done });
     return worker;
   }
 
-  const promote = (bundle: BuiltWorkflowBundle) =>
+  async function stopWorker(worker: Worker): Promise<void> {
+    worker.shutdown();
+    await running.find((r) => r.worker === worker)!.done;
+  }
+
+  const promote = (bundle: BuiltWorkflowBundle, deployment = deploymentName) =>
     promoteWorkerVersion({
       connection,
       namespace: 'default',
-      deploymentName,
+      deploymentName: deployment,
       buildId: bundle.manifest.buildId,
       identity: 'deploy-test',
       timeoutMs: 60_000,
@@ -79,7 +94,7 @@ describe('deploying a new workflow build', () => {
   it('finishes a pinned workflow on v1 and an auto-upgrading one on v2 (patch path)', async () => {
     expect(v1.manifest.buildId).not.toEqual(v2.manifest.buildId);
 
-    const workerV1 = await startVersionedWorker('worker-v1', v1);
+    const workerV1 = await startWorker('worker-v1', v1);
     expect(await promote(v1)).toBe('promote');
 
     const upgrading = await client.workflow.start('upgradingWorkflow', {
@@ -98,7 +113,7 @@ describe('deploying a new workflow build', () => {
     }
 
     // The deploy: v2 starts beside v1 and becomes current.
-    await startVersionedWorker('worker-v2', v2);
+    await startWorker('worker-v2', v2);
     expect(await promote(v2)).toBe('promote');
     const info = await describeDeployment();
     expect(info?.routingConfig?.currentDeploymentVersion?.buildId).toBe(v2.manifest.buildId);
@@ -117,12 +132,33 @@ describe('deploying a new workflow build', () => {
     expect(await pinned.result()).toEqual(['first step on worker-v1', 'second step, v1 code, on worker-v1']);
 
     // v1 goes away; the AUTO_UPGRADE workflow goes on on v2, through v2's patched() branch.
-    workerV1.shutdown();
-    await running[0]!.done;
+    await stopWorker(workerV1);
     await upgrading.signal('proceed');
     expect(await upgrading.result()).toEqual(['first step on worker-v1', 'second step, v2 code, on worker-v2']);
 
-    const described = await upgrading.describe();
-    expect(described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe(v2.manifest.buildId);
+    const described = (await upgrading.describe()).raw.workflowExecutionInfo?.versioningInfo;
+    expect(described?.deploymentVersion?.buildId).toBe(v2.manifest.buildId);
+    // Not annotated in code: the worker's default behaviour.
+    expect(described?.behavior).toBe(temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_AUTO_UPGRADE);
+  }, 180_000);
+
+  it('moves workflows started by unversioned workers onto the first current version', async () => {
+    // The first versioned deploy of a running system: its workflows were started unversioned.
+    const queue = uniqueTaskQueue('deploy-first');
+    const deployment = `${deploymentName}-first`;
+    const unversioned = await startWorker('worker-unversioned', v1, { queue, versioned: false });
+    const handle = await client.workflow.start('upgradingWorkflow', { taskQueue: queue, workflowId: deployment });
+    await eventually(
+      () => handle.query<string[]>('steps'),
+      (steps) => steps.length === 1,
+      60_000,
+      250,
+    );
+
+    await startWorker('worker-v2', v2, { queue, deployment });
+    expect(await promote(v2, deployment)).toBe('promote');
+    await stopWorker(unversioned);
+    await handle.signal('proceed');
+    expect(await handle.result()).toEqual(['first step on worker-unversioned', 'second step, v2 code, on worker-v2']);
   }, 180_000);
 });
