@@ -65,13 +65,14 @@ async function main(): Promise<void> {
     // Graceful: on a signal the worker stops polling, lets running tasks finish, then run() resolves.
     shutdownSignals: ['SIGINT', 'SIGTERM'],
   });
+  // First: a missing production bundle stops the worker before it connects anywhere.
+  const bundle = await workflowBundle(config, (msg) => logger.info(msg));
+  const buildId = config.WORKER_BUILD_ID ?? bundle.manifest.buildId;
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   const connection = await connectWithRetry(temporalConnectionOptions(config), (msg) => logger.warn(msg));
   const clientConnection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
   await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
-  const bundle = await workflowBundle(config, (msg) => logger.info(msg));
-  const buildId = config.WORKER_BUILD_ID ?? bundle.manifest.buildId;
   const identity = `worker-${process.pid}@${os.hostname()}`;
   const worker = await createWorker({
     connection,
