@@ -75,8 +75,8 @@ export const envSchema = z.object({
   WORKER_DEPLOYMENT_NAME: z.string().min(1).max(255).default('payment-platform'),
   /** Default: the build id in the bundle's manifest (its content hash, or WORKER_BUILD_ID at build time). */
   WORKER_BUILD_ID: z.string().min(1).max(255).optional(),
-  /** The worker makes its version Current at start if it is the newest (dev stack, deploys without a pipeline step). */
-  WORKER_SET_CURRENT_VERSION: flag,
+  /** The worker makes its version Current at start if it is the newest; false when a deploy pipeline promotes versions. */
+  WORKER_SET_CURRENT_VERSION: flagOn,
 
   // Verified API keys are cached at most this long; a revoked key is refused within it.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),

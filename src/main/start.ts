@@ -96,13 +96,7 @@ async function main(): Promise<void> {
     const stack: StackFile = { databaseUrl, temporalAddress };
     fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
 
-    const childEnv = {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporalAddress,
-      // One worker, no deploy pipeline: it makes its (freshly bundled) version current.
-      WORKER_SET_CURRENT_VERSION: process.env.WORKER_SET_CURRENT_VERSION || 'true',
-    };
+    const childEnv = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress };
     // The provider sandbox is the processor of test keys; an external one is used when SANDBOX_URL is set.
     const processes = config.SANDBOX_URL ? (['api', 'worker'] as const) : (['sandbox', 'api', 'worker'] as const);
     for (const name of processes) {
