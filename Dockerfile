@@ -10,13 +10,16 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 
-# --- build: tsc -p tsconfig.build.json -> dist/{src,workflows,activities} -----------------
+# --- build: tsc -p tsconfig.build.json -> dist/{src,workflows,activities}, and the workflow
+# bundle dist/workflow-bundle.js + .json (its build id: the content hash, or WORKER_BUILD_ID).
 FROM deps AS build
+ARG WORKER_BUILD_ID=
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
-RUN npm run build
+RUN WORKER_BUILD_ID="$WORKER_BUILD_ID" npm run build
 
 # --- prod-deps: production dependencies only ---------------------------------------------
 FROM ${NODE_IMAGE} AS prod-deps
@@ -27,6 +30,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # --- runtime ------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+# The worker runs this bundle, never a re-bundle of the sources (src/main/worker.ts).
+ENV WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 WORKDIR /app
 # Owned by root and read-only for the process user: the app writes nothing under /app.
 COPY package.json package-lock.json ./

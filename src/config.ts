@@ -13,6 +13,11 @@ const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .optional()
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+/** A flag that is on unless set to false / 0 / no. */
+const flagOn = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .optional()
+  .transform((v) => v === undefined || v === 'true' || v === '1' || v === 'yes');
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -61,6 +66,17 @@ export const envSchema = z.object({
   CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),
   /** Workflows a worker keeps in memory (unset: the SDK's size from the heap limit). */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+
+  // Safe deploys (README, "Deploying workflow changes").
+  /** The built workflow bundle (`npm run build`); production default dist/workflow-bundle.js. Unset in development: bundled at start. */
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  /** Worker Deployment Versioning; false for a Temporal server without Worker Deployments (< 1.28). */
+  WORKER_VERSIONING: flagOn,
+  WORKER_DEPLOYMENT_NAME: z.string().min(1).max(255).default('payment-platform'),
+  /** Default: the build id in the bundle's manifest (its content hash, or WORKER_BUILD_ID at build time). */
+  WORKER_BUILD_ID: z.string().min(1).max(255).optional(),
+  /** The worker makes its version Current at start if it is the newest; false when a deploy pipeline promotes versions. */
+  WORKER_SET_CURRENT_VERSION: flagOn,
 
   // Verified API keys are cached at most this long; a revoked key is refused within it.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),

@@ -1,12 +1,21 @@
-import path from 'node:path';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { VersioningBehavior } from '@temporalio/common';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from './logger';
 import { createActivities } from '../activities';
 import type { ProviderRegistry } from './providers/registry';
 import type { Client } from '@temporalio/client';
+import { WORKFLOWS_PATH } from './workflowBundle';
 
-export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows');
+export { WORKFLOWS_PATH };
+
+/** Worker Deployment Versioning: which version this worker's code is (docs/decisions.md, "Safe deploys"). */
+export interface WorkerDeploymentVersioning {
+  deploymentName: string;
+  buildId: string;
+  /** For workflow types that do not choose one themselves (`setWorkflowOptions`). */
+  defaultVersioningBehavior: VersioningBehavior;
+}
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -21,8 +30,10 @@ export interface WorkerDeps {
   callbackRetryInitialSeconds: number;
   refundPollInitialSeconds?: number;
   smtpUrl?: string;
-  /** A prebuilt bundle (tests bundle once per run); otherwise the worker bundles WORKFLOWS_PATH. */
+  /** The built bundle (src/workflowBundle.ts); otherwise the worker bundles WORKFLOWS_PATH at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Unset: an unversioned worker (tests, or a server without Worker Deployments). */
+  versioning?: WorkerDeploymentVersioning;
   identity?: string;
   /** Sticky cache size (see README, Configuration); unset: the SDK's default from the heap limit. */
   maxCachedWorkflows?: number;
@@ -35,6 +46,15 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     activities: createActivities(deps),
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(deps.versioning
+      ? {
+          workerDeploymentOptions: {
+            version: { deploymentName: deps.versioning.deploymentName, buildId: deps.versioning.buildId },
+            useWorkerVersioning: true,
+            defaultVersioningBehavior: deps.versioning.defaultVersioningBehavior,
+          },
+        }
+      : {}),
     ...(deps.identity ? { identity: deps.identity } : {}),
     ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
   });

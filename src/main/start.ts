@@ -176,6 +176,23 @@ async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<void> {
   throw new Error(`API not ready at ${url}: ${last}`);
 }
 
+/** A versioned worker gets tasks once its version is current (it promotes itself at start). */
+async function hasCurrentVersion(
+  connection: Connection,
+  config: ReturnType<typeof loadConfigOrExit>,
+): Promise<boolean> {
+  if (!config.WORKER_VERSIONING) return true;
+  try {
+    const { workerDeploymentInfo } = await connection.workflowService.describeWorkerDeployment({
+      namespace: config.TEMPORAL_NAMESPACE,
+      deploymentName: config.WORKER_DEPLOYMENT_NAME,
+    });
+    return Boolean(workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId);
+  } catch {
+    return false; // not created until the worker's first poll
+  }
+}
+
 async function waitForWorker(config: ReturnType<typeof loadConfigOrExit>, timeoutMs = 180_000): Promise<void> {
   const connection = await Connection.connect(temporalConnectionOptions(config));
   try {
@@ -191,7 +208,7 @@ async function waitForWorker(config: ReturnType<typeof loadConfigOrExit>, timeou
         const seconds = Number(p.lastAccessTime?.seconds ?? 0);
         return seconds * 1000 >= started - 1000;
       });
-      if (fresh.length > 0) return;
+      if (fresh.length > 0 && (await hasCurrentVersion(connection, config))) return;
       await new Promise((r) => setTimeout(r, 250));
     }
     throw new Error(`No worker polled ${config.TEMPORAL_TASK_QUEUE} within ${timeoutMs / 1000} s`);

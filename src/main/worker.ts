@@ -1,12 +1,21 @@
 import os from 'node:os';
+import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
-import { loadConfigOrExit } from '../config';
+import { loadConfigOrExit, type Config } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { createWorker } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
+import { promoteWorkerVersion } from '../temporal/deploymentVersion';
+import {
+  buildWorkflowBundle,
+  DEFAULT_WORKFLOW_BUNDLE_PATH,
+  loadWorkflowBundle,
+  WorkflowBundleError,
+  type BuiltWorkflowBundle,
+} from '../workflowBundle';
 import { Client, Connection } from '@temporalio/client';
 
 const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -32,6 +41,20 @@ async function connectWithRetry(
   }
 }
 
+/**
+ * Production runs the bundle `npm run build` made (the one the replay test vouches for);
+ * development bundles the sources at start, so edited workflows never run from a stale
+ * bundle. WORKFLOW_BUNDLE_PATH picks a built bundle in either.
+ */
+async function workflowBundle(config: Config, log: (msg: string) => void): Promise<BuiltWorkflowBundle> {
+  if (config.WORKFLOW_BUNDLE_PATH || config.NODE_ENV === 'production') {
+    return loadWorkflowBundle(config.WORKFLOW_BUNDLE_PATH ?? DEFAULT_WORKFLOW_BUNDLE_PATH);
+  }
+  const outPath = path.join(config.dataDir, 'workflow-bundle.js');
+  log(`bundling workflows into ${outPath}`);
+  return buildWorkflowBundle({ outPath, buildId: config.WORKER_BUILD_ID, onError: log });
+}
+
 /** The worker process: polls the task queue; scale by running more copies. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -42,11 +65,15 @@ async function main(): Promise<void> {
     // Graceful: on a signal the worker stops polling, lets running tasks finish, then run() resolves.
     shutdownSignals: ['SIGINT', 'SIGTERM'],
   });
+  // First: a missing production bundle stops the worker before it connects anywhere.
+  const bundle = await workflowBundle(config, (msg) => logger.info(msg));
+  const buildId = config.WORKER_BUILD_ID ?? bundle.manifest.buildId;
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   const connection = await connectWithRetry(temporalConnectionOptions(config), (msg) => logger.warn(msg));
   const clientConnection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
   await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
+  const identity = `worker-${process.pid}@${os.hostname()}`;
   const worker = await createWorker({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -59,13 +86,51 @@ async function main(): Promise<void> {
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
     refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
     smtpUrl: config.smtpUrl,
-    identity: `worker-${process.pid}@${os.hostname()}`,
+    identity,
+    workflowBundle: { codePath: bundle.codePath },
+    ...(config.WORKER_VERSIONING
+      ? {
+          versioning: {
+            deploymentName: config.WORKER_DEPLOYMENT_NAME,
+            buildId,
+            // Every workflow type moves to the current version on its next task, so changes
+            // go through patched() (the replay test); see docs/decisions.md, "Safe deploys".
+            defaultVersioningBehavior: 'AUTO_UPGRADE' as const,
+          },
+        }
+      : {}),
     ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined
       ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }
       : {}),
   });
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');
-  await worker.run();
+  logger.info(
+    {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      namespace: config.TEMPORAL_NAMESPACE,
+      deploymentName: config.WORKER_VERSIONING ? config.WORKER_DEPLOYMENT_NAME : undefined,
+      buildId: config.WORKER_VERSIONING ? buildId : 'unversioned',
+    },
+    'worker running',
+  );
+  const promotion = async () => {
+    if (!config.WORKER_VERSIONING || !config.WORKER_SET_CURRENT_VERSION) return;
+    // The version exists on the server once this worker polls, so this runs beside run().
+    try {
+      const decision = await promoteWorkerVersion({
+        connection: clientConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        deploymentName: config.WORKER_DEPLOYMENT_NAME,
+        buildId,
+        identity,
+        log: (msg) => logger.debug(msg),
+      });
+      logger.info({ deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId, decision }, 'worker deployment version');
+    } catch (err) {
+      worker.shutdown();
+      throw err;
+    }
+  };
+  await Promise.all([worker.run(), promotion()]);
   logger.info('worker stopped');
   await orm.close();
   await connection.close();
@@ -73,6 +138,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof WorkflowBundleError) {
+    process.stderr.write(`worker failed: ${err.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`worker failed: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });

@@ -25,6 +25,9 @@ export function startWorkerProcess(stack: PaymentStack, dataDir: string): ChildP
       PUBLIC_BASE_URL: stack.api.baseUrl,
       PROVIDER_TIMEOUT_MS: '8000',
       LOG_LEVEL: 'silent',
+      // Unversioned, like the in-process test workers it takes over from on the same task
+      // queue (versioned workers: test/integration/deployVersioning.test.ts).
+      WORKER_VERSIONING: 'false',
     },
   });
 }

@@ -2,18 +2,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 import { startEmbeddedPostgres } from '../../src/infra/embeddedPostgres';
 import { startTemporal } from '../../src/infra/temporal';
 import { openOrm, migrate } from '../../src/db/orm';
-import { WORKFLOWS_PATH } from '../../src/worker';
+import { buildWorkflowBundle, loadWorkflowBundle } from '../../src/workflowBundle';
 import { TEST_STACK_ENV, type TestStack } from './stackInfo';
-
-/** The bundler's logger, reduced to errors. */
-function quietLogger(log: (msg: string) => void): Logger {
-  const nothing = () => {};
-  return { log: nothing, trace: nothing, debug: nothing, info: nothing, warn: nothing, error: (m: string) => log(m) };
-}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -29,8 +22,9 @@ async function freePort(): Promise<number> {
 
 /**
  * Once per jest run: a real PostgreSQL (throw-away cluster), a real Temporal dev server
- * (in memory, headless), migrations, and the workflow bundle. Test files share them and
- * isolate themselves by task queue and by the merchants they create.
+ * (in memory, headless), migrations, and the workflow bundle, built by the same function as
+ * `npm run build` (src/workflowBundle.ts). Test files share them and isolate themselves by
+ * task queue and by the merchants they create.
  */
 export default async function globalSetup(): Promise<void> {
   const log = (msg: string) => process.stderr.write(`[test stack] ${msg}\n`);
@@ -42,19 +36,20 @@ export default async function globalSetup(): Promise<void> {
   const [pg, temporal, bundle] = await Promise.all([
     startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, database: 'payments_test', ephemeral: true }),
     startTemporal({ port: temporalPort, log }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger(log) }),
+    // WORKFLOW_BUNDLE_PATH (e.g. dist/workflow-bundle.js after `npm run build`): test that artifact.
+    process.env.WORKFLOW_BUNDLE_PATH
+      ? loadWorkflowBundle(process.env.WORKFLOW_BUNDLE_PATH)
+      : buildWorkflowBundle({ outPath: path.join(dir, 'workflow-bundle.js'), onError: log }),
   ]);
   const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
   await migrate(orm);
   await orm.close();
 
-  const bundlePath = path.join(dir, 'workflow-bundle.js');
-  fs.writeFileSync(bundlePath, bundle.code);
   const stack: TestStack = {
     dir,
     databaseUrl: pg.databaseUrl,
     temporalAddress: temporal.address,
-    workflowBundlePath: bundlePath,
+    workflowBundlePath: bundle.codePath,
   };
   // Test workers are forked after this, so they inherit it.
   process.env[TEST_STACK_ENV] = JSON.stringify(stack);
