@@ -67,6 +67,16 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware checks for workflow code: an await of a non-promise (e.g. a boolean) waits for
+    // nothing, and a promise nobody awaits or hands on is work the workflow may finish without.
+    files: ['workflows/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+  {
     files: ['scripts/**/*.mjs', 'eslint.config.mjs', 'jest.config.js'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

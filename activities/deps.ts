@@ -18,6 +18,9 @@ export interface ActivityDeps {
   callbackRetryInitialSeconds: number;
   /** First status poll of a pending refund the sweeper starts (the API's REFUND_POLL_INITIAL_SECONDS). */
   refundPollInitialSeconds?: number;
+  /** Billing day and authorization wait of subscriptions the sweeper starts (the API's settings). */
+  billingDaySeconds?: number;
+  subscriptionAuthorizationExpirySeconds?: number;
   /** nodemailer transport URL for customer emails (default: the local catcher). */
   smtpUrl?: string;
   mailFrom?: string;

@@ -5,6 +5,10 @@ import { refundWorkflow } from '../workflows/refund';
 import type { OrphanKind } from '../workflows/sweepOrphans';
 import { paymentWorkflowStartOptions } from '../src/temporal/paymentWorkflowOptions';
 import { refundWorkflowStartOptions } from '../src/temporal/refundWorkflowOptions';
+import { subscriptionWorkflow } from '../workflows/subscription';
+import { subscriptionWorkflowStartOptions } from '../src/temporal/subscriptionWorkflowOptions';
+import { Subscription, SubscriptionPhase } from '../src/db/entities';
+import { planOf } from '../src/domain/subscriptions';
 import type { ActivityDeps } from './deps';
 
 /**
@@ -14,7 +18,9 @@ import type { ActivityDeps } from './deps';
  * REJECT_DUPLICATE: a closed one is never started again):
  * - a payment: its workflow only waits for the expiry and voids; it never sends the merchant's
  *   submit, so nothing is captured without a new request;
- * - a refund: its workflow calls the provider, so the refund the merchant asked for proceeds.
+ * - a refund: its workflow calls the provider, so the refund the merchant asked for proceeds;
+ * - a subscription: its workflow charges the first period (or opens the hosted page), as the
+ *   merchant asked (it was answered 503 with the subscription in `details`).
  *
  * Each kind's candidates are paged by (created_at, id), older than a grace age (the API starts
  * the workflow right after its commit), without a sign of having had a workflow (a provider
@@ -56,6 +62,9 @@ interface RefundCandidate extends CandidateRow {
   payment_id: string;
   callback_url: string | null;
 }
+
+/** A day of 86,400 s and a day for the customer: PRODUCT.md's defaults. */
+const DEFAULT_DAY_SECONDS = 86_400;
 
 /** The default first poll of a pending refund (REFUND_POLL_INITIAL_SECONDS' default). */
 const DEFAULT_REFUND_POLL_INITIAL_SECONDS = 30;
@@ -116,6 +125,33 @@ const orphanKinds = {
           },
         ),
       ),
+  }),
+  // Still `created`: its workflow (if any) never got past its first step.
+  subscriptions: kind<CandidateRow>({
+    candidates: (byMerchant) =>
+      `select id, created_at from subscriptions
+          where status = 'created'
+            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and merchant_id = ?' : ''}
+          order by created_at, id limit ?`,
+    start: async (client, row, deps) => {
+      const em = deps.orm.em.fork();
+      const subscription = await em.findOne(Subscription, { id: row.id });
+      if (!subscription) return; // discarded meanwhile
+      const phases = await em.find(SubscriptionPhase, { subscription: row.id }, { orderBy: { position: 'asc' } });
+      return client.workflow.start(
+        subscriptionWorkflow,
+        subscriptionWorkflowStartOptions(
+          { ...subscription, merchantId: subscription.merchant.id, plan: planOf(subscription, phases) },
+          {
+            taskQueue: deps.taskQueue,
+            callbackRetryInitialSeconds: deps.callbackRetryInitialSeconds,
+            billingDaySeconds: deps.billingDaySeconds ?? DEFAULT_DAY_SECONDS,
+            subscriptionAuthorizationExpirySeconds: deps.subscriptionAuthorizationExpirySeconds ?? DEFAULT_DAY_SECONDS,
+          },
+        ),
+      );
+    },
   }),
 } satisfies Record<OrphanKind, unknown>;
 

@@ -29,6 +29,8 @@ export interface WorkerDeps {
   client: Client;
   callbackRetryInitialSeconds: number;
   refundPollInitialSeconds?: number;
+  billingDaySeconds?: number;
+  subscriptionAuthorizationExpirySeconds?: number;
   smtpUrl?: string;
   /** The built bundle (src/workflowBundle.ts); otherwise the worker bundles WORKFLOWS_PATH at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];

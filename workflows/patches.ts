@@ -29,3 +29,6 @@ export const HANDLERS_DRAINED = 'handlers-drained-v1';
  * validators reject requests for a settled record (the API reads PostgreSQL).
  */
 export const STATUS_SEARCH_ATTRIBUTES = 'status-search-attributes-v1';
+
+/** The orphan sweeper gives subscriptions left without a workflow theirs too. */
+export const SWEEP_SUBSCRIPTIONS = 'sweep-subscriptions-v1';

@@ -1,11 +1,12 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
+import { SWEEP_SUBSCRIPTIONS } from './patches';
 import type { Activities } from '../activities';
 
 /**
  * The kinds of record the orphan sweeper gives a workflow, in the order it sweeps them. Each has
  * a row in activities/sweeper.ts `orphanKinds` (its candidates and how its workflow starts).
  */
-export const ORPHAN_KINDS = ['payments', 'refunds'] as const;
+export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions'] as const;
 export type OrphanKind = (typeof ORPHAN_KINDS)[number];
 
 export const SWEEP_SCHEDULE_ID = 'sweep-orphans';
@@ -33,7 +34,9 @@ const acts = proxyActivities<Activities>({
 /** Run by a Temporal Schedule every minute (see src/temporal/schedules.ts): rows examined, per kind. */
 export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<Partial<Record<OrphanKind, number>>> {
   const examined: Partial<Record<OrphanKind, number>> = {};
-  for (const kind of input.kinds ?? ORPHAN_KINDS) {
+  // Runs started before subscriptions were swept go on with the kinds they began with.
+  const kinds = input.kinds ?? (patched(SWEEP_SUBSCRIPTIONS) ? ORPHAN_KINDS : (['payments', 'refunds'] as const));
+  for (const kind of kinds) {
     examined[kind] = await acts.sweepOrphans({
       kind,
       graceSeconds: input.graceSeconds,

@@ -85,6 +85,8 @@ async function main(): Promise<void> {
     client,
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
     refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
+    billingDaySeconds: config.BILLING_DAY_SECONDS,
+    subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
     smtpUrl: config.smtpUrl,
     identity,
     workflowBundle: { codePath: bundle.codePath },

@@ -7,7 +7,7 @@ import {
   type TestApi,
   type TestMerchant,
 } from '../helpers/stack';
-import { call } from '../helpers/http';
+import { call, eventually } from '../helpers/http';
 import { sweepOrphansWorkflow, SWEEP_SCHEDULE_ID, type SweepOrphansInput } from '../../workflows/sweepOrphans';
 import { sweepOrphanPaymentsWorkflow } from '../../workflows/sweepPayments';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
@@ -67,16 +67,44 @@ describe('orphan sweeper', () => {
     await new Promise((r) => setTimeout(r, 1100));
 
     // One row per page: three pages.
-    expect(await sweep()).toEqual({ payments: 3, refunds: 0 });
+    expect(await sweep()).toEqual({ payments: 3, refunds: 0, subscriptions: 0 });
     for (const id of orphans) expect(await workflowStatus(id)).toBe('RUNNING');
     // The watermark is past them: the next sweep examines nothing.
-    expect(await sweep()).toEqual({ payments: 0, refunds: 0 });
+    expect(await sweep()).toEqual({ payments: 0, refunds: 0, subscriptions: 0 });
 
     // Younger than the grace age: left for a later sweep (the watermark stays before it).
     const young = await orphanPayment('young');
-    expect(await sweep({ graceSeconds: 60 })).toEqual({ payments: 0, refunds: 0 });
-    expect(await sweep()).toEqual({ payments: 1, refunds: 0 });
+    expect(await sweep({ graceSeconds: 60 })).toEqual({ payments: 0, refunds: 0, subscriptions: 0 });
+    expect(await sweep()).toEqual({ payments: 1, refunds: 0, subscriptions: 0 });
     expect(await workflowStatus(young)).toBe('RUNNING');
+  });
+
+  it('gives a subscription committed without its workflow one: charged once, as the merchant asked', async () => {
+    const created = await call(cutOff.baseUrl, 'POST', '/subscriptions', merchant.auth, {
+      amount: 3,
+      currency: 'USD',
+      billingIntervalDays: 30,
+      externalId: `orphan-sub-${Date.now()}`,
+      cardToken: 'tok_success',
+      customer: { email: 'c@example.com' },
+    });
+    // Recorded, but the workflow service never answered: a 503 that carries the subscription.
+    expect(created.status).toBe(503);
+    expect(created.body).toMatchObject({ code: 'service_unavailable', details: { subscription: { status: 'created' } } });
+    const id = (created.body.details as { subscription: { id: string } }).subscription.id;
+    await new Promise((r) => setTimeout(r, 1100));
+
+    expect(await sweep({ kinds: ['subscriptions'] })).toEqual({ subscriptions: 1 });
+    const active = await eventually(
+      () => call(stack.api.baseUrl, 'GET', `/subscriptions/${id}`, merchant.auth),
+      (r) => r.body.status === 'active',
+    );
+    expect(active.body.latestInvoice).toMatchObject({ status: 'paid', attempts: 1 });
+    const captures = await stack.ledger('capture', id, 'subscriptionId');
+    expect(captures.map((c) => c.status)).toEqual(['succeeded']);
+    // Examined once: the next sweep has nothing to do.
+    expect(await sweep({ kinds: ['subscriptions'] })).toEqual({ subscriptions: 0 });
+    await call(stack.api.baseUrl, 'DELETE', `/subscriptions/${id}?notify=false`, merchant.auth);
   });
 
   it("ensureSchedules updates a schedule whose definition changed, keeping an operator's pause", async () => {

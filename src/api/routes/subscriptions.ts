@@ -290,7 +290,15 @@ export function subscriptionRoutes(deps: {
           throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
         }
         if (view.status !== 'created') return view;
-        if (outcome === 'no_answer' && !(await temporalReachable(client))) throw temporalDown({ subscription: view });
+        if (outcome === 'no_answer' && !(await temporalReachable(client))) {
+          throw new AppError(
+            503,
+            'service_unavailable',
+            'The subscription is recorded; the workflow service did not answer, and its first step is taken as soon as it is reachable. Repeat the request to see the result.',
+            { subscription: view },
+            { 'Retry-After': '5' },
+          );
+        }
         throw troubleOf(outcome, view);
       },
     }),
