@@ -1,5 +1,10 @@
+import { temporal } from '@temporalio/proto';
+import { eventually } from '../helpers/http';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
-import { subscriptionClient } from '../helpers/subscriptions';
+import { sleep, subscriptionClient } from '../helpers/subscriptions';
+import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
+
+const { EventType } = temporal.api.enums.v1;
 
 /**
  * Cancelling at any moment of a subscription's life answers as PRODUCT.md says: the subscription
@@ -42,5 +47,69 @@ describe('subscriptions: cancel at any moment', () => {
     expect(again.status).toBe(200);
     expect(again.body.cancellationReason).toBe('moved');
     expect(again.body.cancelledAt).toBe(a.body.cancelledAt);
+  });
+
+  /** Update events in the subscription's history (all runs are one here: no continue-as-new). */
+  async function updateEvents(id: string) {
+    const history = await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).fetchHistory();
+    const events = history.events ?? [];
+    return {
+      accepted: events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED),
+      completed: events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED),
+    };
+  }
+
+  it('repeated DELETEs attach to the one Update under way (deterministic update id), one cancellation', async () => {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2 });
+    const id = created.body.id as string;
+    // The renewal's charge is slow: the cancel waits for it, so the repeats overlap the first.
+    await stack.sandbox('/_admin/faults', { latencyMs: 800 });
+    try {
+      await sleep(2100);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => subs.cancel(id, '?reason=moved')));
+      for (const a of answers) expect(a.body).toMatchObject({ status: 'cancelled', cancellationReason: 'moved' });
+    } finally {
+      await stack.sandbox('/_admin/faults', {});
+    }
+    const { accepted, completed } = await updateEvents(id);
+    const cancels = accepted.filter(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'cancelSubscription',
+    );
+    expect(cancels).toHaveLength(1);
+    expect(completed.length).toBeGreaterThanOrEqual(1);
+    const cancelledMail = await eventually(
+      async () => subs.mail(id).filter((e) => /cancelled/i.test(e.subject)),
+      (l) => l.length >= 1,
+    );
+    expect(cancelledMail).toHaveLength(1);
+  });
+
+  it('a cancel the workflow accepted but did not finish within the wait is reported as accepted (503), then done', async () => {
+    // An API that waits 800 ms; closing the hosted page at the provider takes 1.5 s here.
+    const slow = await startPaymentStack('subcancelslow', { billingDaySeconds: 1, paymentWaitMs: 800 });
+    try {
+      const slowMerchant = await createTestMerchant(slow.orm, 'Slow cancel merchant');
+      const slowSubs = subscriptionClient(slow, slowMerchant);
+      const created = await slowSubs.create({});
+      expect(created.body.status).toBe('pending');
+      const id = created.body.id as string;
+      await slow.sandbox('/_admin/faults', { latencyMs: 1400 });
+      const answer = await slowSubs.cancel(id);
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(answer.body).toMatchObject({
+        code: 'service_unavailable',
+        details: { cancellation: 'accepted', subscription: { id, status: 'pending' } },
+      });
+      await slow.sandbox('/_admin/faults', {});
+      const cancelled = await slowSubs.until(id, (s) => s.status === 'cancelled');
+      expect(cancelled.cancellationReason).toBe('merchant_request');
+      // The repeat answers the result.
+      const again = await slowSubs.cancel(id);
+      expect(again.status).toBe(200);
+      expect(again.body.status).toBe('cancelled');
+    } finally {
+      await slow.close();
+    }
   });
 });
