@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Email } from '../../src/db/entities';
 import { eventually } from '../helpers/http';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
@@ -91,4 +92,38 @@ describe('subscriptions: worker killed', () => {
     await expectEveryPeriodBilledOnce(id);
     expect((await subs.captures(id)).filter((c) => c.metadata.invoiceId === renewalId)).toHaveLength(1);
   });
+
+  it('a DELETE sent while the worker is dead answers 200 or 503 with the subscription, never 500; the cancel happens once', async () => {
+    child?.kill('SIGKILL');
+    child = startWorkerProcess(stack, dataDir);
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    // The workflow's next task goes to the dead worker's sticky queue: the Update waits, times out
+    // or is aborted by the server, and is sent again (same update id) once a worker is back.
+    child!.kill('SIGKILL');
+    const answers = await Promise.all([
+      subs.cancel(id),
+      (async () => {
+        await sleep(1000);
+        child = startWorkerProcess(stack, dataDir);
+        return subs.cancel(id);
+      })(),
+    ]);
+    for (const answer of answers) {
+      expect([200, 503]).toContain(answer.status);
+      if (answer.status === 503) {
+        expect(answer.body).toMatchObject({ code: 'service_unavailable', details: { subscription: { id } } });
+        expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+      } else {
+        expect(answer.body.status).toBe('cancelled');
+      }
+    }
+    const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 60_000);
+    expect(cancelled.cancellationReason).toBe('merchant_request');
+    // One cancellation: one email in the outbox (this worker process mails elsewhere), one event time.
+    const emails = await stack.orm.em.fork().find(Email, { dedupeKey: { $like: `${id}:email:cancelled%` } });
+    expect(emails).toHaveLength(1);
+    expect(cancelled.cancelledAt).toBe((await subs.get(id)).body.cancelledAt);
+  }, 120_000);
 });
