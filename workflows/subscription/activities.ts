@@ -7,11 +7,7 @@ import { attemptOptions } from '../providerActivities';
  * including retries, no server round trip); everything that waits out database or SMTP trouble
  * is a regular activity, so a long outage never holds a workflow task.
  */
-export const attempts = proxyLocalActivities<Activities>({
-  ...attemptOptions,
-  // Bounded whatever the retries: a local activity must not outlive its workflow task by much.
-  scheduleToCloseTimeout: '20 seconds',
-});
+export const attempts = proxyLocalActivities<Activities>(attemptOptions);
 
 /** Database-only state changes: retried until PostgreSQL answers. */
 export const records = proxyActivities<Activities>({
