@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import { AppError, type ErrorDetails } from '../errors';
 
 /**
@@ -8,14 +7,4 @@ import { AppError, type ErrorDetails } from '../errors';
  */
 export function workflowServiceUnavailable(message: string, details: ErrorDetails): AppError {
   return new AppError(503, 'service_unavailable', message, details, { 'Retry-After': '1' });
-}
-
-/** Does Temporal answer at all (a cheap call, bounded to a second)? */
-export async function temporalReachable(client: Client): Promise<boolean> {
-  try {
-    await client.withDeadline(Date.now() + 1000, () => client.workflowService.getSystemInfo({}));
-    return true;
-  } catch {
-    return false;
-  }
 }

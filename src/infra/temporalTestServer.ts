@@ -1,10 +1,10 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { freeLoopbackPort } from './ports';
 
 /**
  * The Java time-skipping test server (`io.temporal:temporal-test-server` on Maven Central), found
@@ -152,19 +152,6 @@ async function writeClassDataArchive(
     fs.rmSync(partial, { force: true });
     log(`No class-data archive for the test server (it will start slower): ${(err as Error).message}`);
   }
-}
-
-/** A port free on loopback right now (the server binds it a moment later). */
-export async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 let pdeathsig: boolean | undefined;

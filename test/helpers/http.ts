@@ -1,4 +1,18 @@
 /** Small JSON-over-HTTP helpers for tests that call the real API. */
+
+/** One problem in a 400 `validation_error` (`details.issues`). */
+export interface Issue {
+  path: string;
+  code: string;
+  message: string;
+}
+
+/** The API's error body. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details: { issues?: Issue[]; unknownFields?: string[] } & Record<string, unknown>;
+}
 export interface JsonResponse<T = Record<string, unknown>> {
   status: number;
   body: T;

@@ -9,11 +9,11 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import {
-  freeLoopbackPort,
   locateTemporalTestServer,
   startTemporalTestServer,
   type RunningTestServer,
 } from '../../src/infra/temporalTestServer';
+import { freeLoopbackPort } from '../../src/infra/ports';
 
 // As in stack.ts: keep the SDK's worker chatter out of test output (whichever module loads first).
 // Core's own logs too: its worker warns that the test server lacks capabilities of a real server.

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -22,18 +21,7 @@ import {
 } from '../helpers/stack';
 import { isDatabaseUnavailable } from '../../src/db/dbErrors';
 import { call, eventually, type JsonResponse } from '../helpers/http';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freeLoopbackPort } from '../../src/infra/ports';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -145,7 +133,7 @@ describe('with PostgreSQL cut off or restarting', () => {
     // As root, PostgreSQL runs as the `postgres` user, which must reach its data directory.
     fs.chmodSync(dir, 0o755);
     pgDir = path.join(dir, 'pg');
-    pgPort = await freePort();
+    pgPort = await freeLoopbackPort();
     // Persistent (not ephemeral): an ephemeral cluster deletes its data directory on stop.
     database = await startDatabase();
     orm = await openOrm({ databaseUrl: database.databaseUrl, poolMax: 5 });

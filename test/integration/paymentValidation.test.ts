@@ -8,24 +8,12 @@ import {
   type PaymentStack,
   type TestMerchant,
 } from '../helpers/stack';
-import { call, type JsonResponse } from '../helpers/http';
+import { call, type JsonResponse, type ErrorBody } from '../helpers/http';
 
 /**
  * POST /payments request rules (PRODUCT.md "API conventions", "Payments"), idempotency by
  * externalId (also under concurrency), merchant isolation and live keys, on the real stack.
  */
-
-interface Issue {
-  path: string;
-  code: string;
-  message: string;
-}
-
-interface ErrorBody {
-  code: string;
-  message: string;
-  details: { issues?: Issue[]; unknownFields?: string[] } & Record<string, unknown>;
-}
 
 type Body = Record<string, unknown>;
 

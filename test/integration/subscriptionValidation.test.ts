@@ -1,6 +1,6 @@
 import { Subscription } from '../../src/db/entities';
 import { newId } from '../../src/ids';
-import { call, type JsonResponse } from '../helpers/http';
+import { call, type JsonResponse, type ErrorBody } from '../helpers/http';
 import {
   createTestMerchant,
   startPaymentStack,
@@ -16,18 +16,6 @@ import {
  * API alone, and everything that needs a subscription to exist on a stack with a sandbox and a
  * worker.
  */
-
-interface Issue {
-  path: string;
-  code: string;
-  message: string;
-}
-
-interface ErrorBody {
-  code: string;
-  message: string;
-  details: { issues?: Issue[]; unknownFields?: string[] } & Record<string, unknown>;
-}
 
 type Body = Record<string, unknown>;
 

@@ -90,7 +90,10 @@ describe('orphan sweeper', () => {
     });
     // Recorded, but the workflow service never answered: a 503 that carries the subscription.
     expect(created.status).toBe(503);
-    expect(created.body).toMatchObject({ code: 'service_unavailable', details: { subscription: { status: 'created' } } });
+    expect(created.body).toMatchObject({
+      code: 'service_unavailable',
+      details: { subscription: { status: 'created' } },
+    });
     const id = (created.body.details as { subscription: { id: string } }).subscription.id;
     await new Promise((r) => setTimeout(r, 1100));
 

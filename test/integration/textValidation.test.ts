@@ -1,5 +1,5 @@
 import { Payment, Subscription } from '../../src/db/entities';
-import { call, eventually, type JsonResponse } from '../helpers/http';
+import { call, eventually, type JsonResponse, type ErrorBody } from '../helpers/http';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 
 /**
@@ -9,18 +9,6 @@ import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerc
  * and nothing is kept; a body that is not UTF-8 is 400 `invalid_json`. Real Unicode (surrogate
  * pairs, astral characters, combining marks) comes back byte for byte.
  */
-
-interface Issue {
-  path: string;
-  code: string;
-  message: string;
-}
-
-interface ErrorBody {
-  code: string;
-  message: string;
-  details: { issues?: Issue[] } & Record<string, unknown>;
-}
 
 type Body = Record<string, unknown>;
 

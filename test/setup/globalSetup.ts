@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../src/infra/embeddedPostgres';
@@ -7,18 +6,7 @@ import { startTemporal } from '../../src/infra/temporal';
 import { openOrm, migrate } from '../../src/db/orm';
 import { buildWorkflowBundle, loadWorkflowBundle } from '../../src/workflowBundle';
 import { TEST_STACK_ENV, type TestStack } from './stackInfo';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freeLoopbackPort } from '../../src/infra/ports';
 
 /**
  * Once per jest run: a real PostgreSQL (throw-away cluster), a real Temporal dev server
@@ -32,7 +20,7 @@ export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-test-'));
   fs.chmodSync(dir, 0o755);
 
-  const [pgPort, temporalPort] = [await freePort(), await freePort()];
+  const [pgPort, temporalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
   const [pg, temporal, bundle] = await Promise.all([
     startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, database: 'payments_test', ephemeral: true }),
     startTemporal({ port: temporalPort, log }),

@@ -10,7 +10,8 @@ import {
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
-import { temporalReachable, workflowServiceUnavailable } from '../temporalOutcome';
+import { workflowServiceUnavailable } from '../temporalOutcome';
+import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';

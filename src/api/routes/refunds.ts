@@ -18,7 +18,8 @@ import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
 import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
-import { temporalReachable, workflowServiceUnavailable } from '../temporalOutcome';
+import { workflowServiceUnavailable } from '../temporalOutcome';
+import { temporalReachable } from '../../temporal/reachability';
 
 export interface RefundSettings {
   taskQueue: string;

@@ -15,6 +15,7 @@ import {
 } from '../../domain/subscriptions';
 import type { ProviderRegistry } from '../../providers/registry';
 import { temporalReachable } from '../../temporal/reachability';
+import { workflowServiceUnavailable } from '../temporalOutcome';
 import { SubscriptionGateway } from '../../temporal/subscriptionGateway';
 import { CANCEL_REASON_MAX_LENGTH, type StartOutcome } from '../../../workflows/subscriptionApi';
 import type { Caller } from '../context';
@@ -291,12 +292,9 @@ export function subscriptionRoutes(deps: {
         }
         if (view.status !== 'created') return view;
         if (outcome === 'no_answer' && !(await temporalReachable(client))) {
-          throw new AppError(
-            503,
-            'service_unavailable',
+          throw workflowServiceUnavailable(
             'The subscription is recorded; the workflow service did not answer, and its first step is taken as soon as it is reachable. Repeat the request to see the result.',
             { subscription: view },
-            { 'Retry-After': '5' },
           );
         }
         throw troubleOf(outcome, view);
@@ -343,15 +341,17 @@ export function subscriptionRoutes(deps: {
         if (!after) throw notFound();
         if (after.status === 'cancelled') return after;
         if (result === 'accepted') {
-          throw new AppError(
-            503,
-            'service_unavailable',
+          throw workflowServiceUnavailable(
             'The cancellation is accepted and takes effect as soon as the workers resume; repeat the request to see the result.',
             { subscription: after, cancellation: 'accepted' },
-            { 'Retry-After': '5' },
           );
         }
-        if (result === 'no_answer') throw temporalDown({ subscription: after });
+        if (result === 'no_answer') {
+          throw workflowServiceUnavailable(
+            'The workflow service did not answer in time; nothing was decided yet. Repeat the request to see the result.',
+            { subscription: after },
+          );
+        }
         return after; // a closed workflow: the record says what became of the subscription
       },
     }),
@@ -373,16 +373,5 @@ function troubleOf(outcome: StartOutcome | 'no_answer', view: SubscriptionRespon
     'provider_unavailable',
     'The payment provider did not answer in time; the subscription exists and its first step is retried automatically. Retry with the same externalId to see it.',
     { subscription: view },
-  );
-}
-
-/** Temporal did not decide anything in time (unreachable, or no worker took the request). */
-function temporalDown(details: Record<string, unknown>): AppError {
-  return new AppError(
-    503,
-    'service_unavailable',
-    'The workflow service did not answer in time; nothing was decided yet. Repeat the request to see the result.',
-    details,
-    { 'Retry-After': '5' },
   );
 }
