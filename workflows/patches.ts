@@ -29,3 +29,9 @@ export const HANDLERS_DRAINED = 'handlers-drained-v1';
  * validators reject requests for a settled record (the API reads PostgreSQL).
  */
 export const STATUS_SEARCH_ATTRIBUTES = 'status-search-attributes-v1';
+
+/**
+ * Payment and refund runs continue as new at a wait once long (workflows/runBound.ts), carrying
+ * their state in `resume`; a payment refuses an Update while it hands over (the API sends it again).
+ */
+export const BOUNDED_HISTORIES = 'bounded-histories-v1';
