@@ -83,7 +83,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
 
   /** When an event happened, in the test server's (skipped) time. */
   const eventTimeMs = (event: temporal.api.history.v1.IHistoryEvent | undefined) =>
-    Number(event?.eventTime?.seconds ?? 0) * 1000;
+    Number(event?.eventTime?.seconds ?? 0) * 1000 + Math.floor((event?.eventTime?.nanos ?? 0) / 1e6);
 
   /** When each activity of this type was scheduled across the chain (test server time). */
   async function scheduledTimes(workflowId: string, activityType: string): Promise<number[]> {
@@ -222,14 +222,24 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
   it('a payment submitted again and again (in bursts) while the provider is down: every submit answered, runs bounded', async () => {
     let providerUp = false;
     let calls = 0;
+    let timedOut = 0;
+    let unreconciled = false;
+    let attemptsWhileAmbiguous = 0;
     const activities = {
       // Down: mostly unreachable, every fourth call a timeout (ambiguous: reconciled, not_found).
       attemptProviderPayment: jest.fn(async () => {
         calls++;
+        if (unreconciled) attemptsWhileAmbiguous++;
         if (providerUp) return { kind: 'settled' as const };
-        throw providerFailure(calls % 4 === 0 ? 'timeout' : 'unavailable');
+        if (calls % 4 !== 0) throw providerFailure('unavailable');
+        timedOut++;
+        unreconciled = true;
+        throw providerFailure('timeout');
       }),
-      reconcileProviderPayment: jest.fn(async () => 'not_found' as const),
+      reconcileProviderPayment: jest.fn(async () => {
+        unreconciled = false;
+        return 'not_found' as const;
+      }),
       expireProviderPayment: jest.fn(async () => 'settled' as const),
       undeliveredEventIds: jest.fn(async () => [] as string[]),
     };
@@ -259,14 +269,17 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     expect(result).toEqual({ state: 'settled' });
     expect(new Set(answers)).toEqual(new Set(['provider_unavailable', 'provider_timeout']));
     // Every ambiguous attempt was reconciled (not_found) before another was made.
-    const timeouts = answers.filter((kind) => kind === 'provider_timeout').length;
-    expect(activities.reconcileProviderPayment.mock.calls.length).toBeGreaterThanOrEqual(timeouts);
+    expect(timedOut).toBeGreaterThanOrEqual(5);
+    expect(activities.reconcileProviderPayment).toHaveBeenCalledTimes(timedOut);
+    expect(attemptsWhileAmbiguous).toBe(0);
     expect(answers).toHaveLength(120);
     expect(activities.attemptProviderPayment.mock.calls.length).toBeLessThanOrEqual(121);
     expect(activities.expireProviderPayment).not.toHaveBeenCalled();
     const runs = await runLengths(paymentWorkflowId(input.paymentId));
     expect(runs.length).toBeGreaterThanOrEqual(4);
-    for (const events of runs) expect(events).toBeLessThanOrEqual(60 + 20);
+    // Past the bound by at most the iteration under way: its attempt (or reconcile) and the
+    // burst of Updates it answers (about 4 events each with their workflow task).
+    for (const events of runs) expect(events).toBeLessThanOrEqual(60 + 30);
     process.stderr.write(
       `[time-skipping] payment 121 submits (${refusals} refused while handing over, sent again): runs ${JSON.stringify(runs)}\n`,
     );
