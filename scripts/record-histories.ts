@@ -205,6 +205,11 @@ async function recordSubscriptions(): Promise<void> {
     scenarios['subscription-hosted-expired'] = expired;
     await subs.cancel(pastDue, '?reason=customer_request');
     scenarios['subscription-past-due-cancelled'] = pastDue;
+    // Cancelled while the customer is on the hosted page; the repeat is refused by the validator.
+    const pendingCancelled = idOf(await subs.create({}));
+    await subs.cancel(pendingCancelled);
+    await subs.cancel(pendingCancelled);
+    scenarios['subscription-hosted-cancelled-while-pending'] = pendingCancelled;
 
     // Declined renewal, retried, recovered.
     const recovering = idOf(

@@ -32,3 +32,9 @@ export const STATUS_SEARCH_ATTRIBUTES = 'status-search-attributes-v1';
 
 /** The orphan sweeper gives subscriptions left without a workflow theirs too. */
 export const SWEEP_SUBSCRIPTIONS = 'sweep-subscriptions-v1';
+
+/**
+ * Payment and refund runs continue as new at a wait once long (workflows/runBound.ts), carrying
+ * their state in `resume`; a payment refuses an Update while it hands over (the API sends it again).
+ */
+export const BOUNDED_HISTORIES = 'bounded-histories-v1';

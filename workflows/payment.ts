@@ -1,14 +1,25 @@
-import { allHandlersFinished, condition, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  patched,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import {
+  PAYMENT_UPDATE_REFUSED,
   providerPaymentEventSignal,
   submitPaymentUpdate,
   type PaymentWorkflowInput,
+  type PaymentCursor,
   type SubmitOutcome,
 } from './paymentApi';
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
 import { attemptActivities, patientActivities } from './providerActivities';
-import { HANDLERS_DRAINED, LOCAL_PROVIDER_ATTEMPT, STATUS_SEARCH_ATTRIBUTES } from './patches';
+import { BOUNDED_HISTORIES, HANDLERS_DRAINED, LOCAL_PROVIDER_ATTEMPT, STATUS_SEARCH_ATTRIBUTES } from './patches';
+import { runIsLong } from './runBound';
 import { PaymentStatusKey } from './searchAttributes';
 
 type State = 'awaiting_attempt' | 'awaiting_customer' | 'settled' | 'discarded';
@@ -21,11 +32,18 @@ const paymentStatusOf = (state: State) => (state === 'awaiting_attempt' ? 'creat
  * A payment is captured at most once: every attempt and every question to the provider uses
  * the payment id as idempotency key, and an ambiguous answer is never retried blindly: the
  * workflow asks the provider until it knows.
+ *
+ * Since BOUNDED_HISTORIES a long run (repeats while the provider is down, webhooks while the
+ * customer is on the hosted page) continues as new at its wait, carrying its state in `resume`.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ state: State }> {
-  const { paymentId } = input;
-  let state = 'awaiting_attempt' as State;
+  const { paymentId, resume } = input;
+  let state = (resume?.state ?? 'awaiting_attempt') as State;
   const statusAttribute = patched(STATUS_SEARCH_ATTRIBUTES);
+  const bounded = patched(BOUNDED_HISTORIES);
+  const isLong = () => bounded && runIsLong(input.historyEventLimit);
+  /** Handing over to a new run: a new submit is refused (the API sends it again, to that run). */
+  let closing = false;
   /** Moves the payment on, and says so to operators (PaymentStatus) since STATUS_SEARCH_ATTRIBUTES. */
   const setState = (next: State) => {
     if (next === state) return;
@@ -35,10 +53,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   // Read through a function where an await may have changed it (defeats narrowing).
   const current = (): State => state;
   let attemptRequested = false;
-  let completedAttempts = 0;
-  let lastOutcome: SubmitOutcome = { kind: 'provider_unavailable' };
-  let ambiguous = false;
-  let providerEvent = false;
+  let completedAttempts = resume?.completedAttempts ?? 0;
+  let lastOutcome: SubmitOutcome = resume?.lastOutcome ?? { kind: 'provider_unavailable' };
+  let ambiguous = resume?.ambiguous ?? false;
+  let providerEvent = resume?.providerEvent ?? false;
 
   setHandler(
     submitPaymentUpdate,
@@ -54,7 +72,12 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     {
       // A repeat for a settled payment: rejected, so it costs no history; the API reads PostgreSQL.
       validator: () => {
-        if (statusAttribute && state === 'settled') throw new Error('The payment is settled.');
+        if (statusAttribute && state === 'settled') {
+          throw ApplicationFailure.nonRetryable('The payment is settled.', PAYMENT_UPDATE_REFUSED.settled);
+        }
+        if (closing) {
+          throw ApplicationFailure.nonRetryable('Handing over to a new run.', PAYMENT_UPDATE_REFUSED.handingOver);
+        }
       },
     },
   );
@@ -87,6 +110,27 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     }
   };
 
+  /**
+   * At the wait, idle (no attempt asked for, no webhook to look at): a long run hands its state
+   * to a new one. Submits accepted so far have their answers; new ones are refused meanwhile.
+   */
+  const handOverIfLong = async () => {
+    if (attemptRequested || providerEvent || !isLong()) return;
+    closing = true;
+    await condition(allHandlersFinished);
+    await continueAsNew<typeof paymentWorkflow>({
+      ...input,
+      resume: {
+        state: state as PaymentCursor['state'],
+        completedAttempts,
+        lastOutcome,
+        ambiguous,
+        providerEvent,
+        runs: (resume?.runs ?? 0) + 1,
+      },
+    });
+  };
+
   const expiresAt = Date.parse(input.expiresAt);
   while (state === 'awaiting_attempt' || state === 'awaiting_customer') {
     if (ambiguous) {
@@ -99,7 +143,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       follow(await patientActivities.expireProviderPayment(paymentId));
       break;
     }
-    await condition(() => attemptRequested || providerEvent, remaining);
+    await handOverIfLong();
+    // A run that grows long while waiting (repeats, webhooks) wakes to hand over.
+    await condition(() => attemptRequested || providerEvent || isLong(), remaining);
     if (providerEvent) {
       providerEvent = false;
       follow(await patientActivities.reconcileProviderPayment(paymentId));

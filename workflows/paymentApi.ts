@@ -13,6 +13,25 @@ export interface PaymentWorkflowInput {
   callbackRetryInitialSeconds: number;
   /** false when there is no callbackUrl, so there is nothing to deliver (absent: look). */
   callbacks?: boolean;
+  /** Continue-as-new at a wait once a run has this many events (default 1,000; tests lower it). */
+  historyEventLimit?: number;
+  /** Set by continue-as-new: where the previous run stopped. */
+  resume?: PaymentCursor;
+}
+
+/** What a continued run of a payment needs to go on where the previous one stopped. */
+export interface PaymentCursor {
+  state: 'awaiting_attempt' | 'awaiting_customer';
+  /** Provider attempts made so far (all runs). */
+  completedAttempts: number;
+  /** What the latest attempt established (a repeat is answered with it when nothing is tried). */
+  lastOutcome: SubmitOutcome;
+  /** The provider may have acted: reconcile before anything else. */
+  ambiguous: boolean;
+  /** A provider webhook not looked at yet. */
+  providerEvent: boolean;
+  /** Runs before this one. */
+  runs: number;
 }
 
 /** The outcome the API answers with: what the latest provider attempt established. */
@@ -30,6 +49,17 @@ export type SubmitOutcome =
   | { kind: 'provider_invalid' };
 
 export const paymentWorkflowId = (paymentId: string) => `payment-${paymentId}`;
+
+/**
+ * Why the payment workflow's validator refused a submit Update (the failure's type). A refusal
+ * costs no history and changes nothing.
+ */
+export const PAYMENT_UPDATE_REFUSED = {
+  /** The payment is settled: read it from PostgreSQL. */
+  settled: 'already_settled',
+  /** The run is handing over to a new one (continue-as-new): send the same request again. */
+  handingOver: 'handing_over',
+} as const;
 
 /** A merchant request for this payment: attempt it if nothing is known yet, then answer. */
 export const submitPaymentUpdate = defineUpdate<SubmitOutcome>('submitPayment');

@@ -1,6 +1,7 @@
 import {
   allHandlersFinished,
   condition,
+  continueAsNew,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -18,7 +19,9 @@ import {
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
 import { attemptActivities, patientActivities } from './providerActivities';
+import { runIsLong } from './runBound';
 import {
+  BOUNDED_HISTORIES,
   HANDLERS_DRAINED,
   LOCAL_PROVIDER_ATTEMPT,
   REFUND_STARTED_AFTER_COMMIT,
@@ -52,14 +55,19 @@ const records = proxyActivities<Activities>({
  * One refund: the provider call (reference_id = the merchant's externalId, which the provider
  * dedupes on), then settlement of the refund and the payment's balance in one transaction.
  * An ambiguous answer is never guessed: the workflow asks the provider until it knows.
+ *
+ * Since BOUNDED_HISTORIES a long run (a refund the provider holds `pending` for months, many
+ * webhooks or repeats) continues as new at its wait, carrying phase 2's state in `resume`.
  */
 export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ settled: boolean }> {
-  const { refundId } = input;
-  let first: RefundOutcome | undefined;
+  const { refundId, resume } = input;
+  // A continued run gave its first outcome already: a repeat of the request gets it at once.
+  let first: RefundOutcome | undefined = resume?.first;
   let settled = false;
-  let providerEvent = false;
+  let providerEvent = resume?.providerEvent ?? false;
 
   const statusAttribute = patched(STATUS_SEARCH_ATTRIBUTES);
+  const bounded = patched(BOUNDED_HISTORIES);
   setHandler(
     refundOutcomeUpdate,
     async () => {
@@ -77,48 +85,37 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
     providerEvent = true;
   });
 
-  const afterCommit = patched(REFUND_STARTED_AFTER_COMMIT);
-  if (!afterCommit) {
-    let recorded = await legacyVisibility.refundState(refundId);
-    for (let waited = 0; recorded === 'missing' && waited < VISIBILITY_WAIT_MS; waited += 250) {
-      await sleep(250);
-      recorded = await legacyVisibility.refundState(refundId);
-    }
-    if (recorded !== 'pending') {
-      first = { kind: 'settled' };
-      return { settled: recorded === 'settled' };
-    }
-  }
-
-  // Phase 1: the provider call.
-  let ambiguous = false;
-  try {
-    let kind = await attemptActivities().attemptProviderRefund(refundId);
-    // Not there although committed before we started: an API of the old code (start inside its
-    // transaction) is still committing. Wait for it; still missing after that: rolled back.
-    if (kind === 'missing' && afterCommit && (await records.awaitRefundRecorded(refundId)) !== 'missing') {
-      kind = await attemptActivities().attemptProviderRefund(refundId);
-    }
-    settled = kind === 'settled' || kind === 'missing';
-    first = kind === 'missing' ? { kind: 'settled' } : { kind };
-  } catch (err) {
-    const type = failureType(err);
-    if (type === 'unavailable') {
-      // The provider did nothing on every try: fail the refund, give the balance back.
-      await patientActivities.failRefundUnavailable(refundId);
-      settled = true;
-      first = { kind: 'provider_unavailable' };
-    } else {
-      ambiguous = true;
-      first = type === 'invalid_response' ? { kind: 'provider_invalid' } : { kind: 'pending' };
-    }
+  // Phase 1 happened in the first run: a continued one goes on polling.
+  let ambiguous = resume?.ambiguous ?? false;
+  if (!resume) {
+    const attempted = await attemptRefund(refundId);
+    ({ settled, first, ambiguous } = attempted);
+    if (attempted.ended) return { settled };
   }
 
   // Phase 2: until the refund is settled, ask the provider (by reference_id); on a webhook at
   // once, otherwise on a backing-off poll.
-  let pollSeconds = input.pollInitialSeconds;
+  let pollSeconds = resume?.pollSeconds ?? input.pollInitialSeconds;
+  let nextPollAtMs = resume?.nextPollAtMs ?? null;
+  /** A long run hands its state to a new one here, once every handler has finished. */
+  const handOverIfLong = async () => {
+    if (!runIsLong(input.historyEventLimit)) return;
+    await condition(allHandlersFinished);
+    const cursor = { first: first!, pollSeconds, nextPollAtMs: nextPollAtMs!, ambiguous, providerEvent };
+    await continueAsNew<typeof refundWorkflow>({ ...input, resume: { ...cursor, runs: (resume?.runs ?? 0) + 1 } });
+  };
   while (!settled) {
-    if (!ambiguous) {
+    if (!ambiguous && bounded) {
+      const pollAtMs = (nextPollAtMs ??= Date.now() + pollSeconds * 1000);
+      await handOverIfLong();
+      const waitMs = pollAtMs - Date.now();
+      if (!providerEvent && waitMs > 0) {
+        await condition(() => providerEvent || runIsLong(input.historyEventLimit), waitMs);
+        if (!providerEvent && Date.now() < pollAtMs) continue; // woken as the run grew long
+      }
+      nextPollAtMs = null;
+      pollSeconds = Math.min(pollSeconds * 2, 3600);
+    } else if (!ambiguous) {
       await condition(() => providerEvent, `${pollSeconds} seconds`);
       pollSeconds = Math.min(pollSeconds * 2, 3600);
     }
@@ -136,4 +133,44 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
     await deliverEvents(refundId, input.callbackRetryInitialSeconds);
   }
   return { settled };
+}
+
+/**
+ * Phase 1, in the first run: the provider call, and its first outcome. `ended`: a workflow of
+ * the old API whose refund row is not (or no longer) pending: nothing more to do.
+ */
+async function attemptRefund(
+  refundId: string,
+): Promise<{ settled: boolean; first: RefundOutcome; ambiguous: boolean; ended?: true }> {
+  const afterCommit = patched(REFUND_STARTED_AFTER_COMMIT);
+  if (!afterCommit) {
+    let recorded = await legacyVisibility.refundState(refundId);
+    for (let waited = 0; recorded === 'missing' && waited < VISIBILITY_WAIT_MS; waited += 250) {
+      await sleep(250);
+      recorded = await legacyVisibility.refundState(refundId);
+    }
+    if (recorded !== 'pending') {
+      return { settled: recorded === 'settled', first: { kind: 'settled' }, ambiguous: false, ended: true };
+    }
+  }
+
+  try {
+    let kind = await attemptActivities().attemptProviderRefund(refundId);
+    // Not there although committed before we started: an API of the old code (start inside its
+    // transaction) is still committing. Wait for it; still missing after that: rolled back.
+    if (kind === 'missing' && afterCommit && (await records.awaitRefundRecorded(refundId)) !== 'missing') {
+      kind = await attemptActivities().attemptProviderRefund(refundId);
+    }
+    const settled = kind === 'settled' || kind === 'missing';
+    return { settled, first: kind === 'missing' ? { kind: 'settled' } : { kind }, ambiguous: false };
+  } catch (err) {
+    const type = failureType(err);
+    if (type === 'unavailable') {
+      // The provider did nothing on every try: fail the refund, give the balance back.
+      await patientActivities.failRefundUnavailable(refundId);
+      return { settled: true, first: { kind: 'provider_unavailable' }, ambiguous: false };
+    }
+    const first: RefundOutcome = type === 'invalid_response' ? { kind: 'provider_invalid' } : { kind: 'pending' };
+    return { settled: false, first, ambiguous: true };
+  }
 }

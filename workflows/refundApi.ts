@@ -10,6 +10,25 @@ export interface RefundWorkflowInput {
   callbacks?: boolean;
   /** How often a refund the provider holds `pending` is polled, at first (doubles to an hour). */
   pollInitialSeconds: number;
+  /** Continue-as-new at a wait once a run has this many events (default 1,000; tests lower it). */
+  historyEventLimit?: number;
+  /** Set by continue-as-new: where the previous run stopped. */
+  resume?: RefundCursor;
+}
+
+/** What a continued run of a refund needs to go on where the previous one stopped (phase 2). */
+export interface RefundCursor {
+  /** The first outcome, already given to the API: a repeat of the request is answered with it. */
+  first: RefundOutcome;
+  /** The poll interval reached (it doubles to an hour) and when the next poll is due (epoch ms). */
+  pollSeconds: number;
+  nextPollAtMs: number;
+  /** The last answer was ambiguous: ask the provider at once. */
+  ambiguous: boolean;
+  /** A provider webhook not looked at yet. */
+  providerEvent: boolean;
+  /** Runs before this one. */
+  runs: number;
 }
 
 export type RefundOutcome =

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
+  ApplicationFailure,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
@@ -16,7 +17,7 @@ import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
 import { paymentWorkflow } from '../../../workflows/payment';
-import { submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
+import { PAYMENT_UPDATE_REFUSED, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
 import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
@@ -159,6 +160,18 @@ async function insertOrFind(
   }
 }
 
+/** How long to wait before sending again a submit refused by a run handing over to a new one. */
+const HANDOVER_RETRY_MS = 100;
+
+/** The payment workflow's validator refused the submit: its run is continuing as new. */
+function isHandingOver(err: unknown): boolean {
+  return (
+    err instanceof WorkflowUpdateFailedError &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === PAYMENT_UPDATE_REFUSED.handingOver
+  );
+}
+
 const serviceUnavailableNoRecord = () =>
   workflowServiceUnavailable(
     'The workflow service is temporarily unavailable; nothing was decided. Retry with the same externalId.',
@@ -177,20 +190,29 @@ export function paymentRoutes(deps: {
    * Update-with-Start: start `payment-<id>` if needed and wait (bounded) for the outcome.
    * `no_answer`: Temporal is there but no outcome came in time (a busy or absent worker; it
    * will follow). `unreachable`: the call ended without an outcome and Temporal does not answer.
+   * A run handing over to a new one (continue-as-new) refuses the Update: it is sent again.
    */
   async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'unreachable' | 'closed'> {
-    const op = new WithStartWorkflowOperation(paymentWorkflow, paymentWorkflowStartOptions(payment, settings));
-    try {
-      return await client.withDeadline(Date.now() + settings.paymentWaitMs, () =>
-        client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),
-      );
-    } catch (err) {
-      // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
-      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowUpdateFailedError)
-        return 'closed';
-      if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
-      if (isTemporalUnreachable(err)) return 'unreachable';
-      throw err;
+    const deadline = Date.now() + settings.paymentWaitMs;
+    for (;;) {
+      const op = new WithStartWorkflowOperation(paymentWorkflow, paymentWorkflowStartOptions(payment, settings));
+      try {
+        return await client.withDeadline(deadline, () =>
+          client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),
+        );
+      } catch (err) {
+        if (isHandingOver(err) && Date.now() + HANDOVER_RETRY_MS < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, HANDOVER_RETRY_MS));
+          continue;
+        }
+        if (isHandingOver(err)) return 'no_answer';
+        // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
+        if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowUpdateFailedError)
+          return 'closed';
+        if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+        if (isTemporalUnreachable(err)) return 'unreachable';
+        throw err;
+      }
     }
   }
 
