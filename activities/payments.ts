@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
-import { applyProviderPayment, voidPayment } from '../src/domain/payments';
+import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/domain/payments';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
@@ -13,10 +13,24 @@ export type ReconcileResult = 'settled' | 'created' | 'not_found' | 'missing';
 
 export function createPaymentActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Payment, { id });
+  /**
+   * The payment's provider. Missing (its configuration was removed): when asking what became of
+   * a request, retried until an operator restores it (the outcome must be learnt); an attempt
+   * checks first (`unconfigured`) and decides, since nothing was sent.
+   */
   const providerOf = (payment: Payment): PaymentProvider => {
     const provider = providers.byName(payment.processor);
-    if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${payment.processor}`, 'provider_not_configured');
+    if (!provider) throw ApplicationFailure.retryable(`no provider ${payment.processor}`, 'provider_not_configured');
     return provider;
+  };
+  const unconfigured = async (payment: Payment): Promise<AttemptResult | null> => {
+    if (providers.byName(payment.processor)) return null;
+    logger.error({ paymentId: payment.id, processor: payment.processor }, 'no provider configured; payment failed');
+    await failUnsentPayment(orm.em.fork(), payment.id, {
+      code: 'provider_not_configured',
+      message: `No payment provider is configured for ${payment.processor}; nothing was charged.`,
+    });
+    return { kind: 'settled' };
   };
   const apply = async (paymentId: string, pp: ProviderPayment): Promise<'settled' | 'created' | 'missing'> => {
     const payment = await applyProviderPayment(orm.em.fork(), paymentId, pp);
@@ -51,6 +65,8 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       const payment = await load(paymentId);
       if (!payment) return { kind: 'missing' };
       if (payment.status !== 'created') return { kind: 'settled' };
+      const decided = await unconfigured(payment);
+      if (decided) return decided;
       let pp: ProviderPayment;
       try {
         pp = await providerOf(payment).createPayment({

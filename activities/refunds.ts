@@ -13,7 +13,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
   const providerOf = (refund: Refund): PaymentProvider => {
     const provider = providers.byName(refund.payment.processor);
     if (!provider)
-      throw ApplicationFailure.nonRetryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
+      throw ApplicationFailure.retryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
     return provider;
   };
   /**
@@ -112,6 +112,16 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       const refund = await load(refundId);
       if (!refund) return 'missing';
       if (refund.status !== 'pending') return 'settled';
+      if (!providers.byName(refund.payment.processor)) {
+        // Nothing can be sent, and waiting will not change it: failed, the balance released.
+        logger.error({ refundId, processor: refund.payment.processor }, 'no provider configured; refund failed');
+        await settleRefund(orm.em.fork(), refundId, {
+          status: 'failed',
+          failureCode: 'provider_not_configured',
+          failureMessage: `No payment provider is configured for ${refund.payment.processor}; nothing was refunded.`,
+        });
+        return 'settled';
+      }
       try {
         const pr = await providerOf(refund).createRefund(refundRequest(refund));
         return await follow(refund, pr);

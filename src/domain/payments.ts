@@ -152,6 +152,24 @@ export async function applyProviderPayment(
 
 /** Voids a payment that never reached the provider (or was cancelled there) at its expiry. */
 export async function voidPayment(em: EntityManager, paymentId: string): Promise<Payment | null> {
+  return closeUnsent(em, paymentId, 'voided');
+}
+
+/** Fails a `created` payment that was never sent to a provider (e.g. none is configured for it). */
+export async function failUnsentPayment(
+  em: EntityManager,
+  paymentId: string,
+  failure: { code: string; message: string },
+): Promise<Payment | null> {
+  return closeUnsent(em, paymentId, 'failed', failure);
+}
+
+async function closeUnsent(
+  em: EntityManager,
+  paymentId: string,
+  next: 'voided' | 'failed',
+  failure?: { code: string; message: string },
+): Promise<Payment | null> {
   return em.transactional(async (tx) => {
     const payment = await tx.findOne(
       Payment,
@@ -159,7 +177,11 @@ export async function voidPayment(em: EntityManager, paymentId: string): Promise
       { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['merchant'] },
     );
     if (!payment || payment.status !== 'created') return payment;
-    await settle(tx, payment, 'voided');
+    if (failure) {
+      payment.failureCode = failure.code;
+      payment.failureMessage = failure.message;
+    }
+    await settle(tx, payment, next);
     return payment;
   });
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -87,8 +87,17 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     },
     extraRoutes: opts.extraRoutes,
   });
+  // Requests still being handled when the test closes (a client that gave up does not stop its
+  // handler) are awaited before the Temporal connection closes under them.
+  let inFlight = 0;
+  const handle = app.callback();
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = http
+      .createServer((req, res) => {
+        inFlight++;
+        void Promise.resolve(handle(req, res)).finally(() => inFlight--);
+      })
+      .listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {
@@ -98,6 +107,9 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      for (let waited = 0; inFlight > 0 && waited < 15_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await temporal.close();
       if (!opts.orm) await orm.close();
     },

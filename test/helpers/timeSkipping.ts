@@ -40,7 +40,13 @@ class TimeSkippingEnvironment extends TestWorkflowEnvironment {
   static async connectTo(server: RunningTestServer, stopServer: () => Promise<void>): Promise<TimeSkippingEnvironment> {
     const internal = { [InternalConnectionOptionsSymbol]: { supportsTestService: true } };
     const nativeConnection = await NativeConnection.connect({ address: server.address, ...internal });
-    const connection = await Connection.connect({ address: server.address, ...internal });
+    // The Java server (grpc-java) refuses keepalive pings more often than every 5 minutes and
+    // drops the connection ("excess pings"); the client's default is every 30 s.
+    const connection = await Connection.connect({
+      address: server.address,
+      channelArgs: { 'grpc.keepalive_time_ms': 6 * 60_000, 'grpc.keepalive_permit_without_calls': 0 },
+      ...internal,
+    });
     const env = new TimeSkippingEnvironment(
       Runtime.instance(),
       { server: { type: 'existing' }, client: {}, plugins: [] },

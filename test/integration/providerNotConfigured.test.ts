@@ -1,0 +1,113 @@
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { Merchant, Payment } from '../../src/db/entities';
+import { newId } from '../../src/ids';
+import { paymentWorkflowStartOptions } from '../../src/temporal/paymentWorkflowOptions';
+import { paymentWorkflow } from '../../workflows/payment';
+import { submitPaymentUpdate } from '../../workflows/paymentApi';
+import { call } from '../helpers/http';
+import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import { subscriptionClient } from '../helpers/subscriptions';
+
+/**
+ * A record whose processor has no provider any more (its configuration was removed after it
+ * was created) ends in a decided state, never in a workflow that fails or retries for ever:
+ * nothing was sent, so the payment or refund fails with `provider_not_configured`, and a
+ * subscription's charge is a declined attempt that follows the retry schedule.
+ */
+describe('records whose provider is no longer configured', () => {
+  let stack: PaymentStack;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    stack = await startPaymentStack('noprovider', { billingDaySeconds: 1 });
+    merchant = await createTestMerchant(stack.orm, 'Unconfigured merchant');
+  });
+  afterAll(() => stack.close());
+
+  const setProcessor = (table: 'payments' | 'subscriptions', id: string) =>
+    stack.orm.em.getConnection().execute(`update ${table} set processor = 'retired' where id = ?`, [id]);
+
+  it('a payment attempt fails the payment (nothing charged) instead of failing its workflow', async () => {
+    const em = stack.orm.em.fork();
+    const now = new Date();
+    const payment = em.create(Payment, {
+      id: newId('payment'),
+      merchant: em.getReference(Merchant, merchant.merchantId),
+      externalId: `retired-${Date.now()}`,
+      environment: 'test',
+      processor: 'retired',
+      amountMinor: 500,
+      currency: 'USD',
+      status: 'created',
+      amountRefundedMinor: 0,
+      amountPendingRefundMinor: 0,
+      providerTransactionId: null,
+      redirectUrl: null,
+      cardToken: 'tok_success',
+      saveCardEnabled: false,
+      savedCardToken: null,
+      customer: { email: 'c@example.com' },
+      billing: null,
+      metadata: null,
+      description: null,
+      callbackUrl: null,
+      returnUrl: null,
+      failureCode: null,
+      failureMessage: null,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await em.flush();
+    const op = new WithStartWorkflowOperation(
+      paymentWorkflow,
+      paymentWorkflowStartOptions(payment, { taskQueue: stack.taskQueue, callbackRetryInitialSeconds: 1 }),
+    );
+    const outcome = await stack.api.client.workflow.executeUpdateWithStart(submitPaymentUpdate, {
+      startWorkflowOperation: op,
+    });
+    expect(outcome).toEqual({ kind: 'settled' });
+    const got = await call(stack.api.baseUrl, 'GET', `/payments/${payment.id}`, merchant.auth);
+    expect(got.body).toMatchObject({ status: 'failed', failureCode: 'provider_not_configured' });
+    expect(await stack.ledger('capture', payment.id)).toHaveLength(0);
+  });
+
+  it('a refund attempt fails the refund and releases the balance', async () => {
+    const paid = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+      amount: 9,
+      currency: 'USD',
+      externalId: `to-refund-${Date.now()}`,
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_success',
+    });
+    expect(paid.body.status).toBe('succeeded');
+    const paymentId = paid.body.id as string;
+    await setProcessor('payments', paymentId);
+    const refund = await call(stack.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, {
+      externalId: `rf-${Date.now()}`,
+    });
+    expect(refund.status).toBe(200);
+    expect(refund.body).toMatchObject({
+      status: 'failed',
+      failureCode: 'provider_not_configured',
+      paymentAmountRefunded: 0,
+      paymentAmountRefundable: 9,
+    });
+    expect(await stack.ledger('refund', paymentId)).toHaveLength(0);
+  });
+
+  it("a subscription's renewal is a declined attempt (no provider call) and the subscription ends decided", async () => {
+    const subs = subscriptionClient(stack, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', retryScheduleDays: [] });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    await setProcessor('subscriptions', id);
+    const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 15_000);
+    expect(cancelled).toMatchObject({
+      cancellationReason: 'payment_failed',
+      latestInvoice: { status: 'void', attempts: 1, failureCode: 'provider_not_configured' },
+    });
+    // Only the first period was charged: the renewal never reached a provider.
+    expect((await subs.captures(id)).map((c) => c.status)).toEqual(['succeeded']);
+  });
+});
