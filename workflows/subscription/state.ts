@@ -55,7 +55,12 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
     authorization: resume ? (resume.authorization ?? null) : input.needsAuthorization ? { expiresAtMs: null } : null,
     cancel: null,
     discarded: false,
-    firstOutcome: resume ? { kind: 'settled' } : null,
+    // A run continued while still `created` was waiting for the provider: that is the answer.
+    firstOutcome: resume
+      ? resume.status === 'created'
+        ? { kind: 'provider_unavailable' }
+        : { kind: 'settled' }
+      : null,
     providerEvent: resume?.providerEvent ?? false,
     pendingSends: 0,
     runs: resume?.runs ?? 0,

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { isTemporalUnreachable } from '../../temporal/grpcErrors';
+import { isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
 import { databaseUnavailability } from '../../db/dbErrors';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
@@ -45,9 +45,9 @@ export function serviceUnavailable(dependency: UnavailableDependency = 'workflow
   );
 }
 
-/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED from Temporal: nothing was decided; the caller may retry. */
+/** A Temporal call that ended without an outcome (unreachable, overloaded, gave up, an Update aborted with its task): 503. */
 export function fromTemporalError(err: unknown): AppError | undefined {
-  return isTemporalUnreachable(err) ? serviceUnavailable('workflow service') : undefined;
+  return isTemporalUnreachable(err) || isUpdateAborted(err) ? serviceUnavailable('workflow service') : undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '@temporalio/client';
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
-import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
+import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
 import { workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
@@ -209,7 +209,10 @@ export function paymentRoutes(deps: {
         // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
         if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowUpdateFailedError)
           return 'closed';
-        if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+        // An Update aborted with its workflow task (a worker died mid-task) has no outcome either.
+        if (isDeadlineExceeded(err) || isUpdateAborted(err)) {
+          return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+        }
         if (isTemporalUnreachable(err)) return 'unreachable';
         throw err;
       }

@@ -17,7 +17,7 @@ import { refundWorkflowStartOptions } from '../../temporal/refundWorkflowOptions
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
-import { isDeadlineExceeded, isTemporalUnreachable } from '../../temporal/grpcErrors';
+import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
 import { workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
 
@@ -95,7 +95,10 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
         return { kind: 'settled' };
       }
       // No answer in time with Temporal there: the refund is in flight (200 pending).
-      if (isDeadlineExceeded(err)) return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+      // An Update aborted with its workflow task (a worker died mid-task) has no outcome either.
+      if (isDeadlineExceeded(err) || isUpdateAborted(err)) {
+        return (await temporalReachable(client)) ? 'no_answer' : 'unreachable';
+      }
       if (isTemporalUnreachable(err)) return 'unreachable';
       throw err;
     }
