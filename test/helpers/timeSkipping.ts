@@ -14,6 +14,7 @@ import {
   type RunningTestServer,
 } from '../../src/infra/temporalTestServer';
 import { freeLoopbackPort } from '../../src/infra/ports';
+import { testStack } from '../setup/stackInfo';
 
 // As in stack.ts: keep the SDK's worker chatter out of test output (whichever module loads first).
 // Core's own logs too: its worker warns that the test server lacks capabilities of a real server.
@@ -129,4 +130,24 @@ export function useTimeSkippingEnvironment(): () => TestWorkflowEnvironment {
     if (!env) throw new Error('The time-skipping environment is not started (use it inside a test).');
     return env;
   };
+}
+
+/** The workflow bundle this run ships (globalSetup builds it with `npm run build`'s function). */
+export function shippedWorkflowBundle(): { codePath: string } {
+  return { codePath: testStack().workflowBundlePath };
+}
+
+/** Every run's history of a workflow's chain, oldest first (continue-as-new links the runs). */
+export async function runHistories(
+  env: TestWorkflowEnvironment,
+  workflowId: string,
+): Promise<temporal.api.history.v1.IHistoryEvent[][]> {
+  const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
+  let runId: string | undefined;
+  for (;;) {
+    const events = (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    runs.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+    if (!runId) return runs;
+  }
 }

@@ -1,8 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { WORKFLOWS_PATH } from '../../src/worker';
+import { Worker } from '@temporalio/worker';
 import type { paymentWorkflow } from '../../workflows/payment';
 import type { refundWorkflow } from '../../workflows/refund';
 import {
@@ -20,7 +19,7 @@ import {
   type RefundWorkflowInput,
 } from '../../workflows/refundApi';
 import { DEFAULT_HISTORY_EVENT_LIMIT } from '../../workflows/runBound';
-import { useTimeSkippingEnvironment } from '../helpers/timeSkipping';
+import { runHistories, shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -37,7 +36,6 @@ const providerFailure = (type: 'unavailable' | 'timeout') =>
  */
 describe('payment and refund workflows stay bounded (time-skipping, stubbed activities)', () => {
   const testEnv = useTimeSkippingEnvironment();
-  let workflowBundle: WorkflowBundleWithSourceMap;
   let counter = 0;
 
   // A workflow a failed test leaves running would keep the test server from skipping time.
@@ -46,39 +44,20 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
   });
 
-  beforeAll(async () => {
-    workflowBundle = await bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-    });
-  }, 120_000);
-
   async function withWorker<T>(activities: object, drive: (taskQueue: string) => Promise<T>): Promise<T> {
     const taskQueue = `bounds-timeskip-${process.pid}-${++counter}`;
     const worker = await Worker.create({
       connection: testEnv().nativeConnection,
       taskQueue,
-      workflowBundle,
+      workflowBundle: shippedWorkflowBundle(),
       activities,
     });
     return worker.runUntil(() => drive(taskQueue));
   }
 
-  /** Every run's history of the chain, oldest first (continue-as-new links them). */
-  async function runHistories(workflowId: string): Promise<temporal.api.history.v1.IHistoryEvent[][]> {
-    const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
-    let runId: string | undefined;
-    for (;;) {
-      const events = (await testEnv().client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-      runs.unshift(events);
-      runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
-      if (!runId) return runs;
-    }
-  }
-
   /** The history length of every run of the chain, oldest first. */
   async function runLengths(workflowId: string): Promise<number[]> {
-    return (await runHistories(workflowId)).map((events) => events.length);
+    return (await runHistories(testEnv(), workflowId)).map((events) => events.length);
   }
 
   /** When an event happened, in the test server's (skipped) time. */
@@ -87,7 +66,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
 
   /** When each activity of this type was scheduled across the chain (test server time). */
   async function scheduledTimes(workflowId: string, activityType: string): Promise<number[]> {
-    return (await runHistories(workflowId))
+    return (await runHistories(testEnv(), workflowId))
       .flat()
       .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)
       .map(eventTimeMs);

@@ -1,9 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type { ChargeRequest } from '../../activities/subscriptions';
 import type { Outbox, SubscriptionStatus } from '../../src/domain/subscriptionPlan';
-import { WORKFLOWS_PATH } from '../../src/worker';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import {
   cancelSubscriptionUpdate,
@@ -11,7 +10,7 @@ import {
   subscriptionWorkflowId,
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
-import { useTimeSkippingEnvironment } from '../helpers/timeSkipping';
+import { runHistories, shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
 
 const DAY_MS = 86_400_000;
 
@@ -130,7 +129,6 @@ function fakeBilling(rules: {
  */
 describe('subscription workflow over years (time-skipping, stubbed activities)', () => {
   const testEnv = useTimeSkippingEnvironment();
-  let workflowBundle: WorkflowBundleWithSourceMap;
   let counter = 0;
 
   // A workflow a failed test leaves running would keep a task outstanding, and the test server
@@ -139,13 +137,6 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
   afterEach(async () => {
     for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
   });
-
-  beforeAll(async () => {
-    workflowBundle = await bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-    });
-  }, 120_000);
 
   function input(overrides: Partial<SubscriptionWorkflowInput> = {}): SubscriptionWorkflowInput {
     return {
@@ -175,7 +166,7 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowBundle,
+      workflowBundle: shippedWorkflowBundle(),
       activities: billing.activities,
     });
     return worker.runUntil(async () => {
@@ -195,18 +186,9 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     expect(check()).toBe(true);
   }
 
-  /** The history length of every run of the chain, oldest first (continue-as-new links them). */
+  /** The history length of every run of the chain, oldest first. */
   async function runLengths(workflowId: string): Promise<number[]> {
-    const lengths: number[] = [];
-    let runId: string | undefined;
-    for (;;) {
-      const handle = testEnv().client.workflow.getHandle(workflowId, runId);
-      const events = (await handle.fetchHistory()).events ?? [];
-      lengths.unshift(events.length);
-      const started = events[0]?.workflowExecutionStartedEventAttributes;
-      runId = started?.continuedExecutionRunId ?? undefined;
-      if (!runId) return lengths;
-    }
+    return (await runHistories(testEnv(), workflowId)).map((events) => events.length);
   }
 
   async function cancelAndFinish(handle: WorkflowHandle<typeof subscriptionWorkflow>) {
