@@ -12,6 +12,11 @@ export interface ActivityDeps {
   publicBaseUrl: string;
   /** Timeout of one merchant callback POST. */
   callbackTimeoutMs?: number;
+  /**
+   * Test-environment callbacks may target loopback / private addresses (default true: development
+   * and tests). Production passes false unless ALLOW_PRIVATE_CALLBACKS; live ones never may.
+   */
+  privateTestCallbacks?: boolean;
   /** Temporal client, for activities that start workflows (the orphan-payment sweeper). */
   client: Client;
   taskQueue: string;

@@ -19,6 +19,10 @@ const flagOn = z
   .optional()
   .transform((v) => v === undefined || v === 'true' || v === '1' || v === 'yes');
 
+// Development defaults: fine for `npm start`, refused in production.
+const DEV_SANDBOX_API_KEY = 'sk_sandbox_dev';
+const DEV_SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_dev';
+
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -50,8 +54,10 @@ export const envSchema = z.object({
 
   // The provider sandbox: the processor of test keys (docs/provider-sandbox.md).
   SANDBOX_URL: z.url().optional(),
-  SANDBOX_API_KEY: z.string().min(1).default('sk_sandbox_dev'),
-  SANDBOX_WEBHOOK_SECRET: z.string().min(1).default('whsec_sandbox_dev'),
+  SANDBOX_API_KEY: z.string().min(1).default(DEV_SANDBOX_API_KEY),
+  SANDBOX_WEBHOOK_SECRET: z.string().min(1).default(DEV_SANDBOX_WEBHOOK_SECRET),
+  /** When set, the sandbox's `/_admin/*` routes need `Authorization: Bearer <token>`; required in production. */
+  SANDBOX_ADMIN_TOKEN: z.string().min(1).optional(),
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
   PROVIDER_TIMEOUT_MS: positiveInt(3000),
 
@@ -64,6 +70,8 @@ export const envSchema = z.object({
   BILLING_DAY_SECONDS: positiveInt(86400),
   SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS: positiveInt(86400),
   CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),
+  /** Test-key callbacks may target private addresses in production (live keys never may). */
+  ALLOW_PRIVATE_CALLBACKS: flag,
   /** Workflows a worker keeps in memory (unset: the SDK's size from the heap limit). */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
 
@@ -130,6 +138,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const env = parsed.data;
+  const refusals = productionRefusals(env);
+  if (refusals.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n${refusals.map((r) => `  ${r}`).join('\n')}`);
+  }
   const dataDir = path.resolve(env.DATA_DIR);
   const stack = readStackFile(dataDir);
   return {
@@ -143,6 +155,24 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     externalDatabase: env.DATABASE_URL !== undefined,
     externalTemporal: env.TEMPORAL_ADDRESS !== undefined,
   };
+}
+
+/**
+ * PRODUCT.md, "Production profile": production never runs on development secrets or embedded
+ * services. Every offending variable is named at once, so one restart fixes them all.
+ */
+function productionRefusals(env: Env): string[] {
+  if (env.NODE_ENV !== 'production') return [];
+  const refusals: string[] = [];
+  if (env.SANDBOX_API_KEY === DEV_SANDBOX_API_KEY) refusals.push('SANDBOX_API_KEY: is the development default');
+  if (env.SANDBOX_WEBHOOK_SECRET === DEV_SANDBOX_WEBHOOK_SECRET) {
+    refusals.push('SANDBOX_WEBHOOK_SECRET: is the development default');
+  }
+  const required = ['SANDBOX_ADMIN_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_BASE_URL'] as const;
+  for (const name of required) {
+    if (env[name] === undefined) refusals.push(`${name}: required in production`);
+  }
+  return refusals;
 }
 
 /** For process entry points: print the reason and exit instead of a stack trace. */

@@ -28,6 +28,8 @@ export interface WorkerDeps {
   /** Temporal client for activities that start workflows. */
   client: Client;
   callbackRetryInitialSeconds: number;
+  /** See ActivityDeps.privateTestCallbacks. */
+  privateTestCallbacks?: boolean;
   refundPollInitialSeconds?: number;
   billingDaySeconds?: number;
   subscriptionAuthorizationExpirySeconds?: number;

@@ -21,6 +21,13 @@ interface CacheEntry {
 }
 
 const MAX_CACHE_ENTRIES = 10_000;
+/**
+ * Public keys found unknown are remembered as such this long (never longer than the key cache
+ * TTL), so a client repeating a missing or deleted key does not cost a query per request. The
+ * map is bounded: a flood of distinct random keys evicts the oldest and costs memory no more.
+ */
+const UNKNOWN_KEY_TTL_MS = 1000;
+const MAX_UNKNOWN_ENTRIES = 10_000;
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 // Compared against when the public key is unknown, so that path costs the same hash work.
 const UNKNOWN_KEY_HASH = '0'.repeat(64);
@@ -32,6 +39,8 @@ const UNKNOWN_KEY_HASH = '0'.repeat(64);
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  /** Public key -> when it stops being known as unknown. */
+  private readonly unknown = new Map<string, number>();
   private readonly lastUsedWritten = new Map<string, number>();
 
   constructor(
@@ -59,14 +68,24 @@ export class Authenticator {
 
   /** Forget a key at once (used when this process itself revokes or deactivates). */
   invalidate(publicKey?: string): void {
-    if (publicKey === undefined) this.cache.clear();
-    else this.cache.delete(publicKey);
+    if (publicKey === undefined) {
+      this.cache.clear();
+      this.unknown.clear();
+    } else {
+      this.cache.delete(publicKey);
+      this.unknown.delete(publicKey);
+    }
   }
 
   private async lookup(publicKey: string): Promise<KeyRecord | null> {
     const now = Date.now();
     const hit = this.cache.get(publicKey);
     if (hit && hit.expiresAt > now) return hit.record;
+    const unknownUntil = this.unknown.get(publicKey);
+    if (unknownUntil !== undefined) {
+      if (unknownUntil > now) return null;
+      this.unknown.delete(publicKey);
+    }
     const rows: Array<Record<string, unknown>> = await this.em.getConnection().execute(
       `select k.id, k.merchant_id, k.secret_hash, k.environment, k.role, k.is_active, m.status
          from api_keys k join merchants m on m.id = k.merchant_id
@@ -85,10 +104,14 @@ export class Authenticator {
           merchantStatus: row.status as MerchantStatus,
         }
       : null;
-    // Unknown keys are not cached: a flood of random keys must not fill memory.
+    const unknownTtlMs = Math.min(UNKNOWN_KEY_TTL_MS, this.ttlMs);
     if (record && this.ttlMs > 0) {
       if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(publicKey, { record, expiresAt: now + this.ttlMs });
+    } else if (!record && unknownTtlMs > 0) {
+      // Oldest first (insertion order): a full map drops the entry closest to expiry.
+      if (this.unknown.size >= MAX_UNKNOWN_ENTRIES) this.unknown.delete(this.unknown.keys().next().value!);
+      this.unknown.set(publicKey, now + unknownTtlMs);
     }
     return record;
   }

@@ -5,6 +5,7 @@ import { toMajor } from './money';
 import { recordEvent, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
+import type { RecordScope } from './scope';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
 
@@ -61,13 +62,17 @@ const VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, cur
   description, callback_url, return_url, failure_code, failure_message, expires_at, created_at, updated_at`;
 
 /**
- * The read path of GET /payments/{id}: one indexed SELECT scoped to the merchant, mapped
+ * The read path of GET /payments/{id}: one indexed SELECT scoped to the merchant and environment, mapped
  * straight to the view, without the ORM's unit of work (it is the hottest read).
  */
-export async function findPaymentView(em: EntityManager, id: string, merchantId: string): Promise<PaymentView | null> {
+export async function findPaymentView(em: EntityManager, id: string, scope: RecordScope): Promise<PaymentView | null> {
   const row: Record<string, unknown> | undefined = await em
     .getConnection()
-    .execute(`select ${VIEW_COLUMNS} from payments where id = ? and merchant_id = ?`, [id, merchantId], 'get');
+    .execute(
+      `select ${VIEW_COLUMNS} from payments where id = ? and merchant_id = ? and environment = ?`,
+      [id, scope.merchantId, scope.environment],
+      'get',
+    );
   if (!row) return null;
   return {
     id: row.id as string,

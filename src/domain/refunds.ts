@@ -6,6 +6,7 @@ import { newId } from '../ids';
 import { toMajor, toMinor } from './money';
 import { presentPayment, refundableMinor } from './payments';
 import { recordEvent } from './events';
+import type { RecordScope } from './scope';
 
 /**
  * Refund rules. Every check and the reservation of the in-flight slot happen in one
@@ -54,20 +55,33 @@ const notFound = () => new AppError(404, 'not_found', 'Payment not found.');
  */
 export async function createRefund(
   em: EntityManager,
-  merchantId: string,
+  scope: RecordScope,
   paymentId: string,
   req: RefundRequest,
 ): Promise<RefundCreation> {
   return em.transactional(async (tx) => {
     const payment = await tx.findOne(
       Payment,
-      { id: paymentId, merchant: merchantId },
+      { id: paymentId, merchant: scope.merchantId, environment: scope.environment },
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
     if (!payment) throw notFound();
 
-    const existing = await tx.findOne(Refund, { merchant: merchantId, externalId: req.externalId });
+    // externalIds stay unique per merchant across environments (one unique key): a refund of
+    // the other environment's payment is refused without being named.
+    const existing = await tx.findOne(
+      Refund,
+      { merchant: scope.merchantId, externalId: req.externalId },
+      { populate: ['payment'] },
+    );
     if (existing) {
+      if (existing.payment.environment !== scope.environment) {
+        throw new AppError(
+          400,
+          'external_id_conflict',
+          'This externalId is used by a record of the other environment.',
+        );
+      }
       if (existing.payment.id !== payment.id) {
         throw new AppError(400, 'external_id_conflict', 'This externalId names a refund of another payment.', {
           refundId: existing.id,

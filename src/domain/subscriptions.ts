@@ -16,6 +16,7 @@ import { recordEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
 import type { Outbox, Plan } from './subscriptionPlan';
+import type { RecordScope } from './scope';
 
 /**
  * Subscription rules on the database side: the response shape, creation, and every state
@@ -78,14 +79,18 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
 
 export type SubscriptionResponse = ReturnType<typeof presentSubscription>;
 
-/** A subscription as the API answers it, scoped to its merchant (null: not found). */
+/** A subscription as the API answers it, scoped to its merchant and environment (null: not found). */
 export async function findSubscriptionView(
   em: EntityManager,
   id: string,
-  merchantId: string,
+  scope: RecordScope,
 ): Promise<SubscriptionResponse | null> {
   const fork = em.fork();
-  const subscription = await fork.findOne(Subscription, { id, merchant: merchantId });
+  const subscription = await fork.findOne(Subscription, {
+    id,
+    merchant: scope.merchantId,
+    environment: scope.environment,
+  });
   if (!subscription) return null;
   return viewOf(fork, subscription);
 }

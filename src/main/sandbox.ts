@@ -9,6 +9,8 @@ async function main(): Promise<void> {
   const sandbox = createSandbox({
     apiKey: config.SANDBOX_API_KEY,
     webhookSecret: config.SANDBOX_WEBHOOK_SECRET,
+    // Unset under `npm start` (tests and demos drive /_admin freely); required in production.
+    adminToken: config.SANDBOX_ADMIN_TOKEN,
     // Checkout pages are addressed where customers (browsers) reach the sandbox.
     publicBaseUrl: config.sandboxUrl,
     log: logger,

@@ -26,6 +26,8 @@ export interface SandboxOptions {
   webhookSecret: string;
   /** Base of the checkout URLs; the listening address `http://127.0.0.1:<port>` when absent. */
   publicBaseUrl?: string;
+  /** When set, `/_admin/*` needs `Authorization: Bearer <adminToken>` (required in production). */
+  adminToken?: string;
   log?: Logger;
 }
 
@@ -206,6 +208,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   const store = new SandboxStore();
   const webhooks = new WebhookSender(opts.webhookSecret, log);
   const expectedKey = digest(`Bearer ${opts.apiKey}`);
+  const expectedAdmin = opts.adminToken === undefined ? undefined : digest(`Bearer ${opts.adminToken}`);
   let listeningUrl: string | undefined;
 
   // Every held answer (timeout mode, latency) is released at once on close().
@@ -229,6 +232,12 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   const authorized = (ctx: Ctx): boolean => {
     const given = ctx.get('Authorization');
     return given !== '' && timingSafeEqual(digest(given), expectedKey);
+  };
+  // Digests of equal length make the comparison constant-time whatever was sent.
+  const adminAuthorized = (ctx: Ctx): boolean => {
+    if (expectedAdmin === undefined) return true;
+    const given = ctx.get('Authorization');
+    return given !== '' && timingSafeEqual(digest(given), expectedAdmin);
   };
 
   const app = new Koa<SandboxCtxState>();
@@ -434,6 +443,14 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   router.post('/checkout/:id/decline', act('decline'));
 
   // ---- test surface ----
+
+  router.use('/_admin', async (ctx, next) => {
+    if (!adminAuthorized(ctx)) {
+      ctx.set('WWW-Authenticate', 'Bearer');
+      throw new SandboxError(401, 'unauthorized', 'Missing or wrong admin token (Authorization: Bearer <token>).');
+    }
+    await next();
+  });
 
   router.get('/_admin/faults', (ctx) => {
     ctx.body = store.faults;

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHmac, randomUUID } from 'node:crypto';
 import { createSandbox, type RunningSandbox } from '../../src/sandbox/server';
+import type { Faults } from '../../src/sandbox/state';
 
 /** The provider sandbox over real HTTP (docs/provider-sandbox.md); no database, no Temporal. */
 
@@ -655,5 +656,62 @@ describe('faults', () => {
     await other.close();
     expect(Date.now() - started).toBeLessThan(1000);
     expect(await held).toBe('dropped');
+  });
+});
+
+describe('admin token (PRODUCT.md, "Production profile")', () => {
+  const ADMIN_TOKEN = 'sandbox-admin-token-test';
+  let guarded: RunningSandbox;
+
+  beforeAll(async () => {
+    guarded = await createSandbox({ apiKey: API_KEY, webhookSecret: SECRET, adminToken: ADMIN_TOKEN }).listen(0);
+  });
+  afterAll(async () => {
+    await guarded.close();
+  });
+
+  const admin = (method: string, path: string, authorization?: string, body?: unknown) =>
+    fetch(`${guarded.url}${path}`, {
+      method,
+      headers: {
+        ...(authorization === undefined ? {} : { authorization }),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  it.each([
+    ['GET', '/_admin/faults', undefined],
+    ['POST', '/_admin/faults', { payments: 'unavailable' }],
+    ['GET', '/_admin/ledger', undefined],
+    ['POST', '/_admin/settle', { reference: 'nope', status: 'failed' }],
+    ['POST', '/_admin/reset', undefined],
+  ])('%s %s: 401 without the bearer token or with a wrong one', async (method, path, body) => {
+    for (const authorization of [undefined, 'Bearer wrong-token', `Bearer ${ADMIN_TOKEN}x`, ADMIN_TOKEN, 'Bearer ']) {
+      const res = await admin(method, path, authorization, body);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+    }
+    // A refused call changed nothing.
+    expect(((await (await admin('GET', '/_admin/faults', `Bearer ${ADMIN_TOKEN}`)).json()) as Faults).payments).toBe(
+      'ok',
+    );
+  });
+
+  it('answers /_admin with the right bearer token', async () => {
+    const set = await admin('POST', '/_admin/faults', `Bearer ${ADMIN_TOKEN}`, { payments: 'decline' });
+    expect(set.status).toBe(200);
+    const ledgerRes = await admin('GET', '/_admin/ledger', `Bearer ${ADMIN_TOKEN}`);
+    expect(ledgerRes.status).toBe(200);
+    expect(await ledgerRes.json()).toEqual({ entries: [] });
+    expect((await admin('POST', '/_admin/reset', `Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
+  });
+
+  it('keeps the provider API on its own key, not the admin token', async () => {
+    const res = await fetch(`${guarded.url}/v1/payments?idempotencyKey=k`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(401);
   });
 });

@@ -46,3 +46,69 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '', DATA_DIR: '/tmp/nowhere-config-test' }).PORT).toBe(3000);
   });
 });
+
+describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
+  const productionReady = {
+    NODE_ENV: 'production',
+    DATA_DIR: '/tmp/nowhere-config-test',
+    DATABASE_URL: 'postgres://u:p@db:5432/pay',
+    TEMPORAL_ADDRESS: 'temporal:7233',
+    PUBLIC_BASE_URL: 'https://pay.example.com',
+    SANDBOX_API_KEY: 'sk_sandbox_real_secret',
+    SANDBOX_WEBHOOK_SECRET: 'whsec_real_secret',
+    SANDBOX_ADMIN_TOKEN: 'admin-token-real',
+  };
+
+  it('starts with every production variable set', () => {
+    expect(loadConfig(productionReady)).toMatchObject({
+      NODE_ENV: 'production',
+      SANDBOX_ADMIN_TOKEN: 'admin-token-real',
+      ALLOW_PRIVATE_CALLBACKS: false,
+      externalDatabase: true,
+      externalTemporal: true,
+    });
+  });
+
+  it('refuses the development defaults and missing services, naming each variable in one message', () => {
+    let error: unknown;
+    try {
+      loadConfig({ NODE_ENV: 'production', DATA_DIR: '/tmp/nowhere-config-test' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).toMatch(/^Invalid configuration:\n/);
+    for (const name of [
+      'SANDBOX_API_KEY',
+      'SANDBOX_WEBHOOK_SECRET',
+      'SANDBOX_ADMIN_TOKEN',
+      'DATABASE_URL',
+      'TEMPORAL_ADDRESS',
+      'PUBLIC_BASE_URL',
+    ]) {
+      expect(message).toMatch(new RegExp(`\\n  ${name}: `));
+    }
+  });
+
+  it.each([
+    ['SANDBOX_API_KEY', 'sk_sandbox_dev'],
+    ['SANDBOX_WEBHOOK_SECRET', 'whsec_sandbox_dev'],
+    ['SANDBOX_ADMIN_TOKEN', ''],
+    ['DATABASE_URL', ''],
+    ['TEMPORAL_ADDRESS', ''],
+    ['PUBLIC_BASE_URL', ''],
+  ])('refuses %s=%j and names only it', (name, value) => {
+    expect(() => loadConfig({ ...productionReady, [name]: value })).toThrow(
+      new RegExp(`^Invalid configuration:\\n  ${name}: [^\\n]+$`),
+    );
+  });
+
+  it('accepts the development defaults outside production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'development', DATA_DIR: '/tmp/nowhere-config-test' })).not.toThrow();
+  });
+
+  it('reads ALLOW_PRIVATE_CALLBACKS as a flag', () => {
+    expect(loadConfig({ ...productionReady, ALLOW_PRIVATE_CALLBACKS: 'true' }).ALLOW_PRIVATE_CALLBACKS).toBe(true);
+  });
+});

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { envSchema } from '../../src/config';
+import { envSchema, loadConfig } from '../../src/config';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 
 /**
@@ -150,6 +150,36 @@ describe('docker-compose.yml', () => {
     const unknown = envNames(shared as Service['environment']).filter((n) => !envKeys.has(n));
     expect(unknown).toEqual([]);
   });
+
+  it.each(APP_SERVICES)(
+    'starts %s under the production profile once the operator sets the required secrets',
+    (name) => {
+      const environment = services[name]?.environment as Record<string, unknown>;
+      const required: string[] = [];
+      // Compose interpolation as `docker compose` does it with only the `${VAR:?}` variables set.
+      const env = Object.fromEntries(
+        Object.entries(environment).map(([key, value]) => [
+          key,
+          String(value).replace(
+            /\$\{(\w+)(?::([-?])([^}]*))?\}/g,
+            (_, variable: string, kind?: string, rest?: string) => {
+              if (kind === '?') {
+                required.push(variable);
+                return `operator-set-${variable.toLowerCase()}`;
+              }
+              return kind === '-' ? (rest ?? '') : '';
+            },
+          ),
+        ]),
+      );
+      expect(env.NODE_ENV).toBe('production');
+      expect(() => loadConfig({ ...env, DATA_DIR: '/tmp/nowhere-compose-test' })).not.toThrow();
+      // Secrets have no default in the file: compose stops with a message when one is unset.
+      expect(required).toEqual(
+        expect.arrayContaining(['SANDBOX_API_KEY', 'SANDBOX_WEBHOOK_SECRET', 'SANDBOX_ADMIN_TOKEN']),
+      );
+    },
+  );
 
   it('health-checks the api on GET /readyz', () => {
     const test = services.api?.healthcheck?.test;

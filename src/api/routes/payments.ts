@@ -111,6 +111,13 @@ function conflict(existing: Payment, body: CreatePaymentBody): AppError | undefi
   );
 }
 
+/**
+ * externalIds stay unique per merchant across environments (one unique key): the other
+ * environment's record is refused without being named or described.
+ */
+const otherEnvironmentConflict = () =>
+  new AppError(400, 'external_id_conflict', 'This externalId is used by a record of the other environment.');
+
 /** Inserts the payment, or finds the one this externalId already names (exactly one under concurrency). */
 async function insertOrFind(
   em: EntityManager,
@@ -156,6 +163,7 @@ async function insertOrFind(
     const existing = await em.fork().findOne(Payment, { merchant: caller.merchantId, externalId: body.externalId });
     if (!existing)
       throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
+    if (existing.environment !== caller.environment) throw otherEnvironmentConflict();
     return existing;
   }
 }
@@ -318,7 +326,7 @@ export function paymentRoutes(deps: {
       errors: { ...AUTH_ERRORS, 404: ['not_found'] },
       handler: async ({ params, caller }) => {
         if (!isId('payment', params.paymentId)) throw new AppError(404, 'not_found', 'Payment not found.');
-        const payment = await findPaymentView(deps.em, params.paymentId, caller.merchantId);
+        const payment = await findPaymentView(deps.em, params.paymentId, caller);
         if (!payment) throw new AppError(404, 'not_found', 'Payment not found.');
         return presentPayment(payment);
       },

@@ -132,7 +132,7 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       },
       handler: async ({ params, body, caller }) => {
         if (!isId('payment', params.paymentId)) throw paymentNotFound();
-        const create = () => createRefund(deps.em.fork(), caller.merchantId, params.paymentId, body);
+        const create = () => createRefund(deps.em.fork(), caller, params.paymentId, body);
         // The same externalId sent for two payments at once: the loser's insert violates the
         // unique (merchant, externalId); once more, it sees the winner (replay or conflict).
         const { refund, payment } = await create().catch((err: unknown) => {
@@ -181,7 +181,11 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       handler: async ({ params, caller }) => {
         if (!isId('payment', params.paymentId)) throw paymentNotFound();
         const em = deps.em.fork();
-        const payment = await em.findOne(Payment, { id: params.paymentId, merchant: caller.merchantId });
+        const payment = await em.findOne(Payment, {
+          id: params.paymentId,
+          merchant: caller.merchantId,
+          environment: caller.environment,
+        });
         if (!payment) throw paymentNotFound();
         const refunds = await em.find(Refund, { payment: payment.id }, { orderBy: { createdAt: 'desc', id: 'desc' } });
         return { refunds: refunds.map((r) => presentRefund(r, payment)) };
@@ -201,7 +205,11 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
         if (!isId('refund', params.refundId)) throw notFound;
         const refund = await deps.em
           .fork()
-          .findOne(Refund, { id: params.refundId, merchant: caller.merchantId }, { populate: ['payment'] });
+          .findOne(
+            Refund,
+            { id: params.refundId, merchant: caller.merchantId, payment: { environment: caller.environment } },
+            { populate: ['payment'] },
+          );
         if (!refund) throw notFound;
         return presentRefund(refund, refund.payment);
       },

@@ -201,6 +201,15 @@ export function subscriptionRoutes(deps: {
     return deps.em.fork().transactional(async (tx) => {
       const existing = await tx.findOne(Subscription, { merchant: caller.merchantId, externalId: body.externalId });
       if (existing) {
+        // externalIds stay unique per merchant across environments (one unique key): the other
+        // environment's subscription is refused without being named or described.
+        if (existing.environment !== caller.environment) {
+          throw new AppError(
+            400,
+            'external_id_conflict',
+            'This externalId is used by a record of the other environment.',
+          );
+        }
         const mismatch = conflict(existing, body);
         if (mismatch) throw mismatch;
         return { subscription: existing, phases: null };
@@ -278,7 +287,7 @@ export function subscriptionRoutes(deps: {
         });
         const outcome: StartOutcome | 'no_answer' =
           subscription.status === 'created' ? await firstOutcome(subscription, phases) : { kind: 'settled' };
-        const view = await findSubscriptionView(deps.em, subscription.id, caller.merchantId);
+        const view = await findSubscriptionView(deps.em, subscription.id, caller);
         if (!view) {
           if (outcome !== 'no_answer' && outcome.kind === 'rejected') {
             const badToken = outcome.code === 'invalid_card_token';
@@ -311,7 +320,7 @@ export function subscriptionRoutes(deps: {
       errors: { ...AUTH_ERRORS, 404: ['not_found'] },
       handler: async ({ params, caller }) => {
         if (!isId('subscription', params.subscriptionId)) throw notFound();
-        const view = await findSubscriptionView(deps.em, params.subscriptionId, caller.merchantId);
+        const view = await findSubscriptionView(deps.em, params.subscriptionId, caller);
         if (!view) throw notFound();
         return view;
       },
@@ -330,14 +339,14 @@ export function subscriptionRoutes(deps: {
       errors: { ...AUTH_ERRORS, 404: ['not_found'], 503: ['service_unavailable'] },
       handler: async ({ params, query, caller }) => {
         if (!isId('subscription', params.subscriptionId)) throw notFound();
-        const before = await findSubscriptionView(deps.em, params.subscriptionId, caller.merchantId);
+        const before = await findSubscriptionView(deps.em, params.subscriptionId, caller);
         if (!before) throw notFound();
         if (before.status === 'cancelled') return before;
         const result = await gateway.cancel(params.subscriptionId, {
           reason: query.reason ?? 'merchant_request',
           notify: query.notify,
         });
-        const after = await findSubscriptionView(deps.em, params.subscriptionId, caller.merchantId);
+        const after = await findSubscriptionView(deps.em, params.subscriptionId, caller);
         if (!after) throw notFound();
         if (after.status === 'cancelled') return after;
         if (result === 'accepted') {
