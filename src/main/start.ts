@@ -10,11 +10,13 @@ import { startTemporal, type RunningTemporal } from '../infra/temporal';
 import { ensureDemoMerchant } from '../domain/demo';
 import { startMailCatcher } from '../mail/catcher';
 import { temporalConnectionOptions } from '../temporal/connection';
+import { supervise, type Supervised } from '../infra/supervisor';
 
 /**
  * `npm start`: the whole stack on one machine with embedded defaults. PostgreSQL and the
  * Temporal dev server (unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere), migrations,
- * a demo merchant on first start, then the API and one worker as separate processes.
+ * a demo merchant on first start, then the API and one worker as separate processes, each
+ * supervised: one that dies is restarted with backoff, never the end of the stack.
  */
 const ROOT = path.resolve(__dirname, '../..');
 const started = Date.now();
@@ -25,14 +27,14 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.join(config.dataDir, 'logs'), { recursive: true });
   const logsDir = path.join(config.dataDir, 'logs');
   const cleanups: Array<() => Promise<void>> = [];
-  const children: ChildProcess[] = [];
+  const children: Supervised[] = [];
   let stopping = false;
 
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('\nStopping...');
-    await Promise.all(children.map(stopChild));
+    await Promise.all(children.map((child) => child.stop()));
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     fs.rmSync(stackFilePath(config.dataDir), { force: true });
     say('Stopped.');
@@ -100,13 +102,19 @@ async function main(): Promise<void> {
     // The provider sandbox is the processor of test keys; an external one is used when SANDBOX_URL is set.
     const processes = config.SANDBOX_URL ? (['api', 'worker'] as const) : (['sandbox', 'api', 'worker'] as const);
     for (const name of processes) {
-      const child = startChild(name, childEnv, path.join(logsDir, `${name}.log`));
-      child.once('exit', (code, signal) => {
-        if (stopping) return;
-        say(`The ${name} process exited (${signal ?? code}); see ${path.join(logsDir, `${name}.log`)}.`);
-        void shutdown(1);
-      });
-      children.push(child);
+      const logFile = path.join(logsDir, `${name}.log`);
+      children.push(
+        supervise({
+          name,
+          start: () => startChild(name, childEnv, logFile),
+          log: (line) => say(`${line} See ${logFile}.`),
+          giveUp: (reason) => {
+            if (stopping) return;
+            say(`${reason} See ${logFile}.`);
+            void shutdown(1);
+          },
+        }),
+      );
     }
 
     await waitUntilReady(`http://127.0.0.1:${config.PORT}/readyz`);
@@ -151,14 +159,6 @@ function startChild(name: 'api' | 'worker' | 'sandbox', env: NodeJS.ProcessEnv, 
   });
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
