@@ -159,7 +159,6 @@ function startChild(name: 'api' | 'worker' | 'sandbox', env: NodeJS.ProcessEnv, 
   });
 }
 
-
 async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
