@@ -1,3 +1,4 @@
+import { paymentRow } from '../helpers/records';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -8,8 +9,7 @@ import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { testStack } from '../setup/stackInfo';
 import { createWorker } from '../../src/worker';
 import { recordEvent } from '../../src/domain/events';
-import { Merchant, MerchantEvent, Payment, type KeyEnvironment } from '../../src/db/entities';
-import { newId } from '../../src/ids';
+import { Merchant, MerchantEvent, type KeyEnvironment } from '../../src/db/entities';
 import { merchantEventsWorkflow } from '../../workflows/merchantEvents';
 
 /**
@@ -56,36 +56,8 @@ describe('callback targets, checked at delivery', () => {
   /** A payment of the environment with one undelivered event for callbackUrl. */
   async function paymentWithEvent(environment: KeyEnvironment, callbackUrl: string): Promise<string> {
     const em = orm.em.fork();
-    const now = new Date();
     const merchant = em.getReference(Merchant, merchantId);
-    const payment = em.create(Payment, {
-      id: newId('payment'),
-      merchant,
-      externalId: `cb-${now.getTime()}-${Math.random()}`,
-      environment,
-      processor: 'sandbox',
-      amountMinor: 1000,
-      currency: 'USD',
-      status: 'succeeded',
-      amountRefundedMinor: 0,
-      amountPendingRefundMinor: 0,
-      providerTransactionId: null,
-      redirectUrl: null,
-      cardToken: null,
-      saveCardEnabled: false,
-      savedCardToken: null,
-      customer: { email: 'c@example.com' },
-      billing: null,
-      metadata: null,
-      description: null,
-      callbackUrl,
-      returnUrl: null,
-      failureCode: null,
-      failureMessage: null,
-      expiresAt: new Date(now.getTime() + 86_400_000),
-      createdAt: now,
-      updatedAt: now,
-    });
+    const payment = paymentRow(em, merchantId, { environment, status: 'succeeded', callbackUrl });
     recordEvent(em, {
       merchant,
       type: 'payment.succeeded',

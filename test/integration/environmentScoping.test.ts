@@ -1,3 +1,4 @@
+import { paymentRow } from '../helpers/records';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   basicAuth,
@@ -9,7 +10,7 @@ import {
 import { call } from '../helpers/http';
 import { createKey } from '../../src/domain/merchants';
 import { insertSubscription } from '../../src/domain/subscriptions';
-import { Merchant, Payment, Refund, type KeyEnvironment } from '../../src/db/entities';
+import { Merchant, Refund, type KeyEnvironment, type Payment } from '../../src/db/entities';
 import { newId } from '../../src/ids';
 
 /**
@@ -34,34 +35,13 @@ describe('environment scoping: a test key never sees a live record, nor the reve
   const externalIds = { payment: '', refund: '', subscription: '' };
 
   function insertPayment(em: EntityManager, environment: KeyEnvironment, externalId: string): Payment {
-    const now = new Date();
-    return em.create(Payment, {
-      id: newId('payment'),
-      merchant: em.getReference(Merchant, merchant.merchantId),
+    return paymentRow(em, merchant.merchantId, {
       externalId,
       environment,
       processor: environment === 'live' ? 'live-provider' : 'sandbox',
-      amountMinor: 1000,
-      currency: 'USD',
       status: 'succeeded',
       amountRefundedMinor: 300,
-      amountPendingRefundMinor: 0,
       providerTransactionId: `tx_${environment}_${seq}`,
-      redirectUrl: null,
-      cardToken: null,
-      saveCardEnabled: false,
-      savedCardToken: null,
-      customer: { email: 'c@example.com' },
-      billing: null,
-      metadata: null,
-      description: null,
-      callbackUrl: null,
-      returnUrl: null,
-      failureCode: null,
-      failureMessage: null,
-      expiresAt: new Date(now.getTime() + 86_400_000),
-      createdAt: now,
-      updatedAt: now,
     });
   }
 

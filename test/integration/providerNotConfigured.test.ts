@@ -1,6 +1,5 @@
+import { paymentRow } from '../helpers/records';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import { Merchant, Payment } from '../../src/db/entities';
-import { newId } from '../../src/ids';
 import { paymentWorkflowStartOptions } from '../../src/temporal/paymentWorkflowOptions';
 import { paymentWorkflow } from '../../workflows/payment';
 import { submitPaymentUpdate } from '../../workflows/paymentApi';
@@ -29,34 +28,12 @@ describe('records whose provider is no longer configured', () => {
 
   it('a payment attempt fails the payment (nothing charged) instead of failing its workflow', async () => {
     const em = stack.orm.em.fork();
-    const now = new Date();
-    const payment = em.create(Payment, {
-      id: newId('payment'),
-      merchant: em.getReference(Merchant, merchant.merchantId),
+    const payment = paymentRow(em, merchant.merchantId, {
       externalId: `retired-${Date.now()}`,
-      environment: 'test',
       processor: 'retired',
       amountMinor: 500,
-      currency: 'USD',
-      status: 'created',
-      amountRefundedMinor: 0,
-      amountPendingRefundMinor: 0,
-      providerTransactionId: null,
-      redirectUrl: null,
       cardToken: 'tok_success',
-      saveCardEnabled: false,
-      savedCardToken: null,
-      customer: { email: 'c@example.com' },
-      billing: null,
-      metadata: null,
-      description: null,
-      callbackUrl: null,
-      returnUrl: null,
-      failureCode: null,
-      failureMessage: null,
-      expiresAt: new Date(now.getTime() + 3_600_000),
-      createdAt: now,
-      updatedAt: now,
+      expiresAt: new Date(Date.now() + 3_600_000),
     });
     await em.flush();
     const op = new WithStartWorkflowOperation(
