@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { stopProcess } from './processes';
 
 /** A child that exits with this code found its configuration invalid: restarting cannot help. */
 export const EXIT_CONFIG = 78;
@@ -73,12 +74,7 @@ export function supervise(opts: SupervisorOptions): Supervised {
     async stop(graceMs = 15_000) {
       stopping = true;
       if (timer) clearTimeout(timer);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await exited;
-      clearTimeout(kill);
+      await stopProcess(child, graceMs);
     },
   };
 }

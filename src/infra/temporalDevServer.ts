@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
+import { ownChild, stopProcess } from './processes';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -48,25 +49,12 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   const address = `127.0.0.1:${opts.port}`;
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(opts.cliPath, devServerArgs(opts), { stdio: ['ignore', out, out] });
-  let exited: string | undefined;
-  // Never outlive the process that started it (e.g. a test run that crashed past its teardown).
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  child.once('exit', (code, signal) => {
-    exited = `exited with ${signal ?? code}`;
-    process.removeListener('exit', killOnExit);
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await done;
-    clearTimeout(timer);
-  };
+  const owned = ownChild(child);
+  const stop = () => stopProcess(child, 10_000);
 
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   for (;;) {
+    const exited = owned.exited();
     if (exited) throw new Error(`Temporal dev server ${exited}${opts.logFile ? `; see ${opts.logFile}` : ''}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { freeLoopbackPort } from './ports';
+import { ownChild, stopProcess } from './processes';
 
 /**
  * The Java time-skipping test server (`io.temporal:temporal-test-server` on Maven Central), found
@@ -193,29 +194,13 @@ export async function startTemporalTestServer(opts: TestServerOptions): Promise<
   const command = parentDeathSignalSupported() ? ['setpriv', '--pdeathsig', 'TERM', ...javaCommand] : javaCommand;
   const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', out, out] });
   if (typeof out === 'number') fs.closeSync(out);
-  let exited: string | undefined;
-  // Never outlive the process that started it (e.g. a test run that crashed past its teardown).
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  child.once('error', (err) => {
-    exited = `failed to start: ${err.message}`;
-  });
-  child.once('exit', (code, signal) => {
-    exited = `exited with ${signal ?? code}`;
-    process.removeListener('exit', killOnExit);
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null || exited) return;
-    const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    // SIGTERM runs the server's shutdown hook (and writes a class-data archive when asked to).
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await done;
-    clearTimeout(timer);
-  };
+  const owned = ownChild(child);
+  // SIGTERM runs the server's shutdown hook (and writes a class-data archive when asked to).
+  const stop = () => stopProcess(child, 15_000);
 
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   for (;;) {
+    const exited = owned.exited();
     if (exited) throw new Error(`Temporal test server ${exited}${opts.logFile ? `; see ${opts.logFile}` : ''}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
