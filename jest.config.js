@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The chaos run has its own config (jest.chaos.config.js), run after this suite.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/chaos/'],
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',

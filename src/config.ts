@@ -37,6 +37,9 @@ export const envSchema = z.object({
   PG_PORT: port(5433),
   SMTP_PORT: port(2525),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  /** `npm run cluster`: API processes sharing PORT (Node's cluster module) and worker processes. */
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
+  WORKER_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
 
   // Production services: when set, the embedded parts are skipped.
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),

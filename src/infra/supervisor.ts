@@ -15,6 +15,8 @@ export interface SupervisorOptions {
   backoffMs?: (streak: number) => number;
   /** A child that ran this long before it died starts a new streak (default 60 s). */
   stableAfterMs?: number;
+  /** Called with each new child (the first and every restart), e.g. to publish its pid. */
+  onStart?: (child: ChildProcess) => void;
 }
 
 export interface Supervised {
@@ -46,6 +48,7 @@ export function supervise(opts: SupervisorOptions): Supervised {
   const launch = () => {
     const startedAt = Date.now();
     child = opts.start();
+    opts.onStart?.(child);
     child.once('exit', (code, signal) => {
       if (stopping) return;
       if (code === EXIT_CONFIG) {

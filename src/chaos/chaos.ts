@@ -1,0 +1,187 @@
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ownChild, stopProcess } from '../infra/processes';
+import { freeLoopbackPort } from '../infra/ports';
+import { clusterFilePath, type ClusterFile } from '../main/clusterFile';
+import { ROOT } from '../main/stackParts';
+import { Recorder, sleep, type ChaosMerchant } from './client';
+import { defaultFaultPlan, runFaults, setSandboxFaults, type FaultPlan } from './faults';
+import { checkInvariants } from './invariants';
+import { runLoad } from './load';
+import type { ChaosReport } from './report';
+import { countUnsettled, readDatabase, readDeliveredMessageIds, readLedger } from './witnesses';
+
+export interface ChaosOptions {
+  durationS: number;
+  log: (line: string) => void;
+  /** Where the cluster keeps its data (default: a fresh temp dir, removed after a passing run). */
+  dataDir?: string;
+  plan?: FaultPlan;
+  /** Bound on the wait for records to settle after the load (default 240 s). */
+  drainTimeoutS?: number;
+  /** Extra environment for the cluster (e.g. a shorter billing day). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Temporal's services take ports above the frontend's (src/infra/temporalServer.ts). */
+async function freePortBlock(size: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const free = await Promise.all(Array.from({ length: size }, (_, i) => portIsFree(base + i)));
+    if (free.every(Boolean)) return base;
+  }
+  throw new Error('no free block of ports');
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function createMerchant(env: NodeJS.ProcessEnv, name: string): Promise<ChaosMerchant> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'index.ts'), 'merchants:create', '--name', name, '--json'],
+    { cwd: ROOT, env },
+  );
+  const out = JSON.parse(stdout) as { merchant: { id: string }; apiKey: { publicKey: string; secretKey: string } };
+  return { id: out.merchant.id, publicKey: out.apiKey.publicKey, secretKey: out.apiKey.secretKey };
+}
+
+/**
+ * A chaos run: starts `npm run cluster` in its own data dir and ports (short billing day), runs
+ * the load and the faults for `durationS`, lets every record settle, then checks the money
+ * invariants against the ledger, the database and the mail folder, and stops the cluster.
+ */
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const started = Date.now();
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-'));
+  // As root, PostgreSQL runs as `postgres` and must reach its directory.
+  fs.chmodSync(dataDir, 0o755);
+  const temporalPort = await freePortBlock(20);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'development',
+    DATA_DIR: dataDir,
+    PORT: String(await freeLoopbackPort()),
+    SANDBOX_PORT: String(await freeLoopbackPort()),
+    PG_PORT: String(await freeLoopbackPort()),
+    SMTP_PORT: String(await freeLoopbackPort()),
+    TEMPORAL_UI_PORT: String(await freeLoopbackPort()),
+    TEMPORAL_PORT: String(temporalPort),
+    BILLING_DAY_SECONDS: '15',
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
+  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SANDBOX_URL', 'SMTP_URL', 'PUBLIC_BASE_URL'])
+    delete env[name];
+
+  const clusterLog = path.join(dataDir, 'cluster-stdout.log');
+  const restarts: Record<string, number> = {};
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main', 'cluster.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  ownChild(child);
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      fs.appendFileSync(clusterLog, text);
+      output += text;
+      for (const m of text.matchAll(/The (\S+) process exited/g)) {
+        const kind = m[1]!.replace(/#\d+$/, '');
+        restarts[kind] = (restarts[kind] ?? 0) + 1;
+      }
+      if (/^Ready in /m.test(output)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new Error(`the cluster exited (${code}) before it was ready:\n${output.slice(-3000)}`)),
+    );
+  });
+  const stopCluster = async () => {
+    await stopProcess(child, 60_000);
+  };
+
+  try {
+    opts.log(`chaos: starting the cluster in ${dataDir} (first start builds the Temporal server)...`);
+    await ready;
+    const clusterStartS = (Date.now() - started) / 1000;
+    const cluster = JSON.parse(fs.readFileSync(clusterFilePath(dataDir), 'utf8')) as ClusterFile;
+    opts.log(`chaos: cluster ready in ${clusterStartS.toFixed(0)} s; creating merchants`);
+    const merchants: [ChaosMerchant, ChaosMerchant] = [
+      await createMerchant(env, 'chaos-a'),
+      await createMerchant(env, 'chaos-b'),
+    ];
+    const merchantIds = merchants.map((m) => m.id);
+
+    const recorder = new Recorder(cluster.apiUrl);
+    const loadStarted = Date.now();
+    const until = loadStarted + opts.durationS * 1000;
+    const plan = opts.plan ?? defaultFaultPlan(opts.durationS * 1000);
+    opts.log(`chaos: load and faults for ${opts.durationS} s`);
+    const [, kills] = await Promise.all([
+      runLoad({ recorder, merchants, until }),
+      runFaults({ dataDir, sandboxUrl: cluster.sandboxUrl, until, plan, log: opts.log }),
+    ]);
+    await setSandboxFaults(cluster.sandboxUrl, {});
+
+    // Recovery: the first token payment requested after each kill that came back succeeded.
+    const successes = recorder.answers
+      .filter((a) => a.operation === 'payment (token)' && a.status === 200 && a.body?.status === 'succeeded')
+      .sort((a, b) => a.startedAt - b.startedAt);
+    for (const kill of kills) kill.recoveredAt = successes.find((a) => a.startedAt > kill.at)?.at;
+
+    opts.log('chaos: load over; waiting for every record to settle');
+    const drainStarted = Date.now();
+    const drainDeadline = drainStarted + (opts.drainTimeoutS ?? 240) * 1000;
+    let unsettled = await countUnsettled(cluster.databaseUrl, merchantIds);
+    while (Object.values(unsettled).some((n) => n > 0) && Date.now() < drainDeadline) {
+      await sleep(2000);
+      unsettled = await countUnsettled(cluster.databaseUrl, merchantIds).catch(() => unsettled);
+    }
+    const drainS = (Date.now() - drainStarted) / 1000;
+
+    const [ledger, db] = await Promise.all([
+      readLedger(cluster.sandboxUrl),
+      readDatabase(cluster.databaseUrl, merchantIds),
+    ]);
+    const ours = new Set(db.payments.map((p) => p.id));
+    const invariants = checkInvariants({
+      // The sandbox serves only this run's cluster; the demo merchant takes no traffic.
+      ledger: ledger.filter((e) => !e.metadata.paymentId || ours.has(e.metadata.paymentId)),
+      ...db,
+      deliveredMessageIds: readDeliveredMessageIds(cluster.mailDir),
+      acknowledgements: recorder.acknowledgements,
+      serverErrors: recorder.serverErrors,
+      answers: recorder.answers.length,
+      crossMerchantProbes: recorder.crossMerchantProbes,
+      crossMerchantLeaks: recorder.crossMerchantLeaks,
+    });
+    return {
+      machine:
+        `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.cpus()[0]?.model ?? ''}`.trim(),
+      startedAt: new Date(started).toISOString(),
+      durationS: opts.durationS,
+      clusterStartS,
+      drainS,
+      unsettled,
+      answers: recorder.answers,
+      kills,
+      restarts,
+      invariants,
+    };
+  } finally {
+    await stopCluster();
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The money invariants of PRODUCT.md, checked after a chaos run against three witnesses that
+ * do not trust each other: the provider's ledger (what really moved), the database (what we
+ * recorded) and the answers the load got (what we promised the merchant). Pure functions over
+ * plain data, so they are unit-tested apart from the run.
+ */
+
+export interface LedgerEntryView {
+  id: string;
+  type: 'capture' | 'refund';
+  status: 'succeeded' | 'failed' | 'pending';
+  amountMinor: number;
+  currency: string;
+  metadata: Record<string, string>;
+  createdAt: string;
+}
+
+export interface PaymentRow {
+  id: string;
+  merchantId: string;
+  status: string;
+  amountMinor: number;
+  amountRefundedMinor: number;
+  amountPendingRefundMinor: number;
+}
+
+export interface RefundRow {
+  id: string;
+  paymentId: string;
+  status: string;
+  amountMinor: number;
+}
+
+export interface InvoiceRow {
+  id: string;
+  subscriptionId: string;
+  status: string;
+  amountMinor: number;
+}
+
+export interface SubscriptionRow {
+  id: string;
+  status: string;
+}
+
+export interface EmailRow {
+  id: string;
+  sentAt: Date | null;
+}
+
+/** What the load was told, record by record. */
+export interface Acknowledgement {
+  kind: 'payment' | 'refund' | 'subscription' | 'cancellation';
+  id: string;
+  merchantId: string;
+  /** The status in the (last) 2xx answer. */
+  status: string;
+  /** When the answer arrived (epoch ms). */
+  at: number;
+  amountMinor?: number;
+  paymentId?: string;
+}
+
+export interface InvariantInput {
+  ledger: LedgerEntryView[];
+  payments: PaymentRow[];
+  refunds: RefundRow[];
+  invoices: InvoiceRow[];
+  subscriptions: SubscriptionRow[];
+  emails: EmailRow[];
+  /** Message-IDs of the delivered mail files, one element per file. */
+  deliveredMessageIds: string[];
+  acknowledgements: Acknowledgement[];
+  /** Answers with status >= 500 other than the documented 502/503 (each one is a violation). */
+  serverErrors: Array<{ operation: string; status: number; code: string }>;
+  /** How many answers the load got in all. */
+  answers: number;
+  crossMerchantProbes: number;
+  /** Cross-merchant probes that did not answer 404. */
+  crossMerchantLeaks: Array<{ path: string; status: number }>;
+}
+
+export interface InvariantResult {
+  name: string;
+  checked: number;
+  violations: string[];
+}
+
+const SUCCEEDED_PAYMENT = new Set(['succeeded', 'partially_refunded', 'refunded']);
+
+function countBy<T>(items: T[], key: (item: T) => string | undefined): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    if (k === undefined) continue;
+    const list = map.get(k) ?? [];
+    list.push(item);
+    map.set(k, list);
+  }
+  return map;
+}
+
+export function checkInvariants(input: InvariantInput): InvariantResult[] {
+  const captures = input.ledger.filter((e) => e.type === 'capture' && e.status === 'succeeded');
+  const refundsMoved = input.ledger.filter((e) => e.type === 'refund' && e.status === 'succeeded');
+  const capturesByPayment = countBy(captures, (e) => e.metadata.paymentId);
+  const capturesByInvoice = countBy(captures, (e) => e.metadata.invoiceId);
+  const refundsByRefund = countBy(refundsMoved, (e) => e.metadata.refundId);
+  const paymentsById = new Map(input.payments.map((p) => [p.id, p]));
+  const refundsById = new Map(input.refunds.map((r) => [r.id, r]));
+
+  // 1. A payment is captured at most once; an invoice is charged at most once; and the ledger
+  //    and our records agree on which were.
+  const once: string[] = [];
+  for (const [paymentId, list] of capturesByPayment) {
+    if (list.length > 1) once.push(`payment ${paymentId} captured ${list.length} times`);
+    const row = paymentsById.get(paymentId);
+    if (!row) once.push(`payment ${paymentId} captured by the provider but unknown to us`);
+    else if (!SUCCEEDED_PAYMENT.has(row.status)) once.push(`payment ${paymentId} captured but recorded ${row.status}`);
+  }
+  for (const p of input.payments) {
+    if (SUCCEEDED_PAYMENT.has(p.status) && !capturesByPayment.has(p.id)) {
+      once.push(`payment ${p.id} recorded ${p.status} without a capture`);
+    }
+  }
+  for (const [invoiceId, list] of capturesByInvoice) {
+    if (list.length > 1) once.push(`invoice ${invoiceId} charged ${list.length} times`);
+  }
+  for (const inv of input.invoices) {
+    const charged = capturesByInvoice.get(inv.id)?.length ?? 0;
+    if (inv.status === 'paid' && charged !== 1) once.push(`invoice ${inv.id} paid with ${charged} charges`);
+    if (inv.status !== 'paid' && charged > 0) once.push(`invoice ${inv.id} charged but recorded ${inv.status}`);
+  }
+
+  // 2. Succeeded plus in-flight refunds never exceed the payment; at most one in flight; each
+  //    refund moved once, and as recorded.
+  const bound: string[] = [];
+  const refundsByPayment = countBy(input.refunds, (r) => r.paymentId);
+  for (const p of input.payments) {
+    const rows = refundsByPayment.get(p.id) ?? [];
+    const pending = rows.filter((r) => r.status === 'pending');
+    if (pending.length > 1) bound.push(`payment ${p.id} has ${pending.length} refunds in flight`);
+    const moved = rows.reduce((sum, r) => sum + (refundsByRefund.get(r.id)?.[0]?.amountMinor ?? 0), 0);
+    const inFlight = pending.reduce((sum, r) => sum + r.amountMinor, 0);
+    if (moved + inFlight > p.amountMinor) {
+      bound.push(`payment ${p.id}: ${moved} refunded + ${inFlight} in flight > ${p.amountMinor}`);
+    }
+    if (p.amountRefundedMinor !== moved) {
+      bound.push(`payment ${p.id} records ${p.amountRefundedMinor} refunded, the provider moved ${moved}`);
+    }
+  }
+  for (const [refundId, list] of refundsByRefund) {
+    if (list.length > 1) bound.push(`refund ${refundId} moved ${list.length} times`);
+    const row = refundsById.get(refundId);
+    if (!row) bound.push(`refund ${refundId} moved by the provider but unknown to us`);
+    else if (row.status !== 'succeeded') bound.push(`refund ${refundId} moved but recorded ${row.status}`);
+  }
+  for (const r of input.refunds) {
+    if (r.status === 'succeeded' && !refundsByRefund.has(r.id))
+      bound.push(`refund ${r.id} recorded succeeded, never moved`);
+  }
+
+  // 3. A cancelled subscription is never charged again.
+  const cancelled: string[] = [];
+  const cancellations = input.acknowledgements.filter((a) => a.kind === 'cancellation');
+  const chargesBySubscription = countBy(captures, (e) => e.metadata.subscriptionId);
+  for (const c of cancellations) {
+    for (const charge of chargesBySubscription.get(c.id) ?? []) {
+      if (Date.parse(charge.createdAt) > c.at) {
+        cancelled.push(
+          `subscription ${c.id} charged at ${charge.createdAt}, after its cancellation at ${new Date(c.at).toISOString()}`,
+        );
+      }
+    }
+  }
+  const subscriptionsById = new Map(input.subscriptions.map((s) => [s.id, s]));
+  for (const c of cancellations) {
+    const row = subscriptionsById.get(c.id);
+    if (row && row.status !== 'cancelled')
+      cancelled.push(`subscription ${c.id} cancelled (answered 200) but now ${row.status}`);
+  }
+
+  // 4. A record of another merchant is a 404.
+  const isolation = input.crossMerchantLeaks.map((l) => `${l.path} answered ${l.status} to another merchant`);
+
+  // 5. Nothing acknowledged is lost; every `succeeded` answer is one capture.
+  const lost: string[] = [];
+  for (const a of input.acknowledgements) {
+    if (a.kind === 'payment') {
+      const row = paymentsById.get(a.id);
+      if (!row) lost.push(`payment ${a.id} acknowledged (${a.status}) but not recorded`);
+      if (a.status === 'succeeded' && (capturesByPayment.get(a.id)?.length ?? 0) !== 1) {
+        lost.push(`payment ${a.id} answered succeeded with ${capturesByPayment.get(a.id)?.length ?? 0} captures`);
+      }
+    } else if (a.kind === 'refund') {
+      const row = refundsById.get(a.id);
+      if (!row) lost.push(`refund ${a.id} acknowledged (${a.status}) but not recorded`);
+      else if (a.status === 'succeeded' && row.status !== 'succeeded') {
+        lost.push(`refund ${a.id} answered succeeded, now ${row.status}`);
+      }
+    } else if (a.kind === 'subscription' && !subscriptionsById.has(a.id)) {
+      lost.push(`subscription ${a.id} acknowledged but not recorded`);
+    }
+  }
+
+  // Each email sent once: one delivered file per sent outbox row, none twice.
+  const mail: string[] = [];
+  const delivered = countBy(input.deliveredMessageIds, (id) => id);
+  for (const [messageId, files] of delivered) {
+    if (files.length > 1) mail.push(`email ${messageId} delivered ${files.length} times`);
+  }
+  for (const e of input.emails) {
+    const got = delivered.get(`<${e.id}@payments.local>`)?.length ?? 0;
+    if (e.sentAt && got === 0) mail.push(`email ${e.id} recorded sent, never delivered`);
+  }
+
+  const errors = input.serverErrors.map((e) => `${e.operation} answered ${e.status} ${e.code}`);
+
+  return [
+    {
+      name: '1. captured / charged at most once',
+      checked: input.payments.length + input.invoices.length,
+      violations: once,
+    },
+    { name: '2. refunds within the capture, one in flight', checked: input.refunds.length, violations: bound },
+    { name: '3. no charge after a cancellation', checked: cancellations.length, violations: cancelled },
+    { name: '4. other merchants see 404', checked: input.crossMerchantProbes, violations: isolation },
+    { name: '5. nothing acknowledged lost', checked: input.acknowledgements.length, violations: lost },
+    { name: 'emails sent once', checked: input.emails.length, violations: mail },
+    { name: 'no 500 answers', checked: input.answers, violations: errors },
+  ];
+}

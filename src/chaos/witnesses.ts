@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import type { EmailRow, InvoiceRow, LedgerEntryView, PaymentRow, RefundRow, SubscriptionRow } from './invariants';
+
+/** Reading the three witnesses after a run: the provider's ledger, our database, the mail folder. */
+
+export async function readLedger(sandboxUrl: string, token?: string): Promise<LedgerEntryView[]> {
+  const res = await fetch(`${sandboxUrl}/_admin/ledger`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  if (!res.ok) throw new Error(`sandbox ledger: ${res.status}`);
+  const { entries } = (await res.json()) as {
+    entries: Array<Omit<LedgerEntryView, 'amountMinor'> & { amount: number; currency: string }>;
+  };
+  // The ledger speaks major units; two-decimal currencies only in a chaos run (USD).
+  return entries.map((e) => ({ ...e, amountMinor: Math.round(e.amount * 100), metadata: e.metadata ?? {} }));
+}
+
+export interface DatabaseWitness {
+  payments: PaymentRow[];
+  refunds: RefundRow[];
+  invoices: InvoiceRow[];
+  subscriptions: SubscriptionRow[];
+  emails: EmailRow[];
+}
+
+export async function readDatabase(databaseUrl: string, merchantIds: string[]): Promise<DatabaseWitness> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const q = async <T>(sql: string) => (await client.query(sql, [merchantIds])).rows as T[];
+    const num = (v: unknown) => Number(v);
+    const payments = await q<Record<string, unknown>>(
+      `select id, merchant_id, status, amount_minor, amount_refunded_minor, amount_pending_refund_minor
+         from payments where merchant_id = any($1)`,
+    );
+    const refunds = await q<Record<string, unknown>>(
+      `select id, payment_id, status, amount_minor from refunds where merchant_id = any($1)`,
+    );
+    const invoices = await q<Record<string, unknown>>(
+      `select id, subscription_id, status, amount_minor from invoices where merchant_id = any($1)`,
+    );
+    const subscriptions = await q<Record<string, unknown>>(
+      `select id, status from subscriptions where merchant_id = any($1)`,
+    );
+    const emails = await q<Record<string, unknown>>(`select id, sent_at from emails where merchant_id = any($1)`);
+    return {
+      payments: payments.map((r) => ({
+        id: String(r.id),
+        merchantId: String(r.merchant_id),
+        status: String(r.status),
+        amountMinor: num(r.amount_minor),
+        amountRefundedMinor: num(r.amount_refunded_minor),
+        amountPendingRefundMinor: num(r.amount_pending_refund_minor),
+      })),
+      refunds: refunds.map((r) => ({
+        id: String(r.id),
+        paymentId: String(r.payment_id),
+        status: String(r.status),
+        amountMinor: num(r.amount_minor),
+      })),
+      invoices: invoices.map((r) => ({
+        id: String(r.id),
+        subscriptionId: String(r.subscription_id),
+        status: String(r.status),
+        amountMinor: num(r.amount_minor),
+      })),
+      subscriptions: subscriptions.map((r) => ({ id: String(r.id), status: String(r.status) })),
+      emails: emails.map((r) => ({ id: String(r.id), sentAt: (r.sent_at as Date | null) ?? null })),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Records that are neither terminal nor legitimately waiting: token payments still `created`
+ * (the workflow is still finding out), refunds in flight, emails not sent yet. A hosted payment
+ * nobody paid, an open invoice waiting for its retry, are legitimately waiting.
+ */
+export async function countUnsettled(databaseUrl: string, merchantIds: string[]): Promise<Record<string, number>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const count = async (sql: string) => Number((await client.query(sql, [merchantIds])).rows[0].n);
+    return {
+      'token payments created': await count(
+        `select count(*) n from payments where merchant_id = any($1) and status = 'created' and card_token is not null`,
+      ),
+      'refunds pending': await count(
+        `select count(*) n from refunds where merchant_id = any($1) and status = 'pending'`,
+      ),
+      'emails unsent': await count(`select count(*) n from emails where merchant_id = any($1) and sent_at is null`),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/** The Message-ID of every mail file (one element per file, duplicates kept). */
+export function readDeliveredMessageIds(mailDir: string | null): string[] {
+  if (!mailDir || !fs.existsSync(mailDir)) return [];
+  const ids: string[] = [];
+  for (const name of fs.readdirSync(mailDir)) {
+    if (!name.endsWith('.eml')) continue;
+    const head = fs.readFileSync(path.join(mailDir, name), 'utf8').split(/\r?\n\r?\n/, 1)[0] ?? '';
+    const match = /^message-id:\s*(<[^>]+>)/im.exec(head);
+    if (match) ids.push(match[1]!);
+  }
+  return ids;
+}

@@ -1,0 +1,203 @@
+import cluster from 'node:cluster';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfigOrExit, stackFilePath, type StackFile } from '../config';
+import { openOrm, migrate } from '../db/orm';
+import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
+import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
+import { supervise, type Supervised } from '../infra/supervisor';
+import { ensureDemoMerchant } from '../domain/demo';
+import { startMailCatcher } from '../mail/catcher';
+import { clusterFilePath, type ClusterFile } from './clusterFile';
+import { ROOT, readyBanner, startEntry, waitForWorkers, waitUntilReady } from './stackParts';
+
+/**
+ * `npm run cluster`: the production shape on one machine. PostgreSQL, the real Temporal server
+ * on it with frontend, history, matching and worker services as separate processes (plus its
+ * UI), the provider sandbox, API_PROCESSES API processes sharing one port through Node's
+ * cluster module, and WORKER_PROCESSES workers. Every one of them is supervised: a process that
+ * dies is restarted with backoff and a loud line. The pids are published in
+ * $DATA_DIR/cluster.json (for `npm run chaos` and for operators).
+ */
+const startedAt = Date.now();
+const say = (msg: string) => process.stdout.write(`${msg}\n`);
+
+// The cluster keeps its own state apart from `npm start` (another Temporal server, other data).
+process.env.DATA_DIR ??= path.join(ROOT, '.data', 'cluster');
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  if (config.externalDatabase || config.externalTemporal) {
+    say('npm run cluster runs its own PostgreSQL and Temporal server: unset DATABASE_URL and TEMPORAL_ADDRESS.');
+    process.exit(78);
+  }
+  const logsDir = path.join(config.dataDir, 'logs');
+  fs.mkdirSync(logsDir, { recursive: true });
+  const logTo = (name: string) => path.join(logsDir, `${name}.log`);
+  const appendLog = (name: string) => (chunk: string) => fs.appendFileSync(logTo(name), chunk);
+
+  const supervised: Supervised[] = [];
+  const cleanups: Array<() => Promise<void>> = [];
+  const pids: ClusterFile['pids'] = { api: {}, worker: {}, temporal: {} };
+  let stopping = false;
+  let published: Omit<ClusterFile, 'pids'> | undefined;
+  const publish = () => {
+    if (!published) return;
+    const file: ClusterFile = { ...published, pids };
+    fs.writeFileSync(clusterFilePath(config.dataDir), JSON.stringify(file, null, 2), { mode: 0o600 });
+  };
+
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('\nStopping...');
+    // Clients first (API, workers, sandbox), then Temporal, then the database they all use.
+    const order = (s: Supervised) => (s.name === 'postgres' ? 2 : s.name.startsWith('temporal-') ? 1 : 0);
+    for (const tier of [0, 1, 2]) await Promise.all(supervised.filter((s) => order(s) === tier).map((s) => s.stop()));
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    fs.rmSync(stackFilePath(config.dataDir), { force: true });
+    fs.rmSync(clusterFilePath(config.dataDir), { force: true });
+    say('Stopped.');
+    process.exit(code);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(0));
+
+  const keep = (name: string, start: () => ChildProcess, onStart: (child: ChildProcess) => void) => {
+    const s = supervise({
+      name,
+      start,
+      onStart: (child) => {
+        onStart(child);
+        publish();
+      },
+      log: (line) => say(`${line} See ${logTo(name.replace(/#.*/, ''))}.`),
+      giveUp: (reason) => {
+        if (stopping) return;
+        say(reason);
+        void shutdown(1);
+      },
+    });
+    supervised.push(s);
+    return s;
+  };
+
+  try {
+    say(`Starting PostgreSQL on 127.0.0.1:${config.PG_PORT} (data in ${path.join(config.dataDir, 'postgres')})...`);
+    const pg = await prepareRestartablePostgres({ dir: path.join(config.dataDir, 'postgres'), port: config.PG_PORT });
+    keep(
+      'postgres',
+      () => pg.start(appendLog('postgres')),
+      (child) => (pids.postgres = child.pid),
+    );
+    await pg.waitUntilReady();
+    await pg.ensureDatabase('payments');
+    const databaseUrl = pg.databaseUrl('payments');
+
+    say(`Preparing the Temporal server on PostgreSQL (schemas; the first start builds it with Go)...`);
+    const temporalServer = await prepareTemporalServer({
+      dir: path.join(config.dataDir, 'temporal'),
+      logsDir,
+      postgres: { host: pg.host, port: pg.port, user: pg.user, password: pg.password },
+      frontendPort: config.TEMPORAL_PORT,
+      uiPort: config.TEMPORAL_UI_PORT,
+      log: say,
+    });
+    for (const service of temporalServer.services) {
+      keep(
+        `temporal-${service.name}`,
+        () => service.start(),
+        (child) => (pids.temporal[service.name] = child.pid),
+      );
+    }
+    const temporalAddress = temporalServer.address;
+    await registerNamespace({ address: temporalAddress, namespace: config.TEMPORAL_NAMESPACE, log: say });
+
+    if (!config.SMTP_URL) {
+      const mail = await startMailCatcher({ port: config.SMTP_PORT, dir: path.join(config.dataDir, 'mail') });
+      cleanups.push(mail.close);
+    }
+
+    const orm = await openOrm({ databaseUrl, poolMax: 2 });
+    const applied = await migrate(orm);
+    if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
+    const demo = await ensureDemoMerchant(orm.em.fork(), config.dataDir);
+    await orm.close();
+
+    const stack: StackFile = { databaseUrl, temporalAddress };
+    fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
+    published = {
+      startedAt: new Date(startedAt).toISOString(),
+      apiUrl: `http://127.0.0.1:${config.PORT}`,
+      sandboxUrl: config.sandboxUrl,
+      temporalAddress,
+      temporalUiUrl: temporalServer.uiUrl ?? null,
+      databaseUrl,
+      mailDir: config.SMTP_URL ? null : path.join(config.dataDir, 'mail'),
+      demoMerchant: demo,
+    };
+    publish();
+
+    const childEnv = {
+      ...process.env,
+      DATA_DIR: config.dataDir,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+    };
+    if (!config.SANDBOX_URL) {
+      keep(
+        'sandbox',
+        () => startEntry('sandbox', childEnv, logTo('sandbox')),
+        (child) => (pids.sandbox = child.pid),
+      );
+    }
+
+    // The API processes share PORT: the cluster primary (this process) accepts connections and
+    // hands them round-robin to the API processes alive at that moment.
+    const apiLog = fs.openSync(logTo('api'), 'a');
+    cleanups.push(async () => fs.closeSync(apiLog));
+    cluster.setupPrimary({
+      exec: path.join(ROOT, 'src', 'main', 'api.ts'),
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', apiLog, apiLog, 'ipc'],
+    });
+    for (let i = 1; i <= config.API_PROCESSES; i++) {
+      const slot = `api#${i}`;
+      keep(
+        slot,
+        () => cluster.fork(childEnv).process,
+        (child) => (pids.api[slot] = child.pid),
+      );
+    }
+    for (let i = 1; i <= config.WORKER_PROCESSES; i++) {
+      const slot = `worker#${i}`;
+      keep(
+        slot,
+        () => startEntry('worker', childEnv, logTo('worker')),
+        (child) => (pids.worker[slot] = child.pid),
+      );
+    }
+
+    await waitUntilReady(`http://127.0.0.1:${config.PORT}/readyz`);
+    await waitForWorkers({ ...config, temporalAddress }, { since: startedAt, count: config.WORKER_PROCESSES });
+
+    say(
+      readyBanner({
+        startedAt,
+        config,
+        demo,
+        temporalUi: temporalServer.uiUrl ?? '(not available: the UI server could not be built; see the log above)',
+        logsDir,
+        extraLines: [
+          `Processes    PostgreSQL, Temporal ${temporalServer.services.map((s) => s.name).join('/')}, ` +
+            `API x${config.API_PROCESSES}, worker x${config.WORKER_PROCESSES}, sandbox (pids: ${clusterFilePath(config.dataDir)})`,
+        ],
+      }),
+    );
+  } catch (err) {
+    say(`Cluster start failed: ${(err as Error).message}`);
+    await shutdown(1);
+  }
+}
+
+void main();

@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { Config } from '../config';
+import { temporalConnectionOptions } from '../temporal/connection';
+import { ownChild } from '../infra/processes';
+
+/** The parts `npm start` and `npm run cluster` share: child processes, readiness waits, the banner. */
+export const ROOT = path.resolve(__dirname, '../..');
+
+export type ProcessEntry = 'api' | 'worker' | 'sandbox';
+
+/** A project process (src/main/<entry>.ts) with its output appended to `logFile`. */
+export function startEntry(entry: ProcessEntry, env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main', `${entry}.ts`)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  ownChild(child);
+  return child;
+}
+
+export async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+      last = `${res.status} ${await res.text()}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`API not ready at ${url}: ${last}`);
+}
+
+/** A versioned worker gets tasks once its version is current (it promotes itself at start). */
+async function hasCurrentVersion(connection: Connection, config: Config): Promise<boolean> {
+  if (!config.WORKER_VERSIONING) return true;
+  try {
+    const { workerDeploymentInfo } = await connection.workflowService.describeWorkerDeployment({
+      namespace: config.TEMPORAL_NAMESPACE,
+      deploymentName: config.WORKER_DEPLOYMENT_NAME,
+    });
+    return Boolean(workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId);
+  } catch {
+    return false; // not created until the worker's first poll
+  }
+}
+
+/** Waits until `count` workers started after `since` poll the task queue. */
+export async function waitForWorkers(
+  config: Config,
+  opts: { since: number; count?: number; timeoutMs?: number },
+): Promise<void> {
+  const count = opts.count ?? 1;
+  const timeoutMs = opts.timeoutMs ?? 180_000;
+  const connection = await Connection.connect(temporalConnectionOptions(config));
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const res = await connection.workflowService
+        .describeTaskQueue({
+          namespace: config.TEMPORAL_NAMESPACE,
+          taskQueue: { name: config.TEMPORAL_TASK_QUEUE },
+          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        })
+        .catch(() => ({ pollers: [] }));
+      // Pollers of an earlier run linger in the list for minutes: only count fresh ones.
+      const fresh = new Set(
+        (res.pollers ?? [])
+          .filter((p) => Number(p.lastAccessTime?.seconds ?? 0) * 1000 >= opts.since - 1000)
+          .map((p) => p.identity),
+      );
+      if (fresh.size >= count && (await hasCurrentVersion(connection, config))) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`Fewer than ${count} workers polled ${config.TEMPORAL_TASK_QUEUE} within ${timeoutMs / 1000} s`);
+  } finally {
+    await connection.close();
+  }
+}
+
+export interface BannerFacts {
+  startedAt: number;
+  config: Config;
+  demo: { merchantId: string; publicKey: string; secretKey: string };
+  temporalUi: string;
+  logsDir: string;
+  extraLines?: string[];
+}
+
+export function readyBanner(facts: BannerFacts): string {
+  const { config, demo } = facts;
+  const base = `http://localhost:${config.PORT}`;
+  const basic = Buffer.from(`${demo.publicKey}:${demo.secretKey}`).toString('base64');
+  const mail = config.SMTP_URL
+    ? config.SMTP_URL
+    : `smtp://127.0.0.1:${config.SMTP_PORT} -> ${path.join(config.dataDir, 'mail')}/*.eml`;
+  return `
+Ready in ${((Date.now() - facts.startedAt) / 1000).toFixed(1)} s.
+
+  API          ${base}
+  Docs         ${base}/docs   (OpenAPI: ${base}/openapi.json)
+  Sandbox      ${config.sandboxUrl}   (provider test surface: /_admin/ledger, /_admin/faults)
+  Temporal UI  ${facts.temporalUi}
+  Logs         ${facts.logsDir}
+  Mail         ${mail}
+${(facts.extraLines ?? []).map((l) => `  ${l}\n`).join('')}
+  Demo merchant ${demo.merchantId} (test key; kept in ${path.join(config.dataDir, 'demo-merchant.json')})
+    public key  ${demo.publicKey}
+    secret key  ${demo.secretKey}
+
+  Try it:
+    curl -s -H 'Authorization: Basic ${basic}' ${base}/merchant/api-keys
+    curl -s -H 'Authorization: Basic ${basic}' -H 'content-type: application/json' ${base}/subscriptions \\
+      -d '{"amount":9.99,"currency":"USD","billingIntervalDays":1,"externalId":"demo-'$RANDOM'","cardToken":"tok_success","customer":{"email":"you@example.com"}}'
+    (a billing day is ${config.BILLING_DAY_SECONDS} s: BILLING_DAY_SECONDS=60 renews every minute)
+
+  Operator CLI: npm run cli -- help
+Press Ctrl-C to stop.`;
+}

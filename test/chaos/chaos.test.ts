@@ -1,0 +1,40 @@
+import { runChaos } from '../../src/chaos/chaos';
+import { defaultFaultPlan } from '../../src/chaos/faults';
+import { formatReport } from '../../src/chaos/report';
+
+/**
+ * The short chaos run CI keeps (`npm run chaos` is the long one): about 60 s of load against a
+ * real cluster while workers, an API process and the Temporal history service are killed and
+ * sandbox faults come and go; then every money invariant is checked against the ledger, the
+ * database and the mail folder.
+ */
+describe('chaos (short)', () => {
+  it('keeps every money invariant while processes are killed and the provider misbehaves', async () => {
+    const durationS = Number(process.env.CHAOS_TEST_DURATION_S ?? 60);
+    const report = await runChaos({
+      durationS,
+      plan: defaultFaultPlan(durationS * 1000),
+      drainTimeoutS: 180,
+      log: (line) => process.stdout.write(`${line}\n`),
+    });
+    process.stdout.write(`${formatReport(report)}\n`);
+
+    const kills = (kind: string) => report.kills.filter((k) => k.kind === kind);
+    expect(kills('worker').length).toBeGreaterThanOrEqual(3);
+    expect(kills('api').length).toBeGreaterThanOrEqual(1);
+    expect(kills('temporal-history')).toHaveLength(1);
+    // Every killed process came back, and money moved again after each kill.
+    expect(report.kills.filter((k) => k.recoveredAt === undefined)).toEqual([]);
+    for (const kind of ['worker', 'api', 'temporal-history']) {
+      expect(report.restarts[kind]).toBeGreaterThanOrEqual(kills(kind).length);
+    }
+    // The load really ran: payments captured, refunds and subscriptions acknowledged.
+    const acks = (kind: string) => report.answers.filter((a) => a.operation.startsWith(kind) && a.status === 200);
+    expect(acks('payment (token)').length).toBeGreaterThan(30);
+    expect(acks('refund').length).toBeGreaterThan(3);
+    expect(acks('subscription create').length).toBeGreaterThanOrEqual(2);
+
+    expect(report.unsettled).toEqual({ 'token payments created': 0, 'refunds pending': 0, 'emails unsent': 0 });
+    expect(report.invariants.filter((r) => r.violations.length > 0)).toEqual([]);
+  });
+});

@@ -1,0 +1,136 @@
+import { checkInvariants, type InvariantInput, type LedgerEntryView } from '../../src/chaos/invariants';
+
+const at = (iso: string) => Date.parse(iso);
+
+function capture(id: string, metadata: Record<string, string>, amountMinor = 1000, createdAt = '2026-01-01T00:00:10Z') {
+  return {
+    id,
+    type: 'capture',
+    status: 'succeeded',
+    amountMinor,
+    currency: 'USD',
+    metadata,
+    createdAt,
+  } as LedgerEntryView;
+}
+function refundEntry(id: string, refundId: string, amountMinor: number): LedgerEntryView {
+  return {
+    id,
+    type: 'refund',
+    status: 'succeeded',
+    amountMinor,
+    currency: 'USD',
+    metadata: { refundId },
+    createdAt: '2026-01-01T00:00:20Z',
+  };
+}
+
+/** A run where everything held: one captured payment refunded in part, one paid invoice, one sent email. */
+function cleanRun(): InvariantInput {
+  return {
+    ledger: [
+      capture('tx1', { paymentId: 'pay_1' }),
+      refundEntry('rf_tx1', 'ref_1', 400),
+      capture('tx2', { subscriptionId: 'sub_1', invoiceId: 'inv_1' }, 500, '2026-01-01T00:00:05Z'),
+    ],
+    payments: [
+      {
+        id: 'pay_1',
+        merchantId: 'm1',
+        status: 'partially_refunded',
+        amountMinor: 1000,
+        amountRefundedMinor: 400,
+        amountPendingRefundMinor: 0,
+      },
+    ],
+    refunds: [{ id: 'ref_1', paymentId: 'pay_1', status: 'succeeded', amountMinor: 400 }],
+    invoices: [{ id: 'inv_1', subscriptionId: 'sub_1', status: 'paid', amountMinor: 500 }],
+    subscriptions: [{ id: 'sub_1', status: 'cancelled' }],
+    emails: [{ id: 'eml_1', sentAt: new Date() }],
+    deliveredMessageIds: ['<eml_1@payments.local>'],
+    acknowledgements: [
+      { kind: 'payment', id: 'pay_1', merchantId: 'm1', status: 'succeeded', at: at('2026-01-01T00:00:11Z') },
+      { kind: 'refund', id: 'ref_1', merchantId: 'm1', status: 'succeeded', at: at('2026-01-01T00:00:21Z') },
+      { kind: 'subscription', id: 'sub_1', merchantId: 'm1', status: 'active', at: at('2026-01-01T00:00:06Z') },
+      { kind: 'cancellation', id: 'sub_1', merchantId: 'm1', status: 'cancelled', at: at('2026-01-01T00:00:30Z') },
+    ],
+    serverErrors: [],
+    answers: 4,
+    crossMerchantProbes: 3,
+    crossMerchantLeaks: [],
+  };
+}
+
+const violationsOf = (input: InvariantInput, name: string) =>
+  checkInvariants(input).find((r) => r.name.startsWith(name))!.violations;
+
+describe('chaos invariants', () => {
+  it('find nothing wrong in a run where every invariant held', () => {
+    expect(checkInvariants(cleanRun()).flatMap((r) => r.violations)).toEqual([]);
+  });
+
+  it('1: a payment captured twice, an invoice charged twice, a capture we never recorded', () => {
+    const run = cleanRun();
+    run.ledger.push(capture('tx1b', { paymentId: 'pay_1' }), capture('tx2b', { invoiceId: 'inv_1' }));
+    run.ledger.push(capture('tx3', { paymentId: 'pay_unknown' }));
+    expect(violationsOf(run, '1.')).toEqual([
+      'payment pay_1 captured 2 times',
+      'payment pay_unknown captured by the provider but unknown to us',
+      'invoice inv_1 charged 2 times',
+      'invoice inv_1 paid with 2 charges',
+    ]);
+  });
+
+  it('1: a payment recorded succeeded that the provider never captured', () => {
+    const run = cleanRun();
+    run.ledger = run.ledger.filter((e) => e.id !== 'tx1');
+    expect(violationsOf(run, '1.')).toContain('payment pay_1 recorded partially_refunded without a capture');
+  });
+
+  it('2: refunds beyond the capture, two in flight, a refund moved twice', () => {
+    const run = cleanRun();
+    run.refunds.push(
+      { id: 'ref_2', paymentId: 'pay_1', status: 'pending', amountMinor: 400 },
+      { id: 'ref_3', paymentId: 'pay_1', status: 'pending', amountMinor: 300 },
+    );
+    run.ledger.push(refundEntry('rf_tx1b', 'ref_1', 400));
+    const found = violationsOf(run, '2.');
+    expect(found).toContain('payment pay_1 has 2 refunds in flight');
+    expect(found).toContain('payment pay_1: 400 refunded + 700 in flight > 1000');
+    expect(found).toContain('refund ref_1 moved 2 times');
+  });
+
+  it('2: our refunded total disagrees with the money the provider moved', () => {
+    const run = cleanRun();
+    run.payments[0]!.amountRefundedMinor = 0;
+    expect(violationsOf(run, '2.')).toEqual(['payment pay_1 records 0 refunded, the provider moved 400']);
+  });
+
+  it('3: a charge after the cancellation was acknowledged', () => {
+    const run = cleanRun();
+    run.ledger.push(capture('tx9', { subscriptionId: 'sub_1', invoiceId: 'inv_2' }, 500, '2026-01-01T00:00:31Z'));
+    expect(violationsOf(run, '3.')).toEqual([
+      'subscription sub_1 charged at 2026-01-01T00:00:31Z, after its cancellation at 2026-01-01T00:00:30.000Z',
+    ]);
+  });
+
+  it('4 and 5: a leak to another merchant, an acknowledged record that is gone', () => {
+    const run = cleanRun();
+    run.crossMerchantLeaks.push({ path: '/payments/pay_1', status: 200 });
+    run.acknowledgements.push({ kind: 'payment', id: 'pay_lost', merchantId: 'm1', status: 'created', at: 0 });
+    expect(violationsOf(run, '4.')).toEqual(['/payments/pay_1 answered 200 to another merchant']);
+    expect(violationsOf(run, '5.')).toEqual(['payment pay_lost acknowledged (created) but not recorded']);
+  });
+
+  it('emails: one delivered twice, one recorded sent but never delivered; any 500 is a violation', () => {
+    const run = cleanRun();
+    run.deliveredMessageIds.push('<eml_1@payments.local>');
+    run.emails.push({ id: 'eml_2', sentAt: new Date() });
+    run.serverErrors.push({ operation: 'payment (token)', status: 500, code: 'internal_error' });
+    expect(violationsOf(run, 'emails')).toEqual([
+      'email <eml_1@payments.local> delivered 2 times',
+      'email eml_2 recorded sent, never delivered',
+    ]);
+    expect(violationsOf(run, 'no 500')).toEqual(['payment (token) answered 500 internal_error']);
+  });
+});
