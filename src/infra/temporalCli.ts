@@ -17,7 +17,7 @@ export function temporalCliCacheDir(): string {
   return path.join(base, 'payment-platform', `temporal-cli-${TEMPORAL_CLI_VERSION}`);
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     fs.accessSync(file, fs.constants.X_OK);
     return fs.statSync(file).isFile();

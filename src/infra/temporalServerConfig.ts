@@ -1,0 +1,192 @@
+import YAML from 'yaml';
+
+/**
+ * The pure half of `temporalServer.ts`: the port layout and the YAML the real Temporal server
+ * (v1.29.1), its dynamic config and the UI server read. No I/O here, so it is unit-tested as is.
+ */
+
+export interface ServicePorts {
+  grpc: number;
+  membership: number;
+}
+
+export interface TemporalServerPorts {
+  frontend: ServicePorts & { http: number };
+  history: ServicePorts;
+  matching: ServicePorts;
+  worker: ServicePorts;
+}
+
+export type TemporalServiceName = 'frontend' | 'history' | 'matching' | 'worker';
+export const TEMPORAL_SERVICES: readonly TemporalServiceName[] = ['frontend', 'history', 'matching', 'worker'];
+
+/** Distance between a service's gRPC port and its membership (gossip) port: 7233 -> 6933 as in Temporal's own configs. */
+export const MEMBERSHIP_PORT_OFFSET = -300;
+/** Frontend HTTP API port relative to the frontend gRPC port: 7233 -> 7243 as in Temporal's own configs. */
+export const FRONTEND_HTTP_PORT_OFFSET = 10;
+
+/**
+ * Every service is its own process, so each needs its own gRPC and membership port. From the
+ * frontend port P: gRPC P (frontend), P+1 (history), P+2 (matching), P+3 (worker); membership
+ * the same minus 300; the frontend's HTTP API on P+10. With P = 7233 that is 7233-7236,
+ * 6933-6936 and 7243. All bind to 127.0.0.1 only.
+ */
+export function temporalServerPorts(frontendPort: number): TemporalServerPorts {
+  const at = (offset: number): ServicePorts => ({
+    grpc: frontendPort + offset,
+    membership: frontendPort + offset + MEMBERSHIP_PORT_OFFSET,
+  });
+  const ports: TemporalServerPorts = {
+    frontend: { ...at(0), http: frontendPort + FRONTEND_HTTP_PORT_OFFSET },
+    history: at(1),
+    matching: at(2),
+    worker: at(3),
+  };
+  const all = allPorts(ports);
+  if (!Number.isInteger(frontendPort) || all.some((p) => p < 1024 || p > 65535)) {
+    throw new Error(
+      `Temporal frontend port ${frontendPort} leaves the derived ports (${all.join(', ')}) outside 1024-65535`,
+    );
+  }
+  return ports;
+}
+
+export function allPorts(ports: TemporalServerPorts): number[] {
+  return [...TEMPORAL_SERVICES.flatMap((name) => [ports[name].grpc, ports[name].membership]), ports.frontend.http];
+}
+
+export interface ServerConfigInput {
+  ports: TemporalServerPorts;
+  postgres: { host: string; port: number; user: string; password: string };
+  databases: { main: string; visibility: string };
+  /** Fixed for the life of the database: the server refuses to start with another value. */
+  numHistoryShards: number;
+  /** Absolute path of the dynamic config YAML. */
+  dynamicConfigFile: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+const LOOPBACK = '127.0.0.1';
+/**
+ * How long a starting service waits to join the gossip ring through the hosts the membership
+ * table lists. A restarted service joins the live ones at once; the wait only matters when the
+ * listed hosts are dead (a cold start after a crash), where the server's default 10 s beats the
+ * 30 s of Temporal's sample configs.
+ */
+export const MEMBERSHIP_MAX_JOIN_DURATION = '10s';
+
+/** The server config (`<root>/<config>/<env>.yaml`), one file for all four service processes. */
+export function renderServerConfig(input: ServerConfigInput): string {
+  const { ports, postgres } = input;
+  const datastore = (databaseName: string, maxConns: number) => ({
+    sql: {
+      pluginName: 'postgres12',
+      databaseName,
+      connectAddr: `${postgres.host}:${postgres.port}`,
+      connectProtocol: 'tcp',
+      user: postgres.user,
+      password: postgres.password,
+      // Per process: four processes share the PostgreSQL's max_connections.
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const service = (name: TemporalServiceName) => ({
+    rpc: {
+      grpcPort: ports[name].grpc,
+      membershipPort: ports[name].membership,
+      bindOnIP: LOOPBACK,
+      ...(name === 'frontend' ? { httpPort: ports.frontend.http } : {}),
+    },
+  });
+  const frontendAddress = `${LOOPBACK}:${ports.frontend.grpc}`;
+  const config = {
+    log: { stdout: true, level: input.logLevel },
+    persistence: {
+      defaultStore: 'postgres-default',
+      visibilityStore: 'postgres-visibility',
+      numHistoryShards: input.numHistoryShards,
+      datastores: {
+        'postgres-default': datastore(input.databases.main, 10),
+        'postgres-visibility': datastore(input.databases.visibility, 4),
+      },
+    },
+    global: {
+      membership: { maxJoinDuration: MEMBERSHIP_MAX_JOIN_DURATION, broadcastAddress: LOOPBACK },
+    },
+    services: Object.fromEntries(TEMPORAL_SERVICES.map((name) => [name, service(name)])),
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: {
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: frontendAddress,
+          httpAddress: `${LOOPBACK}:${ports.frontend.http}`,
+        },
+      },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
+    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
+    publicClient: { hostPort: frontendAddress },
+    dynamicConfigClient: { filepath: input.dynamicConfigFile, pollInterval: '10s' },
+  };
+  return YAML.stringify(config);
+}
+
+/**
+ * Dynamic config, keys verified in go.temporal.io/server@v1.29.1 common/dynamicconfig/constants.go.
+ * The first group mirrors what `temporal server start-dev` v1.5.1 sets (temporalcli/commands.server.go
+ * and temporalcli/devserver/server.go), which the test suite was written against. The second group
+ * are already the defaults in 1.29.1; they are pinned because the product depends on them
+ * (Update-with-Start, workflow Updates, Worker Deployment Versioning, Schedules), so an upgrade that
+ * flips a default fails loudly here rather than in production.
+ */
+export const DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
+  // Dev server: new search attributes are visible at once (no per-host cache lag).
+  'system.forceSearchAttributesCacheRefreshOnRead': true,
+  // Dev server: with that cache bypassed, persistence QPS limits raised in the same ratio.
+  'frontend.persistenceMaxQPS': 10000,
+  'history.persistenceMaxQPS': 45000,
+  // Dev server: visibility RPS per namespace per frontend (default 10; the UI and list calls need more).
+  'frontend.namespaceRPS.visibility': 100,
+  // Dev server: host-level mutable state cache (default 128000 entries; this is a small machine).
+  'history.hostLevelCacheMaxSize': 8096,
+
+  // Defaults in 1.29.1, pinned (see above).
+  'frontend.enableExecuteMultiOperation': true,
+  'frontend.enableUpdateWorkflowExecution': true,
+  'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
+  'system.enableDeploymentVersions': true,
+  'frontend.workerVersioningWorkflowAPIs': true,
+  'frontend.enableSchedules': true,
+  'worker.enableScheduler': true,
+};
+
+export function renderDynamicConfig(values: Readonly<Record<string, unknown>> = DYNAMIC_CONFIG): string {
+  return YAML.stringify(
+    Object.fromEntries(Object.entries(values).map(([key, value]) => [key, [{ value, constraints: {} }]])),
+  );
+}
+
+/** The UI server config (ui-server v2 `server/config`): local only, no auth, talks to the frontend. */
+export function renderUiConfig(input: { frontendGrpcPort: number; uiPort: number }): string {
+  return YAML.stringify({
+    temporalGrpcAddress: `${LOOPBACK}:${input.frontendGrpcPort}`,
+    host: LOOPBACK,
+    port: input.uiPort,
+    enableUi: true,
+    defaultNamespace: 'default',
+    auth: { enabled: false },
+    cors: { cookieInsecure: true },
+    hideLogs: true,
+    // No call home for a version check from a machine that may have no internet.
+    notifyOnNewVersion: false,
+  });
+}

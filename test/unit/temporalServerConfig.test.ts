@@ -1,0 +1,82 @@
+import YAML from 'yaml';
+import {
+  DYNAMIC_CONFIG,
+  renderDynamicConfig,
+  renderServerConfig,
+  renderUiConfig,
+  temporalServerPorts,
+} from '../../src/infra/temporalServerConfig';
+
+/** The real Temporal server's config for `npm run cluster`: the port scheme and the rendered YAML. */
+describe('Temporal server config', () => {
+  it('derives one gRPC and one membership port per service from the frontend port', () => {
+    expect(temporalServerPorts(7233)).toEqual({
+      frontend: { grpc: 7233, membership: 6933, http: 7243 },
+      history: { grpc: 7234, membership: 6934 },
+      matching: { grpc: 7235, membership: 6935 },
+      worker: { grpc: 7236, membership: 6936 },
+    });
+  });
+
+  it('refuses a frontend port whose derived ports leave the unprivileged range', () => {
+    expect(() => temporalServerPorts(1200)).toThrow(/outside 1024-65535/);
+    expect(() => temporalServerPorts(65530)).toThrow(/outside 1024-65535/);
+  });
+
+  it('renders a postgres12 config with each service on its own loopback ports', () => {
+    const config = YAML.parse(
+      renderServerConfig({
+        ports: temporalServerPorts(17233),
+        postgres: { host: '127.0.0.1', port: 5433, user: 'postgres', password: 'p@ss: "x"' },
+        databases: { main: 'temporal', visibility: 'temporal_visibility' },
+        numHistoryShards: 4,
+        dynamicConfigFile: '/data/temporal/server/dynamic-config.yaml',
+        logLevel: 'warn',
+      }),
+    );
+
+    expect(config.persistence.numHistoryShards).toBe(4);
+    expect(config.persistence.datastores[config.persistence.defaultStore].sql).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal',
+      connectAddr: '127.0.0.1:5433',
+      user: 'postgres',
+      password: 'p@ss: "x"',
+    });
+    expect(config.persistence.datastores[config.persistence.visibilityStore].sql).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal_visibility',
+    });
+    expect(config.services.frontend.rpc).toEqual({
+      grpcPort: 17233,
+      membershipPort: 16933,
+      bindOnIP: '127.0.0.1',
+      httpPort: 17243,
+    });
+    expect(config.services.history.rpc).toEqual({ grpcPort: 17234, membershipPort: 16934, bindOnIP: '127.0.0.1' });
+    expect(config.services.matching.rpc.grpcPort).toBe(17235);
+    expect(config.services.worker.rpc.grpcPort).toBe(17236);
+    expect(config.global.membership).toEqual({ maxJoinDuration: '10s', broadcastAddress: '127.0.0.1' });
+    expect(config.clusterMetadata.clusterInformation.active.rpcAddress).toBe('127.0.0.1:17233');
+    expect(config.publicClient.hostPort).toBe('127.0.0.1:17233');
+    expect(config.dynamicConfigClient.filepath).toBe('/data/temporal/server/dynamic-config.yaml');
+  });
+
+  it('renders dynamic config in the server file format, with the keys the product depends on', () => {
+    const dynamic = YAML.parse(renderDynamicConfig());
+
+    expect(dynamic['system.forceSearchAttributesCacheRefreshOnRead']).toEqual([{ value: true, constraints: {} }]);
+    expect(dynamic['frontend.enableExecuteMultiOperation']).toEqual([{ value: true, constraints: {} }]);
+    expect(dynamic['frontend.namespaceRPS.visibility']).toEqual([{ value: 100, constraints: {} }]);
+    expect(Object.keys(dynamic).sort()).toEqual(Object.keys(DYNAMIC_CONFIG).sort());
+  });
+
+  it('points the UI server at the frontend, on loopback, without auth', () => {
+    expect(YAML.parse(renderUiConfig({ frontendGrpcPort: 7233, uiPort: 8233 }))).toMatchObject({
+      temporalGrpcAddress: '127.0.0.1:7233',
+      host: '127.0.0.1',
+      port: 8233,
+      auth: { enabled: false },
+    });
+  });
+});
