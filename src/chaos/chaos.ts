@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ownChild, stopProcess } from '../infra/processes';
 import { freeLoopbackPort } from '../infra/ports';
+import { allPorts, temporalServerPorts } from '../infra/temporalServerConfig';
 import { clusterFilePath, type ClusterFile } from '../main/clusterFile';
 import { ROOT } from '../main/stackParts';
 import { Recorder, sleep, type ChaosMerchant } from './client';
@@ -26,14 +27,14 @@ export interface ChaosOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Temporal's services take ports above the frontend's (src/infra/temporalServer.ts). */
-async function freePortBlock(size: number): Promise<number> {
+/** A frontend port whose derived service ports (src/infra/temporalServerConfig.ts) are all free. */
+async function freeTemporalFrontendPort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const free = await Promise.all(Array.from({ length: size }, (_, i) => portIsFree(base + i)));
+    const free = await Promise.all(allPorts(temporalServerPorts(base)).map(portIsFree));
     if (free.every(Boolean)) return base;
   }
-  throw new Error('no free block of ports');
+  throw new Error('no free set of ports for the Temporal services');
 }
 
 async function portIsFree(port: number): Promise<boolean> {
@@ -65,7 +66,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-'));
   // As root, PostgreSQL runs as `postgres` and must reach its directory.
   fs.chmodSync(dataDir, 0o755);
-  const temporalPort = await freePortBlock(20);
+  const temporalPort = await freeTemporalFrontendPort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'development',
