@@ -1,5 +1,6 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -127,9 +128,12 @@ export async function locateTemporalServer(log: (m: string) => void): Promise<Te
   const missing = !isExecutable(server) || !isExecutable(sqlTool);
   if ((missing || !schemaDir) && !hasGo()) {
     throw new Error(
-      `The Temporal server ${TEMPORAL_SERVER_VERSION} is not built and Go is not installed. Install Go ` +
-        `(https://go.dev/dl/) so it can be built once into ${cacheDir}, or set TEMPORAL_SERVER_PATH, ` +
-        'TEMPORAL_SQL_TOOL_PATH and TEMPORAL_SCHEMA_DIR.',
+      missing
+        ? `The Temporal server ${TEMPORAL_SERVER_VERSION} is not built and Go is not installed. Install Go ` +
+            `(https://go.dev/dl/) so it is built once into ${cacheDir}, or set TEMPORAL_SERVER_PATH, ` +
+            'TEMPORAL_SQL_TOOL_PATH and TEMPORAL_SCHEMA_DIR.'
+        : `The Temporal server's SQL schema (schema/postgresql/v12 of ${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}) ` +
+            'comes from the Go module cache and Go is not installed: install Go or set TEMPORAL_SCHEMA_DIR.',
     );
   }
   if (missing) {
@@ -226,6 +230,14 @@ export async function prepareTemporalServer(opts: PrepareTemporalServerOptions):
   const binaries = opts.binaries ?? (await locateTemporalServer(opts.log));
   const uiServer = opts.uiPort === undefined ? undefined : (opts.uiServer ?? (await locateTemporalUiServer(opts.log)));
   const ports = opts.ports ?? temporalServerPorts(opts.frontendPort);
+  await assertPortsFree([
+    ...TEMPORAL_SERVICES.flatMap((name) => [
+      { port: ports[name].grpc, what: `${name} gRPC` },
+      { port: ports[name].membership, what: `${name} membership` },
+    ]),
+    { port: ports.frontend.http, what: 'frontend HTTP' },
+    ...(opts.uiPort !== undefined ? [{ port: opts.uiPort, what: 'UI' }] : []),
+  ]);
   const databases = {
     main: opts.databases?.main ?? 'temporal',
     visibility: opts.databases?.visibility ?? 'temporal_visibility',
@@ -324,6 +336,25 @@ export async function prepareTemporalServer(opts: PrepareTemporalServerOptions):
   }
 
   return { address: `127.0.0.1:${ports.frontend.grpc}`, uiUrl, ports, numHistoryShards, services };
+}
+
+/**
+ * A taken port would make its service die at every start, which a supervisor only turns into a
+ * restart loop: refuse up front, naming the port.
+ */
+async function assertPortsFree(wanted: Array<{ port: number; what: string }>): Promise<void> {
+  const taken: string[] = [];
+  for (const { port, what } of wanted) {
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (!free) taken.push(`${port} (${what})`);
+  }
+  if (taken.length) {
+    throw new Error(`Ports the Temporal server needs are in use on 127.0.0.1: ${taken.join(', ')}`);
+  }
 }
 
 function writePrivate(file: string, content: string): void {
