@@ -1,10 +1,12 @@
 import os from 'node:os';
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfigOrExit, type Config } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
+import { errorText } from '../db/dbErrors';
 import { temporalConnectionOptions } from '../temporal/connection';
+import { temporalSdkLogger } from '../temporal/sdkLogger';
 import { createWorker } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
@@ -17,14 +19,6 @@ import {
   type BuiltWorkflowBundle,
 } from '../workflowBundle';
 import { Client, Connection } from '@temporalio/client';
-
-const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-  TRACE: 'trace',
-  DEBUG: 'debug',
-  INFO: 'info',
-  WARN: 'warn',
-  ERROR: 'error',
-};
 
 async function connectWithRetry(
   options: Parameters<typeof NativeConnection.connect>[0],
@@ -59,9 +53,8 @@ async function workflowBundle(config: Config, log: (msg: string) => void): Promi
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, 'worker');
-  const sdkLogger = logger.child({ component: 'temporal-sdk' });
   Runtime.install({
-    logger: new DefaultLogger('INFO', (entry) => sdkLogger[PINO_LEVEL[entry.level]](entry.meta ?? {}, entry.message)),
+    logger: temporalSdkLogger(logger),
     // Graceful: on a signal the worker stops polling, lets running tasks finish, then run() resolves.
     shutdownSignals: ['SIGINT', 'SIGTERM'],
   });
@@ -145,6 +138,6 @@ main().catch((err: unknown) => {
     process.stderr.write(`worker failed: ${err.message}\n`);
     process.exit(1);
   }
-  process.stderr.write(`worker failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.stderr.write(`worker failed: ${errorText(err, (e) => e.stack ?? e.message)}\n`);
   process.exit(1);
 });
