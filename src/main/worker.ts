@@ -1,6 +1,7 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { loadConfigOrExit, type Config } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
@@ -47,6 +48,20 @@ async function workflowBundle(config: Config, log: (msg: string) => void): Promi
   const outPath = path.join(config.dataDir, 'workflow-bundle.js');
   log(`bundling workflows into ${outPath}`);
   return buildWorkflowBundle({ outPath, buildId: config.WORKER_BUILD_ID, onError: log });
+}
+
+/**
+ * Liveness for a container healthcheck without a port: the file's mtime is renewed every 10 s
+ * while the worker runs. A stopped, failed or stuck worker (a blocked event loop) lets it age.
+ */
+function touchWhileRunning(file: string, worker: Worker): NodeJS.Timeout {
+  const touch = () => {
+    if (worker.getState() !== 'RUNNING') return;
+    const now = new Date();
+    fs.promises.utimes(file, now, now).catch(() => fs.promises.writeFile(file, '').catch(() => undefined));
+  };
+  touch();
+  return setInterval(touch, 10_000).unref();
 }
 
 /** The worker process: polls the task queue; scale by running more copies. */
@@ -108,6 +123,7 @@ async function main(): Promise<void> {
     },
     'worker running',
   );
+  const liveness = config.WORKER_HEALTH_FILE ? touchWhileRunning(config.WORKER_HEALTH_FILE, worker) : undefined;
   const promotion = async () => {
     if (!config.WORKER_VERSIONING || !config.WORKER_SET_CURRENT_VERSION) return;
     // The version exists on the server once this worker polls, so this runs beside run().
@@ -127,6 +143,7 @@ async function main(): Promise<void> {
     }
   };
   await Promise.all([worker.run(), promotion()]);
+  if (liveness) clearInterval(liveness);
   logger.info('worker stopped');
   await orm.close();
   await connection.close();
