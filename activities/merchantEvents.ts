@@ -1,10 +1,17 @@
-import { lookup } from 'node:dns/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/activity';
 import { MerchantEvent, type KeyEnvironment } from '../src/db/entities';
 import { ensureWebhookSecret } from '../src/domain/merchants';
 import { sign } from '../src/providers/signature';
 import { classifyAddress } from '../src/net/addressClass';
+import {
+  postPinned,
+  resolveUrlHost,
+  systemResolveHost,
+  urlHost,
+  type ResolvedAddress,
+  type ResolveHost,
+} from '../src/net/pinnedPost';
 import type { ActivityDeps } from './deps';
 
 /**
@@ -24,27 +31,41 @@ async function eventEnvironment(em: EntityManager, resourceId: string): Promise<
 }
 
 /**
- * Why a callback URL may not be called (null: it may). Checked at delivery, after DNS: every
- * address the host resolves to must be public, since the request may go to any of them.
+ * Where a callback may be sent: the one address its request will connect to, or why it may not
+ * be called. The host is resolved once, here; the request is pinned to the address this answers
+ * (src/net/pinnedPost.ts), so the address checked is the address called (DNS rebinding). When
+ * checked, every address the host has must be public, as any of them could be the one chosen.
  */
-async function refusedTarget(callbackUrl: string): Promise<string | null> {
-  let host: string;
+async function callbackTarget(
+  callbackUrl: string,
+  resolveHost: ResolveHost,
+  checked: boolean,
+): Promise<{ url: URL; pinned: ResolvedAddress } | { refused: string } | { unreachable: string }> {
+  let url: URL;
   try {
-    host = new URL(callbackUrl).hostname.replace(/^\[|\]$/g, '');
+    url = new URL(callbackUrl);
   } catch {
-    return 'invalid callback URL';
+    return { refused: 'invalid callback URL' };
   }
-  let addresses: Array<{ address: string }>;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { refused: `scheme ${url.protocol} not allowed` };
+  const host = urlHost(url);
+  let addresses: ResolvedAddress[];
   try {
-    addresses = await lookup(host, { all: true, verbatim: true });
+    addresses = await resolveUrlHost(url, resolveHost);
   } catch (err) {
-    return `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
+    const reason = `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
+    // Unchecked (test callbacks outside production), a name that does not resolve yet is an
+    // ordinary delivery failure, retried like a refused connection.
+    return checked ? { refused: reason } : { unreachable: reason };
   }
-  for (const { address } of addresses) {
-    const kind = classifyAddress(address);
-    if (kind !== 'public') return `${host} resolves to ${address} (${kind})`;
+  if (addresses.length === 0) return checked ? { refused: `host ${host} has no address` } : { unreachable: host };
+  if (checked) {
+    for (const { address } of addresses) {
+      const kind = classifyAddress(address);
+      if (kind !== 'public') return { refused: `${host} resolves to ${address} (${kind})` };
+    }
   }
-  return null;
+  return { url, pinned: addresses[0]! };
 }
 
 export function createMerchantEventActivities({
@@ -52,6 +73,7 @@ export function createMerchantEventActivities({
   logger,
   callbackTimeoutMs = 10_000,
   privateTestCallbacks = true,
+  resolveHost = systemResolveHost,
 }: ActivityDeps) {
   return {
     async undeliveredEventIds(resourceId: string): Promise<string[]> {
@@ -76,40 +98,44 @@ export function createMerchantEventActivities({
       if (!event || event.deliveredAt || !event.callbackUrl) return;
       // Live callbacks never reach private networks (SSRF); test ones may outside production.
       const environment = await eventEnvironment(em, event.resourceId);
-      if (environment === 'live' || !privateTestCallbacks) {
-        const refused = await refusedTarget(event.callbackUrl);
-        if (refused) {
-          event.attempts += 1;
-          event.lastError = `refused: ${refused}`;
-          await em.flush();
-          logger.warn({ eventId, type: event.type, environment, refused }, 'merchant callback refused');
-          // Retrying would not change the answer for long enough to matter: ended, not retried.
-          throw ApplicationFailure.nonRetryable(`callback ${eventId} refused: ${refused}`, 'callback_refused');
-        }
+      const target = await callbackTarget(
+        event.callbackUrl,
+        resolveHost,
+        environment === 'live' || !privateTestCallbacks,
+      );
+      if ('refused' in target) {
+        const { refused } = target;
+        event.attempts += 1;
+        event.lastError = `refused: ${refused}`;
+        await em.flush();
+        logger.warn({ eventId, type: event.type, environment, refused }, 'merchant callback refused');
+        // Retrying would not change the answer for long enough to matter: ended, not retried.
+        throw ApplicationFailure.nonRetryable(`callback ${eventId} refused: ${refused}`, 'callback_refused');
       }
       const secret = await ensureWebhookSecret(em, event.merchant.id);
       const body = JSON.stringify(event.payload);
-      let failure: string | null = null;
-      try {
-        const res = await fetch(event.callbackUrl, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'payment-platform-callbacks/1',
-            'x-event-id': event.id,
-            'x-event-type': event.type,
-            'x-signature': sign(secret, body),
-          },
-          body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(callbackTimeoutMs),
-        });
-        // Only the status counts; the body is never read (a merchant's endless or huge answer
-        // must not hold the activity or its memory).
-        await res.body?.cancel().catch(() => undefined);
-        if (res.status < 200 || res.status >= 300) failure = `HTTP ${res.status}`;
-      } catch (err) {
-        failure = (err as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(err as Error).message}`;
+      let failure: string | null = 'unreachable' in target ? `network error: ${target.unreachable}` : null;
+      if ('url' in target) {
+        try {
+          // Only the status counts; the body is never read (a merchant's endless or huge answer
+          // must not hold the activity or its memory).
+          const status = await postPinned({
+            url: target.url,
+            pinned: target.pinned,
+            headers: {
+              'content-type': 'application/json',
+              'user-agent': 'payment-platform-callbacks/1',
+              'x-event-id': event.id,
+              'x-event-type': event.type,
+              'x-signature': sign(secret, body),
+            },
+            body,
+            timeoutMs: callbackTimeoutMs,
+          });
+          if (status < 200 || status >= 300) failure = `HTTP ${status}`;
+        } catch (err) {
+          failure = (err as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(err as Error).message}`;
+        }
       }
       event.attempts += 1;
       event.lastError = failure;

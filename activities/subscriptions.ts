@@ -317,7 +317,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
           await providerOf(s).cancelPayment(s.setupTransactionId);
         } catch (err) {
           // The page may stay usable a while; it cannot lead to a charge (the workflow is done).
-          logger.warn({ subscriptionId: s.id, err: (err as Error).message }, 'could not cancel the card authorization');
+          logger.warn({ subscriptionId: s.id, err }, 'could not cancel the card authorization');
         }
       }
       return cancelSubscription(orm.em, input.subscriptionId, input.reason, input.notify);

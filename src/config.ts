@@ -75,6 +75,11 @@ export const envSchema = z.object({
   CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),
   /** Test-key callbacks may target private addresses in production (live keys never may). */
   ALLOW_PRIVATE_CALLBACKS: flag,
+  /**
+   * The worker touches this file every 10 s while it is running (polling its task queue): a
+   * container healthcheck reads its age. Unset: no file.
+   */
+  WORKER_HEALTH_FILE: z.string().min(1).optional(),
   /** Workflows a worker keeps in memory (unset: the SDK's size from the heap limit). */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
 

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { databaseErrorSummary } from './db/dbErrors';
 
 export type { Logger };
 
@@ -6,8 +7,8 @@ export type { Logger };
  * Structured JSON logs. Credentials never reach a log line: request logging records
  * method, path, status and timing only, and these paths are redacted as a second guard.
  */
-export function createLogger(level: string, name: string): Logger {
-  return pino({
+export function createLogger(level: string, name: string, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name,
     level,
     base: { pid: process.pid, process: name },
@@ -27,5 +28,19 @@ export function createLogger(level: string, name: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+    // `err` by convention; `error` is where the Temporal SDK puts a failed activity's error.
+    serializers: { err: serializeError, error: serializeError },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * A database error (or one caused by it) is logged by class and code only (src/db/dbErrors.ts):
+ * its message and fields carry the SQL and the values (card tokens, emails, secrets). Other
+ * errors as pino logs them (type, message, stack).
+ */
+export function serializeError(err: unknown): unknown {
+  const database = databaseErrorSummary(err);
+  if (database) return database;
+  return err instanceof Error ? pino.stdSerializers.err(err) : err;
 }

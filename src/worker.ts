@@ -6,6 +6,7 @@ import { createActivities } from '../activities';
 import type { ProviderRegistry } from './providers/registry';
 import type { Client } from '@temporalio/client';
 import { WORKFLOWS_PATH } from './workflowBundle';
+import type { ResolveHost } from './net/pinnedPost';
 
 export { WORKFLOWS_PATH };
 
@@ -30,6 +31,8 @@ export interface WorkerDeps {
   callbackRetryInitialSeconds: number;
   /** See ActivityDeps.privateTestCallbacks. */
   privateTestCallbacks?: boolean;
+  /** See ActivityDeps.resolveHost. */
+  resolveHost?: ResolveHost;
   refundPollInitialSeconds?: number;
   billingDaySeconds?: number;
   subscriptionAuthorizationExpirySeconds?: number;

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../config';
 import { openOrm, migrate } from '../db/orm';
+import { errorText } from '../db/dbErrors';
 import {
   KEY_ENVIRONMENTS,
   KEY_ROLES,
@@ -127,7 +128,7 @@ async function main(): Promise<number> {
     return fail(
       json,
       'database_unreachable',
-      `Cannot reach the database (${(err as Error).message}). Is \`npm start\` running with DATA_DIR=${config.DATA_DIR}, or DATABASE_URL set?`,
+      `Cannot reach the database (${errorText(err)}). Is \`npm start\` running with DATA_DIR=${config.DATA_DIR}, or DATABASE_URL set?`,
       3,
     );
   }
@@ -140,7 +141,7 @@ async function main(): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
     if (err instanceof AppError) return fail(json, err.code, err.message, 1);
-    return fail(json, 'error', (err as Error).message, 1);
+    return fail(json, 'error', errorText(err), 1);
   } finally {
     await orm.close();
   }

@@ -80,6 +80,18 @@ class PostgreSqlDialectMarkingLostConnections extends PostgreSqlKnexDialect {
   }
 }
 
+/**
+ * Knex prints to console.log unless told otherwise. Its debug output is the SQL with its
+ * bindings (values): dropped. Its warnings (pool and connection trouble, deprecations) carry
+ * no SQL: kept, on stderr.
+ */
+const KNEX_LOG = {
+  debug: () => undefined,
+  warn: (message: unknown) => process.stderr.write(`knex warning: ${String(message)}\n`),
+  error: (message: unknown) => process.stderr.write(`knex error: ${String(message)}\n`),
+  deprecate: (message: unknown) => process.stderr.write(`knex deprecation: ${String(message)}\n`),
+};
+
 export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOptions): Options {
   return {
     clientUrl: databaseUrl,
@@ -90,7 +102,11 @@ export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOpti
     driver: PostgreSqlDriverKeepingCause,
     pool: { min: 0, max: poolMax, afterCreate: watchClient },
     // Fail fast when PostgreSQL is unreachable instead of hanging a request.
-    driverOptions: { client: PostgreSqlDialectMarkingLostConnections, connection: { connectionTimeoutMillis: 3000 } },
+    driverOptions: {
+      client: PostgreSqlDialectMarkingLostConnections,
+      connection: { connectionTimeoutMillis: 3000 },
+      log: KNEX_LOG,
+    },
     discovery: { warnWhenNoEntities: true },
     allowGlobalContext: false,
     debug,

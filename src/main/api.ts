@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
+import { errorText } from '../db/dbErrors';
 import { createApp } from '../api/app';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { providerRegistryFromConfig } from '../providers/registry';
@@ -54,6 +55,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`api failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.stderr.write(`api failed to start: ${errorText(err, (e) => e.stack ?? e.message)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
+import { errorText } from '../db/dbErrors';
 import { createSandbox } from '../sandbox/server';
 
 /** The provider sandbox process (docs/provider-sandbox.md): one process, state in memory. */
@@ -31,6 +32,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`sandbox failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.stderr.write(`sandbox failed to start: ${errorText(err, (e) => e.stack ?? e.message)}\n`);
   process.exit(1);
 });

@@ -1,10 +1,13 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { loadConfigOrExit, type Config } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
+import { errorText } from '../db/dbErrors';
 import { temporalConnectionOptions } from '../temporal/connection';
+import { temporalSdkLogger } from '../temporal/sdkLogger';
 import { createWorker } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
@@ -17,14 +20,6 @@ import {
   type BuiltWorkflowBundle,
 } from '../workflowBundle';
 import { Client, Connection } from '@temporalio/client';
-
-const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-  TRACE: 'trace',
-  DEBUG: 'debug',
-  INFO: 'info',
-  WARN: 'warn',
-  ERROR: 'error',
-};
 
 async function connectWithRetry(
   options: Parameters<typeof NativeConnection.connect>[0],
@@ -55,13 +50,26 @@ async function workflowBundle(config: Config, log: (msg: string) => void): Promi
   return buildWorkflowBundle({ outPath, buildId: config.WORKER_BUILD_ID, onError: log });
 }
 
+/**
+ * Liveness for a container healthcheck without a port: the file's mtime is renewed every 10 s
+ * while the worker runs. A stopped, failed or stuck worker (a blocked event loop) lets it age.
+ */
+function touchWhileRunning(file: string, worker: Worker): NodeJS.Timeout {
+  const touch = () => {
+    if (worker.getState() !== 'RUNNING') return;
+    const now = new Date();
+    fs.promises.utimes(file, now, now).catch(() => fs.promises.writeFile(file, '').catch(() => undefined));
+  };
+  touch();
+  return setInterval(touch, 10_000).unref();
+}
+
 /** The worker process: polls the task queue; scale by running more copies. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, 'worker');
-  const sdkLogger = logger.child({ component: 'temporal-sdk' });
   Runtime.install({
-    logger: new DefaultLogger('INFO', (entry) => sdkLogger[PINO_LEVEL[entry.level]](entry.meta ?? {}, entry.message)),
+    logger: temporalSdkLogger(logger),
     // Graceful: on a signal the worker stops polling, lets running tasks finish, then run() resolves.
     shutdownSignals: ['SIGINT', 'SIGTERM'],
   });
@@ -115,6 +123,7 @@ async function main(): Promise<void> {
     },
     'worker running',
   );
+  const liveness = config.WORKER_HEALTH_FILE ? touchWhileRunning(config.WORKER_HEALTH_FILE, worker) : undefined;
   const promotion = async () => {
     if (!config.WORKER_VERSIONING || !config.WORKER_SET_CURRENT_VERSION) return;
     // The version exists on the server once this worker polls, so this runs beside run().
@@ -134,6 +143,7 @@ async function main(): Promise<void> {
     }
   };
   await Promise.all([worker.run(), promotion()]);
+  if (liveness) clearInterval(liveness);
   logger.info('worker stopped');
   await orm.close();
   await connection.close();
@@ -145,6 +155,6 @@ main().catch((err: unknown) => {
     process.stderr.write(`worker failed: ${err.message}\n`);
     process.exit(1);
   }
-  process.stderr.write(`worker failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.stderr.write(`worker failed: ${errorText(err, (e) => e.stack ?? e.message)}\n`);
   process.exit(1);
 });

