@@ -8,6 +8,7 @@ export type SendResult = 'sent' | 'already_sent' | 'missing';
 const SMTP_TIMEOUTS = { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000 };
 /** How long a claim holds an email: longer than the slowest send the timeouts above allow. */
 const CLAIM_SECONDS = 60;
+const RECORD_SENT_RETRY_MS = 15_000;
 
 /**
  * Sends outbox emails over SMTP (nodemailer; SMTP_URL, by default the local catcher of
@@ -52,10 +53,29 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
       await sql().execute(`update emails set claimed_until = null, last_error = ? where id = ?`, [reason, emailId]);
       throw new Error(`email ${emailId} not sent: ${reason}`);
     }
-    await sql().execute(`update emails set sent_at = now(), claimed_until = null, last_error = null where id = ?`, [
-      emailId,
-    ]);
+    await recordSent(emailId);
     return 'sent';
+  }
+
+  /**
+   * The server has the email: recording that must not fail on a database blip (a restart, a
+   * failover), or the next attempt would send it again once the claim lapses. Retried for up to
+   * 15 s (the activity's 30 s timeout bounds the whole send); only a crash of this process in
+   * between leaves a resend (same Message-ID).
+   */
+  async function recordSent(emailId: string): Promise<void> {
+    const deadline = Date.now() + RECORD_SENT_RETRY_MS;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+      try {
+        await sql().execute(`update emails set sent_at = now(), claimed_until = null, last_error = null where id = ?`, [
+          emailId,
+        ]);
+        return;
+      } catch (err) {
+        if (Date.now() + delay > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   return { send };

@@ -13,7 +13,7 @@ import { defaultFaultPlan, runFaults, setSandboxFaults, type FaultPlan } from '.
 import { checkInvariants } from './invariants';
 import { runLoad } from './load';
 import type { ChaosReport } from './report';
-import { countUnsettled, readDatabase, readDeliveredMessageIds, readLedger } from './witnesses';
+import { countUnsettled, readDatabase, readDeliveries, readLedger } from './witnesses';
 
 export interface ChaosOptions {
   durationS: number;
@@ -162,7 +162,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       // The sandbox serves only this run's cluster; the demo merchant takes no traffic.
       ledger: ledger.filter((e) => !e.metadata.paymentId || ours.has(e.metadata.paymentId)),
       ...db,
-      deliveredMessageIds: readDeliveredMessageIds(cluster.mailDir),
+      deliveries: readDeliveries(cluster.mailDir),
+      workerKills: kills.filter((k) => k.kind === 'worker').map((k) => k.at),
       acknowledgements: recorder.acknowledgements,
       serverErrors: recorder.serverErrors,
       answers: recorder.answers.length,
@@ -173,6 +174,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       machine:
         `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.cpus()[0]?.model ?? ''}`.trim(),
       startedAt: new Date(started).toISOString(),
+      loadStartedAt: new Date(loadStarted).toISOString(),
       durationS: opts.durationS,
       clusterStartS,
       drainS,

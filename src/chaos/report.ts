@@ -5,6 +5,7 @@ import type { InvariantResult } from './invariants';
 export interface ChaosReport {
   machine: string;
   startedAt: string;
+  loadStartedAt: string;
   durationS: number;
   clusterStartS: number;
   drainS: number;
@@ -104,7 +105,10 @@ export function formatReport(report: ChaosReport): string {
       ...report.invariants.map((r) => [r.name, String(r.checked), String(r.violations.length)]),
     ]),
   );
-  for (const r of report.invariants) for (const v of r.violations.slice(0, 20)) out.push(`  VIOLATION ${r.name}: ${v}`);
+  for (const r of report.invariants) {
+    for (const note of r.notes ?? []) out.push(`  note ${r.name}: ${note}`);
+    for (const v of r.violations.slice(0, 20)) out.push(`  VIOLATION ${r.name}: ${v}`);
+  }
   out.push('', violations(report) === 0 ? 'PASS: no violation, no 500.' : `FAIL: ${violations(report)} violation(s).`);
   return out.join('\n');
 }

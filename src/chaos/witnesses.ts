@@ -98,15 +98,16 @@ export async function countUnsettled(databaseUrl: string, merchantIds: string[])
   }
 }
 
-/** The Message-ID of every mail file (one element per file, duplicates kept). */
-export function readDeliveredMessageIds(mailDir: string | null): string[] {
+/** The Message-ID of every mail file and when it was written (one element per file, duplicates kept). */
+export function readDeliveries(mailDir: string | null): Array<{ messageId: string; at: number }> {
   if (!mailDir || !fs.existsSync(mailDir)) return [];
-  const ids: string[] = [];
+  const deliveries: Array<{ messageId: string; at: number }> = [];
   for (const name of fs.readdirSync(mailDir)) {
     if (!name.endsWith('.eml')) continue;
-    const head = fs.readFileSync(path.join(mailDir, name), 'utf8').split(/\r?\n\r?\n/, 1)[0] ?? '';
+    const file = path.join(mailDir, name);
+    const head = fs.readFileSync(file, 'utf8').split(/\r?\n\r?\n/, 1)[0] ?? '';
     const match = /^message-id:\s*(<[^>]+>)/im.exec(head);
-    if (match) ids.push(match[1]!);
+    if (match) deliveries.push({ messageId: match[1]!, at: fs.statSync(file).mtimeMs });
   }
-  return ids;
+  return deliveries;
 }

@@ -13,7 +13,11 @@ export interface SupervisorOptions {
   giveUp: (reason: string) => void;
   /** Delay before the n-th restart in a row (default 1 s doubling to 30 s). */
   backoffMs?: (streak: number) => number;
-  /** A child that ran this long before it died starts a new streak (default 60 s). */
+  /**
+   * A child that ran this long before it died starts a new streak (default 15 s): a process
+   * that crashes while starting dies within seconds; one killed after running a while is not in
+   * a crash loop and comes back after the shortest backoff.
+   */
   stableAfterMs?: number;
   /** Called with each new child (the first and every restart), e.g. to publish its pid. */
   onStart?: (child: ChildProcess) => void;
@@ -38,7 +42,7 @@ const defaultBackoff = (streak: number) => Math.min(1000 * 2 ** (streak - 1), 30
  */
 export function supervise(opts: SupervisorOptions): Supervised {
   const backoff = opts.backoffMs ?? defaultBackoff;
-  const stableAfterMs = opts.stableAfterMs ?? 60_000;
+  const stableAfterMs = opts.stableAfterMs ?? 15_000;
   let stopping = false;
   let streak = 0;
   let restarts = 0;

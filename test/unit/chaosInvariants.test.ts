@@ -47,7 +47,8 @@ function cleanRun(): InvariantInput {
     invoices: [{ id: 'inv_1', subscriptionId: 'sub_1', status: 'paid', amountMinor: 500 }],
     subscriptions: [{ id: 'sub_1', status: 'cancelled' }],
     emails: [{ id: 'eml_1', sentAt: new Date() }],
-    deliveredMessageIds: ['<eml_1@payments.local>'],
+    deliveries: [{ messageId: '<eml_1@payments.local>', at: at('2026-01-01T00:00:12Z') }],
+    workerKills: [],
     acknowledgements: [
       { kind: 'payment', id: 'pay_1', merchantId: 'm1', status: 'succeeded', at: at('2026-01-01T00:00:11Z') },
       { kind: 'refund', id: 'ref_1', merchantId: 'm1', status: 'succeeded', at: at('2026-01-01T00:00:21Z') },
@@ -122,9 +123,9 @@ describe('chaos invariants', () => {
     expect(violationsOf(run, '5.')).toEqual(['payment pay_lost acknowledged (created) but not recorded']);
   });
 
-  it('emails: one delivered twice, one recorded sent but never delivered; any 500 is a violation', () => {
+  it('emails: one delivered twice with no crash, one recorded sent but never delivered; any 500 is a violation', () => {
     const run = cleanRun();
-    run.deliveredMessageIds.push('<eml_1@payments.local>');
+    run.deliveries.push({ messageId: '<eml_1@payments.local>', at: at('2026-01-01T00:01:40Z') });
     run.emails.push({ id: 'eml_2', sentAt: new Date() });
     run.serverErrors.push({ operation: 'payment (token)', status: 500, code: 'internal_error' });
     expect(violationsOf(run, 'emails')).toEqual([
@@ -132,5 +133,17 @@ describe('chaos invariants', () => {
       'email eml_2 recorded sent, never delivered',
     ]);
     expect(violationsOf(run, 'no 500')).toEqual(['payment (token) answered 500 internal_error']);
+  });
+
+  it('emails: a second copy is tolerated (and reported) only when a worker died just after the first', () => {
+    const run = cleanRun();
+    run.deliveries.push({ messageId: '<eml_1@payments.local>', at: at('2026-01-01T00:01:40Z') });
+    run.workerKills.push(at('2026-01-01T00:00:12.300Z'));
+    const emails = checkInvariants(run).find((r) => r.name === 'emails sent once')!;
+    expect(emails.violations).toEqual([]);
+    expect(emails.notes).toEqual(['email <eml_1@payments.local> resent after its sender was killed mid-send']);
+
+    run.deliveries.push({ messageId: '<eml_1@payments.local>', at: at('2026-01-01T00:03:00Z') });
+    expect(violationsOf(run, 'emails')).toEqual(['email <eml_1@payments.local> delivered 3 times']);
   });
 });
