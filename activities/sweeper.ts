@@ -7,6 +7,9 @@ import { paymentWorkflowStartOptions } from '../src/temporal/paymentWorkflowOpti
 import { refundWorkflowStartOptions } from '../src/temporal/refundWorkflowOptions';
 import { subscriptionWorkflow } from '../workflows/subscription';
 import { subscriptionWorkflowStartOptions } from '../src/temporal/subscriptionWorkflowOptions';
+import { outboxEmailWorkflow } from '../workflows/outboxEmail';
+import { merchantEventsWorkflow } from '../workflows/merchantEvents';
+import { MerchantIdKey } from '../workflows/searchAttributes';
 import { Subscription, SubscriptionPhase } from '../src/db/entities';
 import { planOf } from '../src/domain/subscriptions';
 import type { ActivityDeps } from './deps';
@@ -20,12 +23,19 @@ import type { ActivityDeps } from './deps';
  *   submit, so nothing is captured without a new request;
  * - a refund: its workflow calls the provider, so the refund the merchant asked for proceeds;
  * - a subscription: its workflow charges the first period (or opens the hosted page), as the
- *   merchant asked (it was answered 503 with the subscription in `details`).
+ *   merchant asked (it was answered 503 with the subscription in `details`);
+ * - an email never attempted, or a merchant event never delivered (the outbox relay): the run
+ *   that recorded it was lost before it handed it on (a local activity's marker lost with its
+ *   worker) and the workflow went on without it. A workflow of its own sends it; the send claims
+ *   the email (a late send by the original run is no second email), and a delivery skips an
+ *   event already delivered.
  *
  * Each kind's candidates are paged by (created_at, id), older than a grace age (the API starts
  * the workflow right after its commit), without a sign of having had a workflow (a provider
  * reference). A watermark per kind remembers the last row examined, so each candidate is
- * examined once: after that it has a workflow, or had one.
+ * examined once: after that it has a workflow, or had one. Outbox rows need none: a row leaves
+ * the candidates once attempted, so each run pages from the start over what is still unsent,
+ * and a row committed late is never passed over.
  */
 
 /** The last row examined. ISO timestamp: heartbeat details are JSON. */
@@ -46,6 +56,8 @@ interface OrphanKindSweep<Row extends CandidateRow> {
    * cursor id, grace seconds, the merchant id (only `byMerchant`), limit.
    */
   candidates: (byMerchant: boolean) => string;
+  /** Whether a persisted watermark skips rows examined by earlier runs. */
+  watermarked: boolean;
   start(client: Client, row: Row, deps: ActivityDeps): Promise<unknown>;
 }
 
@@ -63,6 +75,23 @@ interface RefundCandidate extends CandidateRow {
   callback_url: string | null;
 }
 
+interface OutboxCandidate extends CandidateRow {
+  merchant_id: string;
+}
+
+/** The workflow that relays one outbox email, or one merchant event: one per row, ever. */
+export const emailRelayWorkflowId = (emailId: string) => `email-relay-${emailId}`;
+export const merchantEventRelayWorkflowId = (eventId: string) => `merchant-events-relay-${eventId}`;
+
+/**
+ * A relay workflow already running is left alone; a closed one is never started again (its row
+ * was sent, or it gave up and the row keeps the last error for operators).
+ */
+const RELAY_ID_POLICIES = {
+  workflowIdConflictPolicy: 'USE_EXISTING',
+  workflowIdReusePolicy: 'REJECT_DUPLICATE',
+} as const;
+
 /** A day of 86,400 s and a day for the customer: PRODUCT.md's defaults. */
 const DEFAULT_DAY_SECONDS = 86_400;
 
@@ -77,6 +106,7 @@ const kind = <Row extends CandidateRow>(sweep: OrphanKindSweep<Row>) => sweep;
 const orphanKinds = {
   // Never reached the provider (a payment that did has a workflow that got that far).
   payments: kind<PaymentCandidate>({
+    watermarked: true,
     candidates: (byMerchant) =>
       `select id, created_at, external_id, merchant_id, expires_at, callback_url from payments
           where status = 'created' and provider_transaction_id is null
@@ -100,6 +130,7 @@ const orphanKinds = {
   }),
   // Pending without a provider refund id: never answered by the provider.
   refunds: kind<RefundCandidate>({
+    watermarked: true,
     candidates: (byMerchant) =>
       `select r.id, r.created_at, r.external_id, r.merchant_id, r.payment_id, p.callback_url
           from refunds r join payments p on p.id = r.payment_id
@@ -128,6 +159,7 @@ const orphanKinds = {
   }),
   // Still `created`: its workflow (if any) never got past its first step.
   subscriptions: kind<CandidateRow>({
+    watermarked: true,
     candidates: (byMerchant) =>
       `select id, created_at from subscriptions
           where status = 'created'
@@ -152,6 +184,42 @@ const orphanKinds = {
         ),
       );
     },
+  }),
+  // Never attempted, and not held by a sender: the run that recorded it never sent it.
+  emails: kind<OutboxCandidate>({
+    watermarked: false,
+    candidates: (byMerchant) =>
+      `select id, created_at, merchant_id from emails
+          where sent_at is null and attempts = 0 and (claimed_until is null or claimed_until < now())
+            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and merchant_id = ?' : ''}
+          order by created_at, id limit ?`,
+    start: (client, row, { taskQueue }) =>
+      client.workflow.start(outboxEmailWorkflow, {
+        workflowId: emailRelayWorkflowId(row.id),
+        taskQueue,
+        args: [{ emailId: row.id }],
+        ...RELAY_ID_POLICIES,
+        typedSearchAttributes: [{ key: MerchantIdKey, value: row.merchant_id }],
+      }),
+  }),
+  // Never attempted: the run that recorded it never started its delivery.
+  merchantEvents: kind<OutboxCandidate>({
+    watermarked: false,
+    candidates: (byMerchant) =>
+      `select id, created_at, merchant_id from merchant_events
+          where delivered_at is null and attempts = 0 and callback_url is not null
+            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and merchant_id = ?' : ''}
+          order by created_at, id limit ?`,
+    start: (client, row, { taskQueue, callbackRetryInitialSeconds }) =>
+      client.workflow.start(merchantEventsWorkflow, {
+        workflowId: merchantEventRelayWorkflowId(row.id),
+        taskQueue,
+        args: [{ eventIds: [row.id], callbackRetryInitialSeconds }],
+        ...RELAY_ID_POLICIES,
+        typedSearchAttributes: [{ key: MerchantIdKey, value: row.merchant_id }],
+      }),
   }),
 } satisfies Record<OrphanKind, unknown>;
 
@@ -195,7 +263,7 @@ export function createSweeperActivities(deps: ActivityDeps) {
     const scope = req.merchantId ? `${req.kind}:${req.merchantId}` : req.kind;
     // A retried attempt resumes where the last one heartbeated (it may be past the watermark).
     const heartbeated = ctx.info.heartbeatDetails as SweepCursor | undefined;
-    const saved = await loadWatermark(scope);
+    const saved = kindSweep.watermarked ? await loadWatermark(scope) : undefined;
     let cursor = [heartbeated, saved].reduce<SweepCursor>((max, c) => (c && after(c, max) ? c : max), EPOCH);
     const sql = kindSweep.candidates(req.merchantId !== undefined);
     let examined = 0;
@@ -219,7 +287,7 @@ export function createSweeperActivities(deps: ActivityDeps) {
         ctx.heartbeat(cursor);
       }
       examined += rows.length;
-      if (rows.length > 0) await saveWatermark(scope, cursor);
+      if (rows.length > 0 && kindSweep.watermarked) await saveWatermark(scope, cursor);
       if (rows.length < limit) break;
     }
     return examined;

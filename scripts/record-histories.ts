@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|subscriptions|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|subscriptions|sweeps|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -21,6 +21,7 @@ import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
+import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   try {
     if (which === 'all' || which === 'payments') await recordPaymentsAndRefunds();
     if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
+    if (which === 'all' || which === 'sweeps') await recordSweeps();
   } finally {
     await globalTeardown();
   }
@@ -249,6 +251,23 @@ async function recordSubscriptions(): Promise<void> {
     await exportHistory('subscription-continued-as-new-last-run', workflowId, chainRuns[chainRuns.length - 1]!.runId);
   } finally {
     await receiver.close();
+    await stack.close();
+  }
+}
+
+/** One run of the orphan sweeper, every kind, over one merchant (the schedule runs it over all). */
+async function recordSweeps(): Promise<void> {
+  const stack = await startPaymentStack('record-sweep');
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Sweep recorder');
+    const workflowId = `sweep-record-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ graceSeconds: 1, pageSize: 10, maxRows: 100, merchantId: merchant.merchantId }],
+    });
+    await exportHistory('sweep-orphans', workflowId);
+  } finally {
     await stack.close();
   }
 }

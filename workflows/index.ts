@@ -6,3 +6,4 @@ export { sweepOrphanPaymentsWorkflow } from './sweepPayments';
 export { sweepOrphansWorkflow } from './sweepOrphans';
 export { subscriptionWorkflow } from './subscription';
 export { merchantEventsWorkflow } from './merchantEvents';
+export { outboxEmailWorkflow } from './outboxEmail';

@@ -38,3 +38,9 @@ export const SWEEP_SUBSCRIPTIONS = 'sweep-subscriptions-v1';
  * their state in `resume`; a payment refuses an Update while it hands over (the API sends it again).
  */
 export const BOUNDED_HISTORIES = 'bounded-histories-v1';
+
+/**
+ * The orphan sweeper relays outbox rows a lost run never handed on: emails never attempted and
+ * merchant events never delivered, past the grace age, each to a workflow of its own.
+ */
+export const SWEEP_OUTBOX_RELAY = 'sweep-outbox-relay-v1';

@@ -1,12 +1,14 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
-import { SWEEP_SUBSCRIPTIONS } from './patches';
+import { SWEEP_OUTBOX_RELAY, SWEEP_SUBSCRIPTIONS } from './patches';
 import type { Activities } from '../activities';
 
 /**
  * The kinds of record the orphan sweeper gives a workflow, in the order it sweeps them. Each has
  * a row in activities/sweeper.ts `orphanKinds` (its candidates and how its workflow starts).
+ * The last two are the outbox relay: emails and merchant events recorded by a run that was lost
+ * before it handed them on (a local activity whose worker died), sent by a workflow of their own.
  */
-export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions'] as const;
+export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents'] as const;
 export type OrphanKind = (typeof ORPHAN_KINDS)[number];
 
 export const SWEEP_SCHEDULE_ID = 'sweep-orphans';
@@ -34,8 +36,14 @@ const acts = proxyActivities<Activities>({
 /** Run by a Temporal Schedule every minute (see src/temporal/schedules.ts): rows examined, per kind. */
 export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<Partial<Record<OrphanKind, number>>> {
   const examined: Partial<Record<OrphanKind, number>> = {};
-  // Runs started before subscriptions were swept go on with the kinds they began with.
-  const kinds = input.kinds ?? (patched(SWEEP_SUBSCRIPTIONS) ? ORPHAN_KINDS : (['payments', 'refunds'] as const));
+  // Runs started before subscriptions (then the outbox) were swept go on with the kinds they began with.
+  const kinds =
+    input.kinds ??
+    (!patched(SWEEP_SUBSCRIPTIONS)
+      ? (['payments', 'refunds'] as const)
+      : patched(SWEEP_OUTBOX_RELAY)
+        ? ORPHAN_KINDS
+        : (['payments', 'refunds', 'subscriptions'] as const));
   for (const kind of kinds) {
     examined[kind] = await acts.sweepOrphans({
       kind,

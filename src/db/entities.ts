@@ -198,7 +198,14 @@ export class MerchantEvent {
 export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
   class: MerchantEvent,
   tableName: 'merchant_events',
-  indexes: [{ properties: ['merchant', 'createdAt'], name: 'merchant_events_merchant_created_idx' }],
+  indexes: [
+    { properties: ['merchant', 'createdAt'], name: 'merchant_events_merchant_created_idx' },
+    // The outbox relay's candidates (the orphan sweeper), paged by (created_at, id).
+    {
+      name: 'merchant_events_undelivered_idx',
+      expression: `create index "merchant_events_undelivered_idx" on "merchant_events" ("created_at", "id") where delivered_at is null`,
+    },
+  ],
   properties: {
     id: { type: 'string', primary: true, length: 40 },
     merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },
@@ -292,7 +299,14 @@ export class Email {
 export const EmailSchema = new EntitySchema<Email>({
   class: Email,
   tableName: 'emails',
-  indexes: [{ properties: ['merchant', 'createdAt'], name: 'emails_merchant_created_idx' }],
+  indexes: [
+    { properties: ['merchant', 'createdAt'], name: 'emails_merchant_created_idx' },
+    // The outbox relay's candidates (the orphan sweeper), paged by (created_at, id).
+    {
+      name: 'emails_unsent_idx',
+      expression: `create index "emails_unsent_idx" on "emails" ("created_at", "id") where sent_at is null`,
+    },
+  ],
   properties: {
     id: { type: 'string', primary: true, length: 40 },
     merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade' },

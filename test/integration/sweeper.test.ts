@@ -12,6 +12,14 @@ import { sweepOrphansWorkflow, SWEEP_SCHEDULE_ID, type SweepOrphansInput } from 
 import { sweepOrphanPaymentsWorkflow } from '../../workflows/sweepPayments';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { ensureSchedules, SWEEP_ARGS } from '../../src/temporal/schedules';
+import { Email, Invoice, Merchant, MerchantEvent, Subscription } from '../../src/db/entities';
+import { recordEmail } from '../../src/domain/emails';
+import { recordEvent } from '../../src/domain/events';
+import { subscriptionEmail } from '../../src/domain/subscriptionEmails';
+import { newId } from '../../src/ids';
+import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
+import { startCallbackReceiver } from '../helpers/callbackReceiver';
+import { sleep, subscriptionClient } from '../helpers/subscriptions';
 
 /** The orphan sweeper: paged, past a grace age, skipping records with a workflow, each examined once. */
 describe('orphan sweeper', () => {
@@ -51,6 +59,7 @@ describe('orphan sweeper', () => {
       workflowId: `sweep-test-${Date.now()}-${Math.random()}`,
       args: [{ graceSeconds: 1, pageSize: 1, maxRows: 1000, merchantId: merchant.merchantId, ...input }],
     });
+  const nothingElse = { refunds: 0, subscriptions: 0, emails: 0, merchantEvents: 0 };
   const workflowStatus = async (paymentId: string) =>
     (await stack.api.client.workflow.getHandle(paymentWorkflowId(paymentId)).describe()).status.name;
 
@@ -67,15 +76,15 @@ describe('orphan sweeper', () => {
     await new Promise((r) => setTimeout(r, 1100));
 
     // One row per page: three pages.
-    expect(await sweep()).toEqual({ payments: 3, refunds: 0, subscriptions: 0 });
+    expect(await sweep()).toEqual({ payments: 3, ...nothingElse });
     for (const id of orphans) expect(await workflowStatus(id)).toBe('RUNNING');
     // The watermark is past them: the next sweep examines nothing.
-    expect(await sweep()).toEqual({ payments: 0, refunds: 0, subscriptions: 0 });
+    expect(await sweep()).toEqual({ payments: 0, ...nothingElse });
 
     // Younger than the grace age: left for a later sweep (the watermark stays before it).
     const young = await orphanPayment('young');
-    expect(await sweep({ graceSeconds: 60 })).toEqual({ payments: 0, refunds: 0, subscriptions: 0 });
-    expect(await sweep()).toEqual({ payments: 1, refunds: 0, subscriptions: 0 });
+    expect(await sweep({ graceSeconds: 60 })).toEqual({ payments: 0, ...nothingElse });
+    expect(await sweep()).toEqual({ payments: 1, ...nothingElse });
     expect(await workflowStatus(young)).toBe('RUNNING');
   });
 
@@ -108,6 +117,145 @@ describe('orphan sweeper', () => {
     // Examined once: the next sweep has nothing to do.
     expect(await sweep({ kinds: ['subscriptions'] })).toEqual({ subscriptions: 0 });
     await call(stack.api.baseUrl, 'DELETE', `/subscriptions/${id}?notify=false`, merchant.auth);
+  });
+
+  /**
+   * The outbox relay. A renewal charge runs as a local activity: a worker killed after it
+   * recorded the invoice paid, with its receipt and `charge_succeeded` event, but before the
+   * workflow task completed loses the activity's marker; a cancel arriving first ends the run
+   * without it ever learning those rows' ids (found by `npm run chaos`). Here the rows are
+   * recorded as the charge records them, for a subscription whose workflow has ended.
+   */
+  describe('outbox relay', () => {
+    const unsent = async (merchantId: string) => {
+      const em = stack.orm.em.fork();
+      return (
+        (await em.count(Email, { merchant: merchantId, sentAt: null })) +
+        (await em.count(MerchantEvent, { merchant: merchantId, deliveredAt: null }))
+      );
+    };
+
+    it('sends an email and delivers an event recorded by a lost run, once, however often it sweeps', async () => {
+      const receiver = await startCallbackReceiver();
+      try {
+        const relayMerchant = await createTestMerchant(stack.orm, 'Relay merchant');
+        const subs = subscriptionClient(stack, relayMerchant);
+        const created = await subs.create({ cardToken: 'tok_success', callbackUrl: receiver.url });
+        expect(created.status).toBe(200);
+        const id = created.body.id as string;
+        await subs.until(id, (s) => s.status === 'active', 60_000);
+        expect((await subs.cancel(id, '?notify=false')).status).toBeLessThan(300);
+        await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).result();
+        // What the run itself recorded went out (its event by a child of its own): none is a candidate.
+        await eventually(
+          () => unsent(relayMerchant.merchantId),
+          (n) => n === 0,
+          60_000,
+          250,
+        );
+        const mailBefore = subs.mail(id).length;
+
+        // The lost renewal's rows: the receipt and the event its charge records.
+        const { emailId, eventId } = await stack.orm.em.fork().transactional(async (tx) => {
+          const s = await tx.findOneOrFail(Subscription, { id }, { populate: ['merchant'] });
+          const invoice = await tx.findOneOrFail(Invoice, { subscription: id, periodIndex: 0 });
+          // A renewal's invoice, as the lost charge paid it.
+          const renewal = { ...invoice, id: newId('invoice'), periodIndex: 1 } as Invoice;
+          const email = recordEmail(tx, {
+            merchant: s.merchant,
+            dedupeKey: `${id}:email:receipt:${renewal.id}`,
+            to: s.customer!.email!,
+            ...subscriptionEmail('receipt', s, { invoice: renewal }),
+          });
+          const event = recordEvent(tx, {
+            merchant: s.merchant,
+            type: 'subscription.charge_succeeded',
+            resourceId: id,
+            dedupeKey: `${id}:charge_succeeded:${renewal.id}`,
+            callbackUrl: s.callbackUrl,
+            data: { id, invoiceId: renewal.id },
+          });
+          await tx.flush();
+          return { emailId: email.id, eventId: event!.id };
+        });
+        await sleep(1100);
+
+        const runSweep = () => sweep({ merchantId: relayMerchant.merchantId });
+        const relayed = (r: Partial<Record<string, number>>) => [r.emails, r.merchantEvents];
+        expect(relayed(await runSweep())).toEqual([1, 1]);
+        const receipts = () => stack.mail().filter((m) => m.messageId.includes(emailId));
+        const deliveries = () => receiver.received.filter((r) => r.json.id === eventId);
+        await eventually(
+          async () => receipts().length,
+          (n) => n > 0,
+          60_000,
+          250,
+        );
+        await eventually(
+          async () => deliveries().length,
+          (n) => n > 0,
+          60_000,
+          250,
+        );
+        expect(receipts()).toEqual([expect.objectContaining({ to: 'customer@example.com' })]);
+        expect(receipts()[0]!.subject).toMatch(/^Payment receipt:/);
+        expect(deliveries().map((d) => d.json.type)).toEqual(['subscription.charge_succeeded']);
+        const em = stack.orm.em.fork();
+        expect(await em.findOneOrFail(Email, { id: emailId })).toMatchObject({ sentAt: expect.any(Date), attempts: 1 });
+        expect(await em.findOneOrFail(MerchantEvent, { id: eventId })).toMatchObject({
+          deliveredAt: expect.any(Date),
+          attempts: 1,
+        });
+
+        // Sent and delivered: the next runs have nothing to relay; nothing arrives twice.
+        expect(relayed(await runSweep())).toEqual([0, 0]);
+        expect(relayed(await runSweep())).toEqual([0, 0]);
+        await sleep(2000);
+        expect(receipts()).toHaveLength(1);
+        expect(deliveries()).toHaveLength(1);
+        expect(subs.mail(id)).toHaveLength(mailBefore + 1);
+      } finally {
+        await receiver.close();
+      }
+    }, 180_000);
+
+    it('leaves an email younger than the grace age to the run that recorded it; relays it once past it', async () => {
+      const relayMerchant = await createTestMerchant(stack.orm, 'Relay merchant (fresh)');
+      const emailId = await stack.orm.em.fork().transactional(async (tx) => {
+        const email = recordEmail(tx, {
+          merchant: tx.getReference(Merchant, relayMerchant.merchantId),
+          dedupeKey: `fresh:${Date.now()}:email:receipt`,
+          to: 'fresh@example.com',
+          subject: 'Payment receipt: 10.00 USD for a fresh charge',
+          text: 'We received your payment.',
+        });
+        await tx.flush();
+        return email.id;
+      });
+      const sent = () => stack.mail().filter((m) => m.messageId.includes(emailId));
+
+      // The normal path sends within seconds: a fresh row is not the relay's.
+      expect(await sweep({ merchantId: relayMerchant.merchantId, graceSeconds: 60 })).toMatchObject({ emails: 0 });
+      await sleep(1500);
+      expect(await stack.orm.em.fork().findOneOrFail(Email, { id: emailId })).toMatchObject({
+        attempts: 0,
+        sentAt: null,
+        claimedUntil: null,
+      });
+      expect(sent()).toHaveLength(0);
+
+      // Still unattempted past the grace age: relayed, once.
+      expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ emails: 1 });
+      await eventually(
+        async () => sent().length,
+        (n) => n > 0,
+        60_000,
+        250,
+      );
+      expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ emails: 0 });
+      await sleep(1500);
+      expect(sent()).toHaveLength(1);
+    }, 120_000);
   });
 
   it("ensureSchedules updates a schedule whose definition changed, keeping an operator's pause", async () => {

@@ -6,6 +6,7 @@ import { Migration20261122030000Emails } from './Migration20261122030000Emails';
 import { Migration20261122040000Subscriptions } from './Migration20261122040000Subscriptions';
 import { Migration20261123000000EmailClaims } from './Migration20261123000000EmailClaims';
 import { Migration20261123010000SweepWatermarks } from './Migration20261123010000SweepWatermarks';
+import { Migration20261124000000OutboxRelay } from './Migration20261124000000OutboxRelay';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122040000Subscriptions', class: Migration20261122040000Subscriptions },
   { name: 'Migration20261123000000EmailClaims', class: Migration20261123000000EmailClaims },
   { name: 'Migration20261123010000SweepWatermarks', class: Migration20261123010000SweepWatermarks },
+  { name: 'Migration20261124000000OutboxRelay', class: Migration20261124000000OutboxRelay },
 ];
