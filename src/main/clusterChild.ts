@@ -5,7 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { ownChild, stopProcess } from '../infra/processes';
 import { freeLoopbackPort } from '../infra/ports';
-import { allPorts, temporalServerPorts } from '../infra/temporalServerConfig';
+import {
+  allPorts,
+  MAX_MEMBERSHIP_PORT,
+  MEMBERSHIP_PORT_OFFSET,
+  temporalServerPorts,
+} from '../infra/temporalServerConfig';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
 import { ROOT } from './stackParts';
 
@@ -44,7 +49,8 @@ export interface ClusterChildOptions {
 /** A frontend port whose derived service ports (src/infra/temporalServerConfig.ts) are all free. */
 export async function freeTemporalFrontendPort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    // Membership ports (P - 300 + 0..3) must stay at or below MAX_MEMBERSHIP_PORT.
+    const base = 20_000 + Math.floor(Math.random() * (MAX_MEMBERSHIP_PORT - MEMBERSHIP_PORT_OFFSET - 3 - 20_000));
     const free = await Promise.all(allPorts(temporalServerPorts(base)).map(portIsFree));
     if (free.every(Boolean)) return base;
   }
