@@ -383,6 +383,8 @@ interface PhaseResult {
   outsideCores: number;
   walBytesPerOp: number;
   commitsPerOp: Record<string, number>;
+  /** Supervisor restarts during the measured window (a result with restarts is suspect). */
+  restarts: Record<string, number>;
   note?: string;
 }
 
@@ -396,6 +398,7 @@ function phaseResult(
   latencies: number[],
   cpu: ReturnType<typeof cpuBetween>,
   db: ReturnType<typeof dbBetween>,
+  restarts: Record<string, number>,
   note?: string,
 ): PhaseResult {
   const per = (x: number) => (ops > 0 ? x / ops : 0);
@@ -431,6 +434,7 @@ function phaseResult(
     outsideCores: round(cpu.outsideSeconds / cpu.wallSeconds, 2),
     walBytesPerOp: Math.round(per(db.walBytes)),
     commitsPerOp: Object.fromEntries(Object.entries(db.commits).map(([d, n]) => [d, round(per(n), 2)])),
+    restarts,
     note,
   };
 }
@@ -441,7 +445,8 @@ function printPhase(r: PhaseResult): void {
     .join(', ');
   say(
     `  ${r.phase}: ${r.opsPerSecond}/s (${r.ops} in ${r.seconds} s), p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms` +
-      (r.failed ? `, ${r.failed} failed (${errors})` : ''),
+      (r.failed ? `, ${r.failed} failed (${errors})` : '') +
+      (Object.keys(r.restarts).length ? ` -- RESTARTS during the phase: ${JSON.stringify(r.restarts)}` : ''),
   );
   say(
     `    CPU ms/op: ${Object.entries(r.cpuMsPerOp)
@@ -449,6 +454,13 @@ function printPhase(r: PhaseResult): void {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}; stack ${r.stackCpuMsPerOp}; machine ${r.machineCores} cores (outside ${r.outsideCores})`,
   );
+}
+
+/** Restarts counted since `before` (a copy of cluster.restarts taken at the phase start). */
+function restartsSince(before: Record<string, number>, now: Record<string, number>): Record<string, number> {
+  const since: Record<string, number> = {};
+  for (const [kind, n] of Object.entries(now)) if (n > (before[kind] ?? 0)) since[kind] = n - (before[kind] ?? 0);
+  return since;
 }
 
 interface Target {
@@ -472,6 +484,7 @@ async function measureLoop(
   if (WARMUP_S > 0) await closedLoop(CONCURRENCY, WARMUP_S * 1000, op);
   const file = t.cluster.readClusterFile();
   const [db0, cpu0] = [await sampleDb(file.databaseUrl), sampleCpu(t.cluster.pid, file)];
+  const restarts0 = { ...t.cluster.restarts };
   const r = await closedLoop(CONCURRENCY, durationS * 1000, op);
   const cpu1 = sampleCpu(t.cluster.pid, file);
   await sleep(1500); // other backends' statistics reach pg_stat_database
@@ -486,6 +499,7 @@ async function measureLoop(
     r.latenciesMs,
     cpuBetween(cpu0, cpu1),
     dbBetween(db0, db1),
+    restartsSince(restarts0, t.cluster.restarts),
   );
   printPhase(result);
   return result;
@@ -526,11 +540,23 @@ async function runCluster(workers: number): Promise<{ phases: PhaseResult[]; ext
     {
       const idleFile = cluster.readClusterFile();
       const [db0, cpu0] = [await sampleDb(idleFile.databaseUrl), sampleCpu(cluster.pid, idleFile)];
+      const restarts0 = { ...cluster.restarts };
       await sleep(BASELINE_S * 1000);
       const cpu1 = sampleCpu(cluster.pid, idleFile);
       await sleep(1500);
       const db1 = await sampleDb(idleFile.databaseUrl);
-      const idle = phaseResult('idle (no load)', workers, 0, 0, 0, {}, [], cpuBetween(cpu0, cpu1), dbBetween(db0, db1));
+      const idle = phaseResult(
+        'idle (no load)',
+        workers,
+        0,
+        0,
+        0,
+        {},
+        [],
+        cpuBetween(cpu0, cpu1),
+        dbBetween(db0, db1),
+        restartsSince(restarts0, cluster.restarts),
+      );
       say(`  machine ${idle.machineCores} cores: ${JSON.stringify(idle.cores)}`);
       phases.push(idle);
     }
@@ -640,6 +666,7 @@ async function runCluster(workers: number): Promise<{ phases: PhaseResult[]; ext
     const renewFile = cluster.readClusterFile();
     const [db0, cpu0] = [await sampleDb(renewFile.databaseUrl), sampleCpu(cluster.pid, renewFile)];
     const windowStart = new Date();
+    const restarts0 = { ...cluster.restarts };
     const capturesBefore = (await renewalCaptures()).length;
     await sleep(PHASE_S * 1000);
     const cpu1 = sampleCpu(cluster.pid, renewFile);
@@ -669,6 +696,7 @@ async function runCluster(workers: number): Promise<{ phases: PhaseResult[]; ext
       lags,
       cpuBetween(cpu0, cpu1),
       dbBetween(db0, db1),
+      restartsSince(restarts0, cluster.restarts),
       `${subscriptionIds.length} subscriptions, billing day ${BILLING_DAY_S} s: offered ` +
         `${round(subscriptionIds.length / BILLING_DAY_S)}/s; latency = invoice due (period_start) to paid_at ` +
         `for the ${lags.length} renewal invoices paid in the window`,
@@ -703,8 +731,11 @@ async function runCluster(workers: number): Promise<{ phases: PhaseResult[]; ext
     say(`  stopping the cluster...`);
     await cluster.stop();
     currentCluster = undefined;
-    if (Object.keys(cluster.restarts).length) say(`  (restarts during the run: ${JSON.stringify(cluster.restarts)})`);
-    fs.rmSync(cluster.dataDir, { recursive: true, force: true });
+    if (Object.keys(cluster.restarts).length) {
+      say(`  (restarts during the run: ${JSON.stringify(cluster.restarts)}; logs kept in ${cluster.dataDir}/logs)`);
+    } else {
+      fs.rmSync(cluster.dataDir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -732,8 +763,8 @@ function markdown(results: Array<{ workers: number; phases: PhaseResult[]; extra
   const fmt = (n: number | undefined, digits = 1) => (n === undefined || n === 0 ? '0' : n.toFixed(digits));
 
   lines.push('Throughput, latency and stack CPU per operation:', '');
-  row(['workers', 'phase', 'ops/s', 'p50 ms', 'p99 ms', 'failed', 'machine cores', 'stack CPU ms/op']);
-  row(['--:', '---', '--:', '--:', '--:', '--:', '--:', '--:']);
+  row(['workers', 'phase', 'ops/s', 'p50 ms', 'p99 ms', 'failed', 'machine cores', 'stack CPU ms/op', 'restarts']);
+  row(['--:', '---', '--:', '--:', '--:', '--:', '--:', '--:', '---']);
   for (const { workers, phases } of results) {
     for (const p of phases.filter(measured)) {
       row([
@@ -745,6 +776,9 @@ function markdown(results: Array<{ workers: number; phases: PhaseResult[]; extra
         p.failed,
         fmt(p.machineCores, 2),
         fmt(p.stackCpuMsPerOp, 2),
+        Object.entries(p.restarts)
+          .map(([k, n]) => `${k} x${n}`)
+          .join(', ') || '-',
       ]);
     }
   }
