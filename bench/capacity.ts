@@ -138,7 +138,13 @@ function sampleCpu(clusterPid: number, file: ClusterFile): CpuSample {
   };
   const sample: CpuSample = { procs: new Map(), machineBusyTicks: machine, at: performance.now() };
   for (const [pid, p] of procs) {
-    const kind = kindOf(pid);
+    let kind = kindOf(pid);
+    // A backend's title names its database ("postgres: user db host(port) state"); the rest
+    // (checkpointer, WAL writer, autovacuum, the postmaster with its reaped children) is server work.
+    if (kind === 'postgres') {
+      const db = /^postgres: \S+ (payments|temporal|temporal_visibility) /.exec(p.cmd)?.[1];
+      kind = db ? `postgres ${db}` : 'postgres server';
+    }
     if (kind) sample.procs.set(pid, { kind, ticks: p.ticks });
   }
   return sample;
@@ -206,7 +212,10 @@ interface TableSize {
   database: string;
   table: string;
   rows: number;
+  /** pg_total_relation_size: heap, indexes and TOAST, with their empty-page minimum on small tables. */
   bytes: number;
+  /** avg(pg_column_size(row)): the row's own data, without page, index or tuple-header overhead. */
+  meanRowBytes: number;
 }
 
 /** Row count and total size (heap, indexes, TOAST) of every table with rows. */
@@ -220,9 +229,19 @@ async function tableSizes(databaseUrl: string): Promise<TableSize[]> {
            from pg_stat_user_tables order by pg_total_relation_size(relid) desc`,
       );
       for (const t of tables.rows) {
-        const count = await db.query<{ n: string }>(`select count(*)::text as n from ${t.name}`);
+        const count = await db.query<{ n: string; row: string | null }>(
+          `select count(*)::text as n, avg(pg_column_size(t.*))::text as row from ${t.name} t`,
+        );
         const rows = Number(count.rows[0]!.n);
-        if (rows > 0) sizes.push({ database, table: t.name.replace(/^public\./, ''), rows, bytes: Number(t.bytes) });
+        if (rows > 0) {
+          sizes.push({
+            database,
+            table: t.name.replace(/^public\./, ''),
+            rows,
+            bytes: Number(t.bytes),
+            meanRowBytes: Math.round(Number(count.rows[0]!.row ?? 0)),
+          });
+        }
       }
     });
   }
@@ -749,7 +768,10 @@ const KIND_HEADERS: Array<[string, string]> = [
   ['temporal history', 'T history'],
   ['temporal matching', 'T matching'],
   ['temporal worker', 'T worker'],
-  ['postgres', 'PostgreSQL'],
+  ['postgres payments', 'PG payments'],
+  ['postgres temporal', 'PG temporal'],
+  ['postgres temporal_visibility', 'PG visibility'],
+  ['postgres server', 'PG server'],
   ['sandbox', 'sandbox'],
   ['cluster primary', 'primary'],
   ['temporal ui', 'T UI'],
@@ -844,9 +866,9 @@ function markdown(results: Array<{ workers: number; phases: PhaseResult[]; extra
   if (last) {
     const sizes = last.extra.sizes as TableSize[];
     lines.push('', `Table sizes after the ${last.workers}-worker run (rows, total bytes incl. indexes and TOAST):`, '');
-    row(['database', 'table', 'rows', 'bytes', 'bytes/row']);
-    row(['---', '---', '--:', '--:', '--:']);
-    for (const s of sizes) row([s.database, s.table, s.rows, s.bytes, Math.round(s.bytes / s.rows)]);
+    row(['database', 'table', 'rows', 'total bytes', 'total bytes/row', 'mean row data bytes']);
+    row(['---', '---', '--:', '--:', '--:', '--:']);
+    for (const s of sizes) row([s.database, s.table, s.rows, s.bytes, Math.round(s.bytes / s.rows), s.meanRowBytes]);
     const histories = last.extra.histories as Awaited<ReturnType<typeof historyByWorkflowType>>;
     lines.push('', 'Temporal histories (visibility: runs, mean events and history bytes per run):', '');
     row(['workflow type', 'runs', 'events/run', 'history bytes/run']);
