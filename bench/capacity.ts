@@ -402,6 +402,9 @@ interface PhaseResult {
   outsideCores: number;
   walBytesPerOp: number;
   commitsPerOp: Record<string, number>;
+  /** Over the whole window (for the idle phase, where there are no operations). */
+  walBytes: number;
+  commits: Record<string, number>;
   /** Supervisor restarts during the measured window (a result with restarts is suspect). */
   restarts: Record<string, number>;
   note?: string;
@@ -453,6 +456,8 @@ function phaseResult(
     outsideCores: round(cpu.outsideSeconds / cpu.wallSeconds, 2),
     walBytesPerOp: Math.round(per(db.walBytes)),
     commitsPerOp: Object.fromEntries(Object.entries(db.commits).map(([d, n]) => [d, round(per(n), 2)])),
+    walBytes: db.walBytes,
+    commits: db.commits,
     restarts,
     note,
   };
