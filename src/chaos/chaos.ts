@@ -1,12 +1,9 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ownChild, stopProcess } from '../infra/processes';
-import { freeLoopbackPort } from '../infra/ports';
-import { allPorts, temporalServerPorts } from '../infra/temporalServerConfig';
-import { clusterFilePath, type ClusterFile } from '../main/clusterFile';
+import { startClusterChild } from '../main/clusterChild';
 import { ROOT } from '../main/stackParts';
 import { Recorder, sleep, type ChaosMerchant } from './client';
 import { defaultFaultPlan, runFaults, setSandboxFaults, type FaultPlan } from './faults';
@@ -27,25 +24,6 @@ export interface ChaosOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** A frontend port whose derived service ports (src/infra/temporalServerConfig.ts) are all free. */
-async function freeTemporalFrontendPort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const free = await Promise.all(allPorts(temporalServerPorts(base)).map(portIsFree));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error('no free set of ports for the Temporal services');
-}
-
-async function portIsFree(port: number): Promise<boolean> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
 async function createMerchant(env: NodeJS.ProcessEnv, name: string): Promise<ChaosMerchant> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
@@ -64,61 +42,11 @@ async function createMerchant(env: NodeJS.ProcessEnv, name: string): Promise<Cha
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-'));
-  // As root, PostgreSQL runs as `postgres` and must reach its directory.
-  fs.chmodSync(dataDir, 0o755);
-  const temporalPort = await freeTemporalFrontendPort();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'development',
-    DATA_DIR: dataDir,
-    PORT: String(await freeLoopbackPort()),
-    SANDBOX_PORT: String(await freeLoopbackPort()),
-    PG_PORT: String(await freeLoopbackPort()),
-    SMTP_PORT: String(await freeLoopbackPort()),
-    TEMPORAL_UI_PORT: String(await freeLoopbackPort()),
-    TEMPORAL_PORT: String(temporalPort),
-    BILLING_DAY_SECONDS: '15',
-    LOG_LEVEL: 'warn',
-    ...opts.env,
-  };
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SANDBOX_URL', 'SMTP_URL', 'PUBLIC_BASE_URL'])
-    delete env[name];
-
-  const clusterLog = path.join(dataDir, 'cluster-stdout.log');
-  const restarts: Record<string, number> = {};
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main', 'cluster.ts')], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  ownChild(child);
-  let output = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      fs.appendFileSync(clusterLog, text);
-      output += text;
-      for (const m of text.matchAll(/The (\S+) process exited/g)) {
-        const kind = m[1]!.replace(/#\d+$/, '');
-        restarts[kind] = (restarts[kind] ?? 0) + 1;
-      }
-      if (/^Ready in /m.test(output)) resolve();
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) =>
-      reject(new Error(`the cluster exited (${code}) before it was ready:\n${output.slice(-3000)}`)),
-    );
-  });
-  const stopCluster = async () => {
-    await stopProcess(child, 60_000);
-  };
-
+  opts.log(`chaos: starting the cluster in ${dataDir} (first start builds the Temporal server)...`);
+  const clusterChild = await startClusterChild({ dataDir, env: { BILLING_DAY_SECONDS: '15', ...opts.env } });
+  const { env, restarts, file: cluster } = clusterChild;
   try {
-    opts.log(`chaos: starting the cluster in ${dataDir} (first start builds the Temporal server)...`);
-    await ready;
     const clusterStartS = (Date.now() - started) / 1000;
-    const cluster = JSON.parse(fs.readFileSync(clusterFilePath(dataDir), 'utf8')) as ClusterFile;
     opts.log(`chaos: cluster ready in ${clusterStartS.toFixed(0)} s; creating merchants`);
     const merchants: [ChaosMerchant, ChaosMerchant] = [
       await createMerchant(env, 'chaos-a'),
@@ -185,6 +113,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       invariants,
     };
   } finally {
-    await stopCluster();
+    await clusterChild.stop();
   }
 }

@@ -22,6 +22,11 @@ export const TEMPORAL_SERVICES: readonly TemporalServiceName[] = ['frontend', 'h
 
 /** Distance between a service's gRPC port and its membership (gossip) port: 7233 -> 6933 as in Temporal's own configs. */
 export const MEMBERSHIP_PORT_OFFSET = -300;
+/**
+ * Each service records its membership port in Temporal's `cluster_membership.rpc_port`, a
+ * PostgreSQL smallint: a higher port makes the service exit at start ("out of range for type smallint").
+ */
+export const MAX_MEMBERSHIP_PORT = 32_767;
 /** Frontend HTTP API port relative to the frontend gRPC port: 7233 -> 7243 as in Temporal's own configs. */
 export const FRONTEND_HTTP_PORT_OFFSET = 10;
 
@@ -46,6 +51,13 @@ export function temporalServerPorts(frontendPort: number): TemporalServerPorts {
   if (!Number.isInteger(frontendPort) || all.some((p) => p < 1024 || p > 65535)) {
     throw new Error(
       `Temporal frontend port ${frontendPort} leaves the derived ports (${all.join(', ')}) outside 1024-65535`,
+    );
+  }
+  const membership = TEMPORAL_SERVICES.map((name) => ports[name].membership);
+  if (membership.some((p) => p > MAX_MEMBERSHIP_PORT)) {
+    throw new Error(
+      `Temporal frontend port ${frontendPort} gives membership ports (${membership.join(', ')}) above ` +
+        `${MAX_MEMBERSHIP_PORT}, which the server cannot store (cluster_membership.rpc_port is a smallint)`,
     );
   }
   return ports;

@@ -6,6 +6,7 @@ import {
   renderUiConfig,
   temporalServerPorts,
 } from '../../src/infra/temporalServerConfig';
+import { freeTemporalFrontendPort } from '../../src/main/clusterChild';
 
 /** The real Temporal server's config for `npm run cluster`: the port scheme and the rendered YAML. */
 describe('Temporal server config', () => {
@@ -21,6 +22,18 @@ describe('Temporal server config', () => {
   it('refuses a frontend port whose derived ports leave the unprivileged range', () => {
     expect(() => temporalServerPorts(1200)).toThrow(/outside 1024-65535/);
     expect(() => temporalServerPorts(65530)).toThrow(/outside 1024-65535/);
+  });
+
+  it('refuses a frontend port whose membership ports the server cannot store (smallint, at most 32767)', () => {
+    expect(() => temporalServerPorts(40_000)).toThrow(/membership ports .* above 32767/);
+    expect(temporalServerPorts(33_063).worker.membership).toBe(32_766);
+  });
+
+  it('picks free cluster ports that the server accepts', async () => {
+    for (let i = 0; i < 20; i++) {
+      const port = await freeTemporalFrontendPort();
+      expect(() => temporalServerPorts(port)).not.toThrow();
+    }
   });
 
   it('renders a postgres12 config with each service on its own loopback ports', () => {
