@@ -58,6 +58,8 @@ export interface TestApiOptions {
   extraRoutes?: AppDeps['extraRoutes'];
   /** Another Temporal address (e.g. one where nothing listens); connected lazily. */
   temporalAddress?: string;
+  /** Another namespace (e.g. one the server does not know); default `default`. */
+  namespace?: string;
 }
 
 /** The real Koa app on an ephemeral port, against the run's PostgreSQL and Temporal. */
@@ -66,7 +68,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const temporal = opts.temporalAddress
     ? Connection.lazy({ address: opts.temporalAddress, connectTimeout: 500 })
     : await Connection.connect({ address: testStack().temporalAddress });
-  const client = new Client({ connection: temporal, namespace: 'default' });
+  const client = new Client({ connection: temporal, namespace: opts.namespace ?? 'default' });
   const app = createApp({
     orm,
     client,

@@ -1,5 +1,12 @@
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../src/temporal/grpcErrors';
+import { NamespaceNotFoundError } from '@temporalio/client';
+import { google, temporal } from '@temporalio/proto';
+import {
+  isDeadlineExceeded,
+  isNamespaceNotFound,
+  isTemporalUnreachable,
+  isUpdateAborted,
+} from '../../src/temporal/grpcErrors';
 
 /** A gRPC error as @grpc/grpc-js produces it (code, details, metadata). */
 function grpcError(code: number, details: string): Error {
@@ -38,5 +45,31 @@ describe('Temporal error classification', () => {
     expect(isTemporalUnreachable(lookalike)).toBe(false);
     expect(isUpdateAborted(lookalike)).toBe(false);
     expect(isTemporalUnreachable(wrapped(5, 'not found'))).toBe(false);
+  });
+
+  it('NOT_FOUND of an Update-with-Start whose failing operation names the namespace: unreachable (503)', () => {
+    const any = (typeUrl: string, value: Uint8Array) => ({ type_url: `type.googleapis.com/${typeUrl}`, value });
+    const namespaceNotFound = any(
+      'temporal.api.errordetails.v1.NamespaceNotFoundFailure',
+      temporal.api.errordetails.v1.NamespaceNotFoundFailure.encode({ namespace: 'default' }).finish(),
+    );
+    const multi = temporal.api.errordetails.v1.MultiOperationExecutionFailure.encode({
+      statuses: [{ code: 5, message: 'Namespace default is not found.', details: [namespaceNotFound] }, { code: 10 }],
+    }).finish();
+    const status = google.rpc.Status.encode({
+      code: 5,
+      details: [any('temporal.api.errordetails.v1.MultiOperationExecutionFailure', multi)],
+    }).finish();
+    const err = Object.assign(new Error('Namespace default is not found.'), {
+      code: 5,
+      details: '',
+      metadata: { get: (key: string) => (key === 'grpc-status-details-bin' ? [Buffer.from(status)] : []) },
+    });
+    expect(isNamespaceNotFound(err)).toBe(true);
+    expect(isTemporalUnreachable(err)).toBe(true);
+    expect(isTemporalUnreachable(new NamespaceNotFoundError('default'))).toBe(true);
+    // The same code without that detail (e.g. a workflow not found) is not "unreachable".
+    const plain = Object.assign(new Error('not found'), { code: 5, details: '', metadata: { get: () => [] } });
+    expect(isNamespaceNotFound(plain)).toBe(false);
   });
 });
