@@ -74,6 +74,23 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
     );
   };
 
+  /** POST /payments until answered; an acknowledged payment is remembered for the checks. */
+  const createPayment = async (operation: string, merchant: ChaosMerchant, body: { amount: number }) => {
+    const answer = await recorder.callUntilAnswered(operation, merchant, 'POST', '/payments', body);
+    const payment = answer.body;
+    if (answer.status !== 200 || typeof payment?.id !== 'string') return undefined;
+    recorder.acknowledge({
+      kind: 'payment',
+      id: payment.id,
+      merchantId: merchant.id,
+      status: String(payment.status),
+      at: answer.at,
+      amountMinor: toMinorUnits(body.amount),
+    });
+    known.push({ merchant, path: `/payments/${payment.id}` });
+    return { ...payment, id: payment.id } as Record<string, unknown> & { id: string };
+  };
+
   const tokenPayment = async (merchant: ChaosMerchant) => {
     const amount = cents(100, 20_000);
     const body = {
@@ -83,18 +100,8 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       cardToken: Math.random() < 0.9 ? 'tok_success' : 'tok_decline',
       customer: { email: 'chaos@example.com', name: 'Chaos' },
     };
-    const answer = await recorder.callUntilAnswered('payment (token)', merchant, 'POST', '/payments', body);
-    const payment = answer.body;
-    if (answer.status !== 200 || typeof payment?.id !== 'string') return;
-    recorder.acknowledge({
-      kind: 'payment',
-      id: payment.id,
-      merchantId: merchant.id,
-      status: String(payment.status),
-      at: answer.at,
-      amountMinor: toMinorUnits(amount),
-    });
-    known.push({ merchant, path: `/payments/${payment.id}` });
+    const payment = await createPayment('payment (token)', merchant, body);
+    if (!payment) return;
     if (payment.status === 'succeeded' && Math.random() < 0.5) track(refundConcurrently(merchant, payment.id, amount));
   };
 
@@ -106,18 +113,8 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       externalId: `hosted-${randomUUID()}`,
       customer: { email: 'chaos@example.com', name: 'Chaos' },
     };
-    const answer = await recorder.callUntilAnswered('payment (hosted)', merchant, 'POST', '/payments', body);
-    const payment = answer.body;
-    if (answer.status !== 200 || typeof payment?.id !== 'string') return;
-    recorder.acknowledge({
-      kind: 'payment',
-      id: payment.id,
-      merchantId: merchant.id,
-      status: String(payment.status),
-      at: answer.at,
-      amountMinor: toMinorUnits(amount),
-    });
-    known.push({ merchant, path: `/payments/${payment.id}` });
+    const payment = await createPayment('payment (hosted)', merchant, body);
+    if (!payment) return;
     const choice = Math.random();
     if (choice < 0.15 || typeof payment.redirectUrl !== 'string') return; // the customer walks away
     await sleep(500 + Math.random() * 2000);

@@ -2,15 +2,12 @@ import cluster from 'node:cluster';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfigOrExit, stackFilePath, type StackFile } from '../config';
-import { openOrm, migrate } from '../db/orm';
+import { loadConfigOrExit, stackFilePath } from '../config';
 import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
 import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
 import { supervise, type Supervised } from '../infra/supervisor';
-import { ensureDemoMerchant } from '../domain/demo';
-import { startMailCatcher } from '../mail/catcher';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
-import { ROOT, readyBanner, startEntry, waitForWorkers, waitUntilReady } from './stackParts';
+import { prepareStack, ROOT, readyBanner, startEntry, waitForWorkers, waitUntilReady } from './stackParts';
 
 /**
  * `npm run cluster`: the production shape on one machine. PostgreSQL, the real Temporal server
@@ -113,19 +110,9 @@ async function main(): Promise<void> {
     const temporalAddress = temporalServer.address;
     await registerNamespace({ address: temporalAddress, namespace: config.TEMPORAL_NAMESPACE, log: say });
 
-    if (!config.SMTP_URL) {
-      const mail = await startMailCatcher({ port: config.SMTP_PORT, dir: path.join(config.dataDir, 'mail') });
-      cleanups.push(mail.close);
-    }
-
-    const orm = await openOrm({ databaseUrl, poolMax: 2 });
-    const applied = await migrate(orm);
-    if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
-    const demo = await ensureDemoMerchant(orm.em.fork(), config.dataDir);
-    await orm.close();
-
-    const stack: StackFile = { databaseUrl, temporalAddress };
-    fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
+    const prepared = await prepareStack(config, { databaseUrl, temporalAddress }, say);
+    cleanups.push(...prepared.cleanups);
+    const demo = prepared.demo;
     published = {
       startedAt: new Date(startedAt).toISOString(),
       apiUrl: `http://127.0.0.1:${config.PORT}`,

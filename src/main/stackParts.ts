@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { Config } from '../config';
+import { stackFilePath, type Config, type StackFile } from '../config';
+import { openOrm, migrate } from '../db/orm';
+import { ensureDemoMerchant, type DemoCredentials } from '../domain/demo';
+import { startMailCatcher } from '../mail/catcher';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { ownChild } from '../infra/processes';
 
@@ -23,6 +26,34 @@ export function startEntry(entry: ProcessEntry, env: NodeJS.ProcessEnv, logFile:
   fs.closeSync(out);
   ownChild(child);
   return child;
+}
+
+/**
+ * What both stacks do once PostgreSQL and Temporal are up: the SMTP catcher (unless SMTP_URL),
+ * the migrations, the demo merchant on first start, and the stack file the CLI and lone
+ * processes read. Returns the demo credentials and what to close at shutdown.
+ */
+export async function prepareStack(
+  config: Config,
+  stack: StackFile,
+  say: (line: string) => void,
+): Promise<{ demo: DemoCredentials; cleanups: Array<() => Promise<void>> }> {
+  const cleanups: Array<() => Promise<void>> = [];
+  if (!config.SMTP_URL) {
+    // Customer emails land as .eml files in $DATA_DIR/mail (production: SMTP_URL).
+    const mail = await startMailCatcher({ port: config.SMTP_PORT, dir: path.join(config.dataDir, 'mail') });
+    cleanups.push(mail.close);
+  }
+  const orm = await openOrm({ databaseUrl: stack.databaseUrl, poolMax: 2 });
+  try {
+    const applied = await migrate(orm);
+    if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
+    const demo = await ensureDemoMerchant(orm.em.fork(), config.dataDir);
+    fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
+    return { demo, cleanups };
+  } finally {
+    await orm.close();
+  }
 }
 
 export async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<void> {
@@ -91,7 +122,7 @@ export async function waitForWorkers(
 export interface BannerFacts {
   startedAt: number;
   config: Config;
-  demo: { merchantId: string; publicKey: string; secretKey: string };
+  demo: DemoCredentials;
   temporalUi: string;
   logsDir: string;
   extraLines?: string[];

@@ -1,13 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfigOrExit, stackFilePath, type StackFile } from '../config';
-import { openOrm, migrate } from '../db/orm';
+import { loadConfigOrExit, stackFilePath } from '../config';
 import { startEmbeddedPostgres, type RunningPostgres } from '../infra/embeddedPostgres';
 import { startTemporal, type RunningTemporal } from '../infra/temporal';
-import { ensureDemoMerchant } from '../domain/demo';
-import { startMailCatcher } from '../mail/catcher';
 import { supervise, type Supervised } from '../infra/supervisor';
-import { readyBanner, startEntry, waitForWorkers, waitUntilReady } from './stackParts';
+import { prepareStack, readyBanner, startEntry, waitForWorkers, waitUntilReady } from './stackParts';
 
 /**
  * `npm start`: the whole stack on one machine with embedded defaults. PostgreSQL and the
@@ -79,20 +76,9 @@ async function main(): Promise<void> {
       temporalAddress = server.address;
     }
 
-    if (!config.SMTP_URL) {
-      // Customer emails land as .eml files in $DATA_DIR/mail (production: SMTP_URL).
-      const mail = await startMailCatcher({ port: config.SMTP_PORT, dir: path.join(config.dataDir, 'mail') });
-      cleanups.push(mail.close);
-    }
-
-    const orm = await openOrm({ databaseUrl, poolMax: 2 });
-    const applied = await migrate(orm);
-    if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
-    const demo = await ensureDemoMerchant(orm.em.fork(), config.dataDir);
-    await orm.close();
-
-    const stack: StackFile = { databaseUrl, temporalAddress };
-    fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
+    const prepared = await prepareStack(config, { databaseUrl, temporalAddress }, say);
+    cleanups.push(...prepared.cleanups);
+    const demo = prepared.demo;
 
     const childEnv = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress };
     // The provider sandbox is the processor of test keys; an external one is used when SANDBOX_URL is set.
