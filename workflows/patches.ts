@@ -44,3 +44,13 @@ export const BOUNDED_HISTORIES = 'bounded-histories-v1';
  * merchant events never delivered, past the grace age, each to a workflow of its own.
  */
 export const SWEEP_OUTBOX_RELAY = 'sweep-outbox-relay-v1';
+
+/**
+ * A local provider call (payment attempt, invoice charge) runs only in a workflow task after the
+ * one that decided on it has completed: the request (the submit Update's acceptance) or the
+ * decision (the charge after the invoice opened) is in the history first. A worker that dies
+ * during the call then loses only the call's marker: the retried task replays to the same call
+ * (same idempotency key), instead of losing the Update or taking a cancellation's path while the
+ * provider has already acted.
+ */
+export const PROVIDER_CALL_AFTER_COMMIT = 'provider-call-after-commit-v1';

@@ -17,7 +17,7 @@ import {
 } from './paymentApi';
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
-import { attemptActivities, patientActivities } from './providerActivities';
+import { attemptActivities, commitBeforeProviderCall, patientActivities } from './providerActivities';
 import { BOUNDED_HISTORIES, HANDLERS_DRAINED, LOCAL_PROVIDER_ATTEMPT, STATUS_SEARCH_ATTRIBUTES } from './patches';
 import { runIsLong } from './runBound';
 import { PaymentStatusKey } from './searchAttributes';
@@ -93,6 +93,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   };
 
   const attempt = async (): Promise<SubmitOutcome> => {
+    // The submit Update is accepted in the history before the provider is asked.
+    await commitBeforeProviderCall();
     try {
       const result = await attemptActivities().attemptProviderPayment(paymentId);
       if (result.kind === 'rejected') {

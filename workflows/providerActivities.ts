@@ -1,6 +1,6 @@
-import { patched, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { LOCAL_PROVIDER_ATTEMPT } from './patches';
+import { LOCAL_PROVIDER_ATTEMPT, PROVIDER_CALL_AFTER_COMMIT } from './patches';
 
 /**
  * How workflows call the provider's activities, in one place for payments and refunds.
@@ -32,6 +32,18 @@ export function attemptActivities() {
   return patched(LOCAL_PROVIDER_ATTEMPT)
     ? proxyLocalActivities<Activities>(attemptOptions)
     : proxyActivities<Activities>(attemptOptions);
+}
+
+/**
+ * Since PROVIDER_CALL_AFTER_COMMIT, called right before a local provider call: ends the current
+ * workflow task (a 1 ms timer), so what led to the call is in the history before the provider
+ * is asked. A local activity's side effect outlives a worker killed mid-task, but its marker
+ * does not, and neither does an Update not yet accepted: a retried task that starts from a
+ * committed decision reaches the same call again (same idempotency key, the provider answers
+ * with what it did) rather than a different path (the request lost, a cancellation taken).
+ */
+export async function commitBeforeProviderCall(): Promise<void> {
+  if (patched(PROVIDER_CALL_AFTER_COMMIT)) await sleep(1);
 }
 
 /** Asking the provider what happened: as long as it takes, backing off to once a minute. */

@@ -2,6 +2,7 @@ import { log } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest } from '../../activities/subscriptions';
 import { retryDelayMillis } from '../../src/domain/subscriptionPlan';
 import { failureType } from '../failures';
+import { commitBeforeProviderCall } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
 import { attempts, patient } from './activities';
 import { follow } from './outbox';
@@ -70,6 +71,9 @@ async function chargeOnce(
   c: Collection,
   request: ChargeRequest,
 ): Promise<ChargeOutcome | 'try_later'> {
+  // The charge is decided in the history before the provider is asked: a cancellation arriving
+  // while the call is under way waits for it, even when the worker dies mid-call.
+  await commitBeforeProviderCall();
   try {
     return await attempts.chargeInvoice(request);
   } catch (err) {

@@ -1,0 +1,157 @@
+import { temporal } from '@temporalio/proto';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import type { ChargeRequest } from '../../activities/subscriptions';
+import type { paymentWorkflow } from '../../workflows/payment';
+import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
+import type { subscriptionWorkflow } from '../../workflows/subscription';
+import {
+  cancelSubscriptionUpdate,
+  subscriptionWorkflowId,
+  type SubscriptionWorkflowInput,
+} from '../../workflows/subscriptionApi';
+import { shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const { EventType } = temporal.api.enums.v1;
+
+/**
+ * A provider call made as a local activity has its effect at the provider even when the worker
+ * running it dies before the workflow task completes; the task's marker and (for a payment) the
+ * not-yet-accepted submit Update are lost with the worker. (Chaos run 2026-11-23: a token payment
+ * captured but left `created` for its 24 h expiry, the Update gone after the worker kill and a
+ * PostgreSQL restart; an invoice charged in a lost task, then voided by a cancellation delivered
+ * in the retried task.) So the provider is asked only once what led to the call is in the history:
+ * a retried task replays to the same call, with the same idempotency key.
+ *
+ * Here the activities look at the workflow's history at the moment the provider is called.
+ */
+describe('provider calls run after the decision is in the history (time-skipping, stubbed activities)', () => {
+  const testEnv = useTimeSkippingEnvironment();
+  let counter = 0;
+  const started: WorkflowHandle[] = [];
+  afterEach(async () => {
+    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
+  });
+
+  async function withWorker<T>(activities: object, drive: (taskQueue: string) => Promise<T>): Promise<T> {
+    const taskQueue = `call-after-commit-${process.pid}-${++counter}`;
+    const worker = await Worker.create({
+      connection: testEnv().nativeConnection,
+      taskQueue,
+      workflowBundle: shippedWorkflowBundle(),
+      activities,
+    });
+    return worker.runUntil(() => drive(taskQueue));
+  }
+
+  const historyOf = async (workflowId: string): Promise<HistoryEvent[]> =>
+    (await testEnv().client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+
+  /** A workflow task completed (its commands and messages durable) after the event at `index`. */
+  const committedAfter = (events: HistoryEvent[], index: number) =>
+    index >= 0 && events.slice(index + 1).some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+
+  it('payment: the submit Update is accepted in the history before the provider is asked', async () => {
+    const paymentId = `pay_commit_${process.pid}_${++counter}`;
+    const workflowId = paymentWorkflowId(paymentId);
+    const seenAtCall: boolean[] = [];
+    const activities = {
+      attemptProviderPayment: jest.fn(async () => {
+        const events = await historyOf(workflowId);
+        seenAtCall.push(events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED));
+        return { kind: 'settled' as const };
+      }),
+      reconcileProviderPayment: jest.fn(async () => 'settled' as const),
+      expireProviderPayment: jest.fn(async () => 'settled' as const),
+      undeliveredEventIds: jest.fn(async () => [] as string[]),
+    };
+    const input: PaymentWorkflowInput = {
+      paymentId,
+      merchantId: 'mer_commit',
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      callbackRetryInitialSeconds: 10,
+      callbacks: false,
+    };
+    const outcome = await withWorker(activities, async (taskQueue) => {
+      const handle = await testEnv().client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', {
+        taskQueue,
+        workflowId,
+        args: [input],
+      });
+      started.push(handle);
+      const answer = await handle.executeUpdate(submitPaymentUpdate);
+      await handle.result();
+      return answer;
+    });
+    expect(outcome).toEqual({ kind: 'settled' });
+    expect(seenAtCall).toEqual([true]);
+  });
+
+  it('subscription: the charge is decided in the history before the provider is asked; a cancellation waits for it', async () => {
+    const subscriptionId = `sub_commit_${process.pid}_${++counter}`;
+    const workflowId = subscriptionWorkflowId(subscriptionId);
+    const committedAtCall: boolean[] = [];
+    const outbox = (status: string) => ({ status, emailIds: [] as string[], eventIds: [] as string[] });
+    let status = 'created';
+    const invoices = new Map<string, 'open' | 'paid' | 'void'>();
+    const activities = {
+      awaitRecordVisible: jest.fn(async () => true),
+      unsentSubscriptionEmails: jest.fn(async () => [] as string[]),
+      sendEmail: jest.fn(async () => 'sent' as const),
+      openInvoice: jest.fn(async (req: { periodIndex: number }) => {
+        if (status === 'cancelled') return { kind: 'cancelled' as const };
+        const invoiceId = `inv_${req.periodIndex}`;
+        if (!invoices.has(invoiceId)) invoices.set(invoiceId, 'open');
+        return { kind: 'open' as const, invoiceId, attempts: 0, outbox: outbox(status) };
+      }),
+      chargeInvoice: jest.fn(async (req: ChargeRequest) => {
+        const events = await historyOf(workflowId);
+        // The invoice was opened by the last completed regular activity before the call.
+        const opened = events.map((e) => e.eventType).lastIndexOf(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+        committedAtCall.push(committedAfter(events, opened));
+        invoices.set(req.invoiceId, 'paid');
+        status = 'active';
+        return { kind: 'paid' as const, outbox: outbox(status) };
+      }),
+      reconcileInvoiceCharge: jest.fn(async () => ({ kind: 'not_found' as const })),
+      cancelSubscriptionRecord: jest.fn(async () => {
+        for (const [id, state] of invoices) if (state === 'open') invoices.set(id, 'void');
+        status = 'cancelled';
+        return outbox(status);
+      }),
+    };
+    const input: SubscriptionWorkflowInput = {
+      subscriptionId,
+      merchantId: 'mer_commit',
+      externalId: `ext-commit-${counter}`,
+      plan: {
+        phases: [{ id: 'ph_evergreen', amountMinor: 1000, billingIntervalDays: 30, iterations: null }],
+        retryScheduleDays: [1, 3, 5],
+      },
+      needsAuthorization: false,
+      billingDaySeconds: 86_400,
+      authorizationExpirySeconds: 86_400,
+      callbackRetryInitialSeconds: 10,
+      callbacks: false,
+    };
+    await withWorker(activities, async (taskQueue) => {
+      const handle = await testEnv().client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+        taskQueue,
+        workflowId,
+        args: [input],
+      });
+      started.push(handle);
+      // Two periods: the first charge at once, the renewal's after 30 days (skipped).
+      for (let i = 0; i < 400 && committedAtCall.length < 2; i++) await testEnv().sleep(86_400_000);
+      const cancelled = await handle.executeUpdate(cancelSubscriptionUpdate, {
+        args: [{ reason: 'test_over', notify: false }],
+      });
+      expect(cancelled).toBe('cancelled');
+      await handle.result();
+    });
+    expect(committedAtCall.slice(0, 2)).toEqual([true, true]);
+    // Every invoice the provider was asked to charge is recorded paid, none voided.
+    expect([...invoices.values()].slice(0, 2)).toEqual(['paid', 'paid']);
+  });
+});
