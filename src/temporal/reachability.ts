@@ -7,7 +7,9 @@ import type { Client } from '@temporalio/client';
  */
 export async function temporalReachable(client: Client): Promise<boolean> {
   try {
-    await client.withDeadline(Date.now() + 1000, () => client.workflowService.describeNamespace({ namespace: client.options.namespace }));
+    await client.withDeadline(Date.now() + 1000, () =>
+      client.workflowService.describeNamespace({ namespace: client.options.namespace }),
+    );
     return true;
   } catch {
     return false;
