@@ -120,9 +120,11 @@ export async function runFaults(opts: FaultsOptions): Promise<Kill[]> {
     opts.log(`chaos: ${kind === 'postgres' ? 'restarted' : 'killed'} ${kind} (pid ${pid})`);
   };
 
+  // No kill in the load's last 10 s: each one needs later traffic to show it recovered.
+  const killsUntil = opts.until - 10_000;
   const every = async (periodMs: number, action: () => void) => {
     await sleep(periodMs * (0.5 + Math.random()));
-    while (Date.now() < opts.until) {
+    while (Date.now() < killsUntil) {
       action();
       await sleep(periodMs * (0.7 + Math.random() * 0.6));
     }
