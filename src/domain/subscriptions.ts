@@ -454,6 +454,8 @@ export async function applyInvoiceCharge(
       return;
     }
     invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
+    // This attempt's outcome is known and the next one has a key of its own.
+    invoice.providerCallSentAt = null;
     invoice.failureCode = charge.failureCode;
     invoice.failureMessage = charge.failureMessage;
     invoice.nextAttemptAt = retryDelayMs === null ? null : new Date(now.getTime() + retryDelayMs);
