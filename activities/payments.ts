@@ -4,6 +4,7 @@ import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/dom
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
 
 export type AttemptResult =
@@ -69,18 +70,21 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (decided) return decided;
       let pp: ProviderPayment;
       try {
-        pp = await providerOf(payment).createPayment({
-          idempotencyKey: payment.id,
-          amountMinor: payment.amountMinor,
-          currency: payment.currency,
-          mode: payment.cardToken ? 'card' : 'checkout',
-          ...(payment.cardToken ? { cardToken: payment.cardToken } : {}),
-          ...(payment.returnUrl ? { returnUrl: payment.returnUrl } : {}),
-          webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
-          saveCard: payment.saveCardEnabled,
-          ...(payment.description ? { description: payment.description } : {}),
-          metadata: { paymentId: payment.id, merchantId: payment.merchant.id },
-        });
+        const provider = providerOf(payment);
+        pp = await sentProviderCall(orm, 'payments', payment.id, () =>
+          provider.createPayment({
+            idempotencyKey: payment.id,
+            amountMinor: payment.amountMinor,
+            currency: payment.currency,
+            mode: payment.cardToken ? 'card' : 'checkout',
+            ...(payment.cardToken ? { cardToken: payment.cardToken } : {}),
+            ...(payment.returnUrl ? { returnUrl: payment.returnUrl } : {}),
+            webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
+            saveCard: payment.saveCardEnabled,
+            ...(payment.description ? { description: payment.description } : {}),
+            metadata: { paymentId: payment.id, merchantId: payment.merchant.id },
+          }),
+        );
       } catch (err) {
         if (err instanceof ProviderError && err.kind === 'rejected') {
           // Refused outright (e.g. a bad token): nothing was captured, so nothing is kept and
@@ -106,7 +110,10 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (payment.status !== 'created') return 'settled';
       try {
         const pp = await providerOf(payment).findPayment({ idempotencyKey: payment.id });
-        return pp ? await apply(paymentId, ours(payment, pp)) : 'not_found';
+        if (pp) return await apply(paymentId, ours(payment, pp));
+        // Nothing under our key: no call was performed; a next attempt is a first call again.
+        await clearProviderCallSent(orm, 'payments', paymentId);
+        return 'not_found';
       } catch (err) {
         // Every kind of trouble is retried here: the answer is needed, not a guess.
         throw reconcileFailure(unmatched(payment, err, true));

@@ -4,6 +4,7 @@ import { settleRefund } from '../src/domain/refunds';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
@@ -123,7 +124,10 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
         return 'settled';
       }
       try {
-        const pr = await providerOf(refund).createRefund(refundRequest(refund));
+        const provider = providerOf(refund);
+        const pr = await sentProviderCall(orm, 'refunds', refund.id, () =>
+          provider.createRefund(refundRequest(refund)),
+        );
         return await follow(refund, pr);
       } catch (err) {
         const mismatch = unmatched(refund, err, false);

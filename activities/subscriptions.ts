@@ -16,6 +16,7 @@ import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
 import { ProviderError } from '../src/providers/errors';
 import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, reconcileFailure } from './providerFailures';
 export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
 
@@ -121,15 +122,18 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
     }
     let pp: ProviderPayment;
     try {
-      pp = await provider.createPayment({
-        idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
-        amountMinor: invoice.amountMinor,
-        currency: invoice.currency,
-        mode: 'card',
-        cardToken: s.cardToken,
-        ...(s.description ? { description: s.description } : {}),
-        metadata: metadataOf(s, invoice.id),
-      });
+      const cardToken = s.cardToken;
+      pp = await sentProviderCall(orm, 'invoices', invoice.id, () =>
+        provider.createPayment({
+          idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
+          amountMinor: invoice.amountMinor,
+          currency: invoice.currency,
+          mode: 'card',
+          cardToken,
+          ...(s.description ? { description: s.description } : {}),
+          metadata: metadataOf(s, invoice.id),
+        }),
+      );
     } catch (err) {
       if (err instanceof ProviderError && err.kind === 'rejected') {
         const code = err.code ?? 'provider_rejected';
@@ -167,11 +171,50 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       const pp = await provider.findPayment({
         idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
       });
-      if (!pp) return { kind: 'not_found' };
+      if (!pp) {
+        // Nothing under this attempt's key: no call was performed; the next one is a first call.
+        await clearProviderCallSent(orm, 'invoices', invoice.id);
+        return { kind: 'not_found' };
+      }
       return await applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(invoice, pp), req.retryDelayMs);
     } catch (err) {
       throw reconcileFailure(err);
     }
+  }
+
+  /**
+   * Before a cancellation voids the open invoice: if a charge of it was sent and its outcome
+   * never recorded (the mark is cleared when an attempt is known declined or did nothing), the
+   * provider is asked by that attempt's key, and a capture is recorded (the invoice paid) rather
+   * than voided. Normally the workflow has settled every attempt before it cancels; this guards
+   * runs whose attempt result was lost. The answer is needed: provider trouble is retried.
+   */
+  async function settleChargeInDoubt(s: Subscription): Promise<Outbox | null> {
+    const invoice = await orm.em
+      .fork()
+      .findOne(
+        Invoice,
+        { subscription: s.id, status: 'open', providerCallSentAt: { $ne: null } },
+        { populate: ['subscription'] },
+      );
+    if (!invoice) return null;
+    const provider = providers.byName(s.processor);
+    if (!provider) throw ApplicationFailure.retryable(`no provider ${s.processor}`, 'provider_not_configured');
+    const attempt = invoice.attempts + 1;
+    let pp: ProviderPayment | null;
+    try {
+      pp = await provider.findPayment({ idempotencyKey: invoiceAttemptKey(invoice.id, attempt) });
+    } catch (err) {
+      throw reconcileFailure(err);
+    }
+    // Nothing captured under that key: the invoice is voided as usual.
+    if (pp?.status !== 'succeeded') return null;
+    logger.warn(
+      { subscriptionId: s.id, invoiceId: invoice.id, transactionId: pp.transactionId },
+      'open invoice was captured by an attempt whose result was lost; recorded paid before cancelling',
+    );
+    const applied = await applyInvoiceCharge(orm.em, invoice, attempt, chargeResultOf(invoice, pp), null);
+    return applied.kind === 'paid' ? applied.outbox : null;
   }
 
   return {
@@ -320,7 +363,15 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
           logger.warn({ subscriptionId: s.id, err }, 'could not cancel the card authorization');
         }
       }
-      return cancelSubscription(orm.em, input.subscriptionId, input.reason, input.notify);
+      const charged = await settleChargeInDoubt(s);
+      const cancelled = await cancelSubscription(orm.em, input.subscriptionId, input.reason, input.notify);
+      if (!charged || !cancelled) return cancelled;
+      // The receipt and charge event are followed with the cancellation's.
+      return {
+        ...cancelled,
+        emailIds: [...charged.emailIds, ...cancelled.emailIds],
+        eventIds: [...charged.eventIds, ...cancelled.eventIds],
+      };
     },
   };
 }

@@ -105,6 +105,12 @@ export class Payment {
   /** The in-flight refund's amount, minor units (0 or one refund: at most one in flight). */
   amountPendingRefundMinor!: number;
   providerTransactionId!: string | null;
+  /**
+   * Set right before a provider call under the record's current idempotency key; cleared when
+   * an answer proves that call did nothing (`unavailable`) or the key moves on (a declined
+   * invoice attempt). While set, an `unavailable` answer is no proof that nothing was done.
+   */
+  providerCallSentAt!: Date | null;
   redirectUrl!: string | null;
   /** Provider card token of the token flow (a provider reference, never card data). */
   cardToken!: string | null;
@@ -158,6 +164,7 @@ export const PaymentSchema = new EntitySchema<Payment>({
     amountRefundedMinor: { ...minorUnits, default: 0 },
     amountPendingRefundMinor: { ...minorUnits, default: 0 },
     providerTransactionId: { type: 'string', length: 64, nullable: true },
+    providerCallSentAt: { ...timestamp, nullable: true },
     redirectUrl: { type: 'text', nullable: true },
     cardToken: { type: 'string', length: 255, nullable: true },
     saveCardEnabled: { type: 'boolean', default: false },
@@ -237,6 +244,12 @@ export class Refund {
   failureCode!: string | null;
   failureMessage!: string | null;
   providerRefundId!: string | null;
+  /**
+   * Set right before a provider call under the record's current idempotency key; cleared when
+   * an answer proves that call did nothing (`unavailable`) or the key moves on (a declined
+   * invoice attempt). While set, an `unavailable` answer is no proof that nothing was done.
+   */
+  providerCallSentAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -271,6 +284,7 @@ export const RefundSchema = new EntitySchema<Refund>({
     failureCode: { type: 'string', length: 64, nullable: true },
     failureMessage: { type: 'text', nullable: true },
     providerRefundId: { type: 'string', length: 64, nullable: true },
+    providerCallSentAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },
@@ -452,6 +466,12 @@ export class Invoice {
   /** Provider attempts made (declines included). */
   attempts!: number;
   providerTransactionId!: string | null;
+  /**
+   * Set right before a provider call under the record's current idempotency key; cleared when
+   * an answer proves that call did nothing (`unavailable`) or the key moves on (a declined
+   * invoice attempt). While set, an `unavailable` answer is no proof that nothing was done.
+   */
+  providerCallSentAt!: Date | null;
   failureCode!: string | null;
   failureMessage!: string | null;
   nextAttemptAt!: Date | null;
@@ -487,6 +507,7 @@ export const InvoiceSchema = new EntitySchema<Invoice>({
     status: { enum: true, items: () => [...INVOICE_STATUSES] },
     attempts: { type: 'integer', default: 0 },
     providerTransactionId: { type: 'string', length: 64, nullable: true },
+    providerCallSentAt: { ...timestamp, nullable: true },
     failureCode: { type: 'string', length: 64, nullable: true },
     failureMessage: { type: 'text', nullable: true },
     nextAttemptAt: { ...timestamp, nullable: true },

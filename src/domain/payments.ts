@@ -25,7 +25,7 @@ export function refundableMinor(
 }
 
 /** What the API shows of a payment: an entity, or a row read on the fast path. */
-export type PaymentView = Omit<Payment, 'merchant' | 'cardToken' | 'savedCardToken'>;
+export type PaymentView = Omit<Payment, 'merchant' | 'cardToken' | 'savedCardToken' | 'providerCallSentAt'>;
 
 export function presentPayment(p: PaymentView) {
   return {

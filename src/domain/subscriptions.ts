@@ -454,6 +454,9 @@ export async function applyInvoiceCharge(
       return;
     }
     invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
+    // This attempt's outcome is known and the next one has a key of its own. (Set outside the
+    // ORM, so cleared outside it too: the identity map may not have seen it set.)
+    await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
     invoice.failureCode = charge.failureCode;
     invoice.failureMessage = charge.failureMessage;
     invoice.nextAttemptAt = retryDelayMs === null ? null : new Date(now.getTime() + retryDelayMs);

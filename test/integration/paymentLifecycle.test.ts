@@ -66,6 +66,32 @@ describe('payment expiry and merchant callbacks', () => {
     expect(voided.body).toMatchObject({ status: 'voided' });
   });
 
+  it('a payment captured by a call whose answer was lost is succeeded at its expiry, never voided', async () => {
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    const res = await create({ cardToken: 'tok_success' });
+    await stack.sandbox('/_admin/faults', {});
+    expect(res.status).toBe(503);
+    const id = (res.body.details as { payment: { id: string } }).payment.id;
+    // The provider holds a capture under our key that our record never learnt (a worker killed
+    // mid-call): the expiry asks the provider by that key before voiding.
+    await stack.providers.byName('sandbox')!.createPayment({
+      idempotencyKey: id,
+      amountMinor: 999,
+      currency: 'GBP',
+      mode: 'card',
+      cardToken: 'tok_success',
+      metadata: { paymentId: id, merchantId: merchant.merchantId },
+    });
+    const settled = await eventually(
+      () => get(id),
+      (r) => r.body.status !== 'created',
+      15_000,
+      250,
+    );
+    expect(settled.body).toMatchObject({ status: 'succeeded', providerTransactionId: expect.stringMatching(/^txn_/) });
+    expect((await stack.ledger('capture', id)).map((c) => c.status)).toEqual(['succeeded']);
+  });
+
   it('sends a signed payment.succeeded callback, retried with the same event id after a 500', async () => {
     const receiver = await startCallbackReceiver([500]);
     try {

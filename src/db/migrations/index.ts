@@ -7,6 +7,7 @@ import { Migration20261122040000Subscriptions } from './Migration20261122040000S
 import { Migration20261123000000EmailClaims } from './Migration20261123000000EmailClaims';
 import { Migration20261123010000SweepWatermarks } from './Migration20261123010000SweepWatermarks';
 import { Migration20261124000000OutboxRelay } from './Migration20261124000000OutboxRelay';
+import { Migration20261125000000ProviderCallSent } from './Migration20261125000000ProviderCallSent';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000000EmailClaims', class: Migration20261123000000EmailClaims },
   { name: 'Migration20261123010000SweepWatermarks', class: Migration20261123010000SweepWatermarks },
   { name: 'Migration20261124000000OutboxRelay', class: Migration20261124000000OutboxRelay },
+  { name: 'Migration20261125000000ProviderCallSent', class: Migration20261125000000ProviderCallSent },
 ];

@@ -1,0 +1,67 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ProviderError } from '../src/providers/errors';
+
+/** The tables of records a provider attempt is made for; each has `provider_call_sent_at`. */
+export type ProviderCallTable = 'payments' | 'invoices' | 'refunds';
+
+/**
+ * The failure type of an attempt answered `unavailable` although an earlier call under the same
+ * idempotency key was sent and never answered (a worker killed mid-call): that earlier call may
+ * have been performed, so the outcome is ambiguous, like a timeout, and the workflow asks the
+ * provider. Every workflow branch treats a type other than `unavailable` so.
+ */
+export const UNAVAILABLE_AFTER_EARLIER_CALL = 'unavailable_after_earlier_call';
+
+/**
+ * Records the call as sent (committed before the provider is asked) and answers whether an
+ * earlier call under the same key was recorded as sent and not proven to have done nothing.
+ */
+async function markSent(orm: MikroORM, table: ProviderCallTable, id: string): Promise<boolean> {
+  const row: { sent_at: Date | null } | undefined = await orm.em.getConnection().execute(
+    `with prior as (select provider_call_sent_at as sent_at from "${table}" where id = ? for update)
+       update "${table}" set provider_call_sent_at = coalesce(prior.sent_at, now())
+       from prior where "${table}".id = ? returning prior.sent_at`,
+    [id, id],
+    'get',
+  );
+  return row?.sent_at != null;
+}
+
+/** The call under the record's current key is known to have done nothing (or the key moved on). */
+export async function clearProviderCallSent(orm: MikroORM, table: ProviderCallTable, id: string): Promise<void> {
+  await orm.em
+    .getConnection()
+    .execute(`update "${table}" set provider_call_sent_at = null where id = ? and provider_call_sent_at is not null`, [
+      id,
+    ]);
+}
+
+/**
+ * One provider call of an attempt, recorded as sent before it is made. `unavailable` (nothing
+ * done) is trusted only when no earlier call under this key is outstanding: then the mark is
+ * cleared (the next try is a first call again); otherwise it is UNAVAILABLE_AFTER_EARLIER_CALL,
+ * never retried blindly. Other errors pass through unchanged, the mark kept.
+ */
+export async function sentProviderCall<T>(
+  orm: MikroORM,
+  table: ProviderCallTable,
+  id: string,
+  call: () => Promise<T>,
+): Promise<T> {
+  const sentBefore = await markSent(orm, table, id);
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ProviderError && err.kind === 'unavailable') {
+      if (sentBefore) {
+        throw ApplicationFailure.nonRetryable(
+          `${err.message}; an earlier call under the same idempotency key may have been performed`,
+          UNAVAILABLE_AFTER_EARLIER_CALL,
+        );
+      }
+      await clearProviderCallSent(orm, table, id);
+    }
+    throw err;
+  }
+}
