@@ -31,8 +31,16 @@ export async function startMailCatcher(opts: { port: number; dir: string; host?:
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
+    server.listen(opts.port, opts.host ?? '127.0.0.1', () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
   });
+  // A client that vanishes mid-conversation (a worker SIGKILLed while sending) resets its
+  // connection; smtp-server reports that as an 'error' event, which unhandled would end the
+  // whole process that hosts the catcher (found by the chaos run). Its email was not accepted;
+  // the sender's retry sends it again.
+  server.on('error', () => {});
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
   return { port, dir: opts.dir, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
