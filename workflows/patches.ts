@@ -54,3 +54,10 @@ export const SWEEP_OUTBOX_RELAY = 'sweep-outbox-relay-v1';
  * provider has already acted.
  */
 export const PROVIDER_CALL_AFTER_COMMIT = 'provider-call-after-commit-v1';
+
+/**
+ * A payment run started by the API with the merchant's submit (`attemptOnStart`) makes that first
+ * attempt itself: an admitted Update lost before acceptance (a worker or the history service
+ * dying) no longer leaves the payment `created` until its expiry. Found by the 30-minute chaos run.
+ */
+export const ATTEMPT_ON_START = 'attempt-on-start-v1';

@@ -18,7 +18,13 @@ import {
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
 import { attemptActivities, commitBeforeProviderCall, patientActivities } from './providerActivities';
-import { BOUNDED_HISTORIES, HANDLERS_DRAINED, LOCAL_PROVIDER_ATTEMPT, STATUS_SEARCH_ATTRIBUTES } from './patches';
+import {
+  ATTEMPT_ON_START,
+  BOUNDED_HISTORIES,
+  HANDLERS_DRAINED,
+  LOCAL_PROVIDER_ATTEMPT,
+  STATUS_SEARCH_ATTRIBUTES,
+} from './patches';
 import { runIsLong } from './runBound';
 import { PaymentStatusKey } from './searchAttributes';
 
@@ -52,7 +58,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   };
   // Read through a function where an await may have changed it (defeats narrowing).
   const current = (): State => state;
-  let attemptRequested = false;
+  // The request that started this run asked for an attempt: made even if its Update is lost.
+  let attemptRequested = !resume && input.attemptOnStart === true && patched(ATTEMPT_ON_START);
   let completedAttempts = resume?.completedAttempts ?? 0;
   let lastOutcome: SubmitOutcome = resume?.lastOutcome ?? { kind: 'provider_unavailable' };
   let ambiguous = resume?.ambiguous ?? false;

@@ -13,6 +13,13 @@ export interface PaymentWorkflowInput {
   callbackRetryInitialSeconds: number;
   /** false when there is no callbackUrl, so there is nothing to deliver (absent: look). */
   callbacks?: boolean;
+  /**
+   * Set when the API starts the run with the merchant's submit (Update-with-Start): the run makes
+   * that first attempt itself, so it happens even if the Update is lost (an Update is durable only
+   * once accepted; a worker or history service dying before that drops it). Absent when the
+   * sweeper starts a run for an orphan (nothing is attempted without a request).
+   */
+  attemptOnStart?: boolean;
   /** Continue-as-new at a wait once a run has this many events (default 1,000; tests lower it). */
   historyEventLimit?: number;
   /** Set by continue-as-new: where the previous run stopped. */

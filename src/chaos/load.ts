@@ -25,6 +25,9 @@ interface Known {
 }
 
 const currency = 'USD';
+/** How long a subscription of the load lives before its cancellation (at most half the run). */
+const SUBSCRIPTION_MIN_LIFETIME_MS = 15_000;
+const SUBSCRIPTION_MAX_LIFETIME_MS = 240_000;
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 const cents = (min: number, max: number) => (min + Math.floor(Math.random() * (max - min))) / 100;
 
@@ -164,9 +167,12 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       at: answer.at,
     });
     known.push({ merchant, path: `/subscriptions/${sub.id}` });
-    // Most are cancelled at a random moment of the run (some while a renewal is charging).
-    if (Math.random() < 0.3) return;
-    const cancelAt = Math.min(opts.until, Date.now() + Math.random() * Math.max(0, opts.until - Date.now()));
+    // Each lives a bounded while, then is cancelled (at a random moment of a period, so some
+    // while a renewal is charging); what is left is cancelled when the load ends, so nothing
+    // renews while the invariants are read. A bounded lifetime keeps the renewals per second the
+    // same however long the run: in the first 30-minute run subscriptions lived to a random
+    // moment of the whole run, ~110 renewed every 15 s by the end, and 2 cores fell minutes behind.
+    const cancelAt = Math.min(opts.until, Date.now() + lifetimeMs());
     await sleep(cancelAt - Date.now());
     const cancel = await recorder.callUntilAnswered(
       'subscription cancel',
@@ -194,6 +200,9 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
 
   const duration = Math.max(1, opts.until - Date.now());
   const subscriptions = opts.subscriptions ?? Math.max(2, Math.round(duration / 10_000));
+  const lifetimeMs = () =>
+    SUBSCRIPTION_MIN_LIFETIME_MS +
+    Math.random() * Math.max(0, Math.min(SUBSCRIPTION_MAX_LIFETIME_MS, duration / 2) - SUBSCRIPTION_MIN_LIFETIME_MS);
   const loops: Array<Promise<void>> = [];
   for (let i = 0; i < (opts.paymentLoops ?? 3); i++) {
     loops.push(

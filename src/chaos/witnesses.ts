@@ -76,8 +76,10 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
 
 /**
  * Records that are neither terminal nor legitimately waiting: token payments still `created`
- * (the workflow is still finding out), refunds in flight, emails not sent yet. A hosted payment
- * nobody paid, an open invoice waiting for its retry, are legitimately waiting.
+ * (the workflow is still finding out), refunds in flight, emails not sent yet, invoices being
+ * charged, renewals overdue (a period that ended 30 s ago and was not renewed: the workers are
+ * behind). A hosted payment nobody paid, an open invoice waiting for its retry, are legitimately
+ * waiting.
  */
 export async function countUnsettled(databaseUrl: string, merchantIds: string[]): Promise<Record<string, number>> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -92,6 +94,14 @@ export async function countUnsettled(databaseUrl: string, merchantIds: string[])
         `select count(*) n from refunds where merchant_id = any($1) and status = 'pending'`,
       ),
       'emails unsent': await count(`select count(*) n from emails where merchant_id = any($1) and sent_at is null`),
+      'invoices charging': await count(
+        `select count(*) n from invoices where merchant_id = any($1) and status = 'open'
+            and (next_attempt_at is null or next_attempt_at <= now())`,
+      ),
+      'renewals overdue': await count(
+        `select count(*) n from subscriptions where merchant_id = any($1) and status = 'active'
+            and current_period_end < now() - interval '30 seconds'`,
+      ),
     };
   } finally {
     await client.end();

@@ -11,6 +11,8 @@ import { ExternalIdKey, MerchantIdKey, PaymentStatusKey } from '../../workflows/
 export function paymentWorkflowStartOptions(
   payment: Pick<Payment, 'id' | 'externalId' | 'expiresAt' | 'callbackUrl'> & { merchant: { id: string } },
   settings: { taskQueue: string; callbackRetryInitialSeconds: number },
+  /** The API starting the run with the merchant's submit (see PaymentWorkflowInput). */
+  { attemptOnStart = false }: { attemptOnStart?: boolean } = {},
 ): WorkflowStartOptions<typeof paymentWorkflow> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
   return {
     workflowId: paymentWorkflowId(payment.id),
@@ -22,6 +24,7 @@ export function paymentWorkflowStartOptions(
         expiresAt: payment.expiresAt.toISOString(),
         callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
         callbacks: payment.callbackUrl !== null,
+        ...(attemptOnStart ? { attemptOnStart: true } : {}),
       },
     ],
     workflowIdConflictPolicy: 'USE_EXISTING',

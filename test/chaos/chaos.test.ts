@@ -34,7 +34,13 @@ describe('chaos (short)', () => {
     expect(acks('refund').length).toBeGreaterThan(3);
     expect(acks('subscription create').length).toBeGreaterThanOrEqual(2);
 
-    expect(report.unsettled).toEqual({ 'token payments created': 0, 'refunds pending': 0, 'emails unsent': 0 });
+    expect(report.unsettled).toEqual({
+      'token payments created': 0,
+      'refunds pending': 0,
+      'emails unsent': 0,
+      'invoices charging': 0,
+      'renewals overdue': 0,
+    });
     expect(report.invariants.filter((r) => r.violations.length > 0)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { InternalConnectionOptionsSymbol } from '@temporalio/client/lib/connecti
 import { IllegalStateError } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import {
   locateTemporalTestServer,
@@ -135,6 +135,28 @@ export function useTimeSkippingEnvironment(): () => TestWorkflowEnvironment {
 /** The workflow bundle this run ships (globalSetup builds it with `npm run build`'s function). */
 export function shippedWorkflowBundle(): { codePath: string } {
   return { codePath: testStack().workflowBundlePath };
+}
+
+let shippedWorkerCount = 0;
+
+/**
+ * Runs a worker of the shipped bundle with these (stubbed) activities on a task queue of its
+ * own (`<prefix>-<pid>-<n>`) while `drive` runs, and returns what `drive` returned.
+ */
+export async function withShippedWorker<T>(
+  env: TestWorkflowEnvironment,
+  taskQueuePrefix: string,
+  activities: object,
+  drive: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = `${taskQueuePrefix}-${process.pid}-${++shippedWorkerCount}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: shippedWorkflowBundle(),
+    activities,
+  });
+  return worker.runUntil(() => drive(taskQueue));
 }
 
 /** Every run's history of a workflow's chain, oldest first (continue-as-new links the runs). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../../src/config';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
+import { PRODUCTION_DYNAMIC_CONFIG, renderDynamicConfig } from '../../src/infra/temporalServerConfig';
 
 /**
  * docker-compose.yml and the Dockerfile checked as files: nothing here runs Docker.
@@ -316,6 +317,16 @@ describe('docker-compose.yml', () => {
         type: key.type.replace(/_/g, ''),
       });
     }
+  });
+
+  it('runs Temporal with our dynamic config (the file equals PRODUCTION_DYNAMIC_CONFIG)', () => {
+    const temporal = services.temporal!;
+    const env = temporal.environment as Record<string, string>;
+    const mount = (temporal.volumes as string[]).find((v) => v.startsWith('./deploy/temporal/dynamicconfig.yaml:'));
+    expect(mount).toBe(`./deploy/temporal/dynamicconfig.yaml:/etc/temporal/${env.DYNAMIC_CONFIG_FILE_PATH}:ro`);
+    const file = fs.readFileSync(path.join(ROOT, 'deploy/temporal/dynamicconfig.yaml'), 'utf8');
+    expect(parse(file)).toEqual(parse(renderDynamicConfig(PRODUCTION_DYNAMIC_CONFIG)));
+    expect(parse(file)['history.workflowTaskRetryMaxInterval']).toEqual([{ value: '30s', constraints: {} }]);
   });
 });
 

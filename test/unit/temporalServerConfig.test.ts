@@ -81,6 +81,8 @@ describe('Temporal server config', () => {
     expect(dynamic['system.forceSearchAttributesCacheRefreshOnRead']).toEqual([{ value: true, constraints: {} }]);
     expect(dynamic['frontend.enableExecuteMultiOperation']).toEqual([{ value: true, constraints: {} }]);
     expect(dynamic['frontend.namespaceRPS.visibility']).toEqual([{ value: 100, constraints: {} }]);
+    // A task whose worker died is retried within 30 s, not after up to 10 minutes.
+    expect(dynamic['history.workflowTaskRetryMaxInterval']).toEqual([{ value: '30s', constraints: {} }]);
     expect(Object.keys(dynamic).sort()).toEqual(Object.keys(DYNAMIC_CONFIG).sort());
   });
 

@@ -1,7 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import type { paymentWorkflow } from '../../workflows/payment';
 import type { refundWorkflow } from '../../workflows/refund';
 import {
@@ -19,7 +18,7 @@ import {
   type RefundWorkflowInput,
 } from '../../workflows/refundApi';
 import { DEFAULT_HISTORY_EVENT_LIMIT } from '../../workflows/runBound';
-import { runHistories, shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
+import { runHistories, useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -44,16 +43,8 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
   });
 
-  async function withWorker<T>(activities: object, drive: (taskQueue: string) => Promise<T>): Promise<T> {
-    const taskQueue = `bounds-timeskip-${process.pid}-${++counter}`;
-    const worker = await Worker.create({
-      connection: testEnv().nativeConnection,
-      taskQueue,
-      workflowBundle: shippedWorkflowBundle(),
-      activities,
-    });
-    return worker.runUntil(() => drive(taskQueue));
-  }
+  const withWorker = <T>(activities: object, drive: (taskQueue: string) => Promise<T>) =>
+    withShippedWorker(testEnv(), 'bounds-timeskip', activities, drive);
 
   /** The history length of every run of the chain, oldest first. */
   async function runLengths(workflowId: string): Promise<number[]> {

@@ -1,6 +1,5 @@
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import type { ChargeRequest } from '../../activities/subscriptions';
 import type { paymentWorkflow } from '../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
@@ -10,7 +9,7 @@ import {
   subscriptionWorkflowId,
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
-import { shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
+import { useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const { EventType } = temporal.api.enums.v1;
@@ -34,16 +33,8 @@ describe('provider calls run after the decision is in the history (time-skipping
     for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
   });
 
-  async function withWorker<T>(activities: object, drive: (taskQueue: string) => Promise<T>): Promise<T> {
-    const taskQueue = `call-after-commit-${process.pid}-${++counter}`;
-    const worker = await Worker.create({
-      connection: testEnv().nativeConnection,
-      taskQueue,
-      workflowBundle: shippedWorkflowBundle(),
-      activities,
-    });
-    return worker.runUntil(() => drive(taskQueue));
-  }
+  const withWorker = <T>(activities: object, drive: (taskQueue: string) => Promise<T>) =>
+    withShippedWorker(testEnv(), 'call-after-commit', activities, drive);
 
   const historyOf = async (workflowId: string): Promise<HistoryEvent[]> =>
     (await testEnv().client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];

@@ -203,7 +203,10 @@ export function paymentRoutes(deps: {
   async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'unreachable' | 'closed'> {
     const deadline = Date.now() + settings.paymentWaitMs;
     for (;;) {
-      const op = new WithStartWorkflowOperation(paymentWorkflow, paymentWorkflowStartOptions(payment, settings));
+      const op = new WithStartWorkflowOperation(
+        paymentWorkflow,
+        paymentWorkflowStartOptions(payment, settings, { attemptOnStart: true }),
+      );
       try {
         return await client.withDeadline(deadline, () =>
           client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),
@@ -271,8 +274,9 @@ export function paymentRoutes(deps: {
           const data = presentPayment(current);
           if (outcome === 'closed' || current.status !== 'created') return data;
           if (outcome === 'unreachable') {
-            // Its workflow may or may not have started (the sweeper gives it one if not): either
-            // way nothing is captured without a repeat of this request, which picks it up.
+            // Its workflow may or may not have started. If it did, it makes this request's attempt
+            // (attemptOnStart); if not, the sweeper gives it one that attempts nothing without a
+            // repeat of this request. A repeat answers with the outcome either way.
             throw workflowServiceUnavailable(
               'The workflow service is temporarily unavailable; the payment is not settled yet. Retry with the same externalId.',
               { payment: data },
