@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
 import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/domain/payments';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
-import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
+import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
@@ -33,6 +33,12 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     });
     return { kind: 'settled' };
   };
+  /** How the provider finds what became of this payment's request (its idempotency key). */
+  const lookupOf = (payment: Payment): PaymentLookup => ({
+    idempotencyKey: payment.id,
+    mode: payment.cardToken ? 'card' : 'checkout',
+    notBefore: payment.createdAt,
+  });
   const apply = async (paymentId: string, pp: ProviderPayment): Promise<'settled' | 'created' | 'missing'> => {
     const payment = await applyProviderPayment(orm.em.fork(), paymentId, pp);
     if (!payment) return 'missing';
@@ -109,7 +115,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (!payment) return 'missing';
       if (payment.status !== 'created') return 'settled';
       try {
-        const pp = await providerOf(payment).findPayment({ idempotencyKey: payment.id });
+        const pp = await providerOf(payment).findPayment(lookupOf(payment));
         if (pp) return await apply(paymentId, ours(payment, pp));
         // Nothing under our key: no call was performed; a next attempt is a first call again.
         await clearProviderCallSent(orm, 'payments', paymentId);
@@ -130,7 +136,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (payment.status !== 'created') return 'settled';
       const provider = providerOf(payment);
       try {
-        const found = payment.providerTransactionId ? null : await provider.findPayment({ idempotencyKey: payment.id });
+        const found = payment.providerTransactionId ? null : await provider.findPayment(lookupOf(payment));
         // Never cancel a payment that is not ours.
         const known = payment.providerTransactionId ?? (found ? ours(payment, found).transactionId : null);
         if (known) {

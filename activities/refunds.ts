@@ -157,7 +157,10 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       if (refund.status !== 'pending') return 'settled';
       const provider = providerOf(refund);
       try {
-        const found = await provider.findRefund({ idempotencyKey: refund.id });
+        const found = await provider.findRefund({
+          idempotencyKey: refund.id,
+          transactionId: refund.payment.providerTransactionId!,
+        });
         if (found) return await follow(refund, found);
         const pr = await provider.createRefund(refundRequest(refund));
         return await follow(refund, pr);

@@ -14,7 +14,7 @@ import {
 } from '../src/domain/subscriptions';
 import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
 import { ProviderError } from '../src/providers/errors';
-import type { PaymentProvider, ProviderPayment } from '../src/providers/types';
+import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, reconcileFailure } from './providerFailures';
@@ -168,9 +168,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       throw ApplicationFailure.retryable(`no provider ${invoice.subscription.processor}`, 'provider_not_configured');
     }
     try {
-      const pp = await provider.findPayment({
-        idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
-      });
+      const pp = await provider.findPayment(chargeLookup(invoice, req.attempt));
       if (!pp) {
         // Nothing under this attempt's key: no call was performed; the next one is a first call.
         await clearProviderCallSent(orm, 'invoices', invoice.id);
@@ -203,7 +201,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
     const attempt = invoice.attempts + 1;
     let pp: ProviderPayment | null;
     try {
-      pp = await provider.findPayment({ idempotencyKey: invoiceAttemptKey(invoice.id, attempt) });
+      pp = await provider.findPayment(chargeLookup(invoice, attempt));
     } catch (err) {
       throw reconcileFailure(err);
     }
@@ -264,7 +262,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       if (!s) return 'missing';
       if (s.status !== 'created') return 'pending';
       try {
-        const pp = await providerOf(s).findPayment({ idempotencyKey: s.id });
+        const pp = await providerOf(s).findPayment(setupLookup(s));
         if (!pp) return 'not_found';
         await markAwaitingAuthorization(orm.em.fork(), s.id, {
           transactionId: pp.transactionId,
@@ -285,7 +283,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
         const provider = providerOf(s);
         const pp = s.setupTransactionId
           ? await provider.findPayment({ transactionId: s.setupTransactionId })
-          : await provider.findPayment({ idempotencyKey: s.id });
+          : await provider.findPayment(setupLookup(s));
         return pp ? await followSetup(s, pp) : 'waiting';
       } catch (err) {
         throw reconcileFailure(err);
@@ -377,4 +375,14 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
 }
 
 /** Used on replay paths, where the recorded answer wins and this one is never applied. */
+/** How the provider finds what became of one charge attempt of an invoice. */
+function chargeLookup(invoice: Invoice, attempt: number): PaymentLookup {
+  return { idempotencyKey: invoiceAttemptKey(invoice.id, attempt), mode: 'card', notBefore: invoice.createdAt };
+}
+
+/** How the provider finds what became of a subscription's hosted card authorization. */
+function setupLookup(s: Subscription): PaymentLookup {
+  return { idempotencyKey: s.id, mode: 'setup', notBefore: s.createdAt };
+}
+
 const declinedNoop: ChargeResult = { kind: 'declined', transactionId: null, failureCode: '', failureMessage: '' };

@@ -3,8 +3,10 @@
  * - `unavailable`: the provider did nothing (refused connection, 503). Safe to retry or give up.
  * - `timeout` / `invalid_response`: the provider may have acted. Never guess: ask it.
  * - `rejected`: the provider refused the request (bad token, bad amount); retrying will not help.
+ * - `misconfigured`: the provider refused our credentials (bad or revoked secret key): nothing
+ *   was done, and only an operator can fix it (`provider_not_configured`).
  */
-export type ProviderErrorKind = 'unavailable' | 'timeout' | 'invalid_response' | 'rejected';
+export type ProviderErrorKind = 'unavailable' | 'timeout' | 'invalid_response' | 'rejected' | 'misconfigured';
 
 export class ProviderError extends Error {
   constructor(

@@ -59,6 +59,24 @@ export interface CreateRefundInput {
   metadata: Record<string, string>;
 }
 
+/**
+ * "What became of the request sent under this idempotency key?" A provider that cannot look a
+ * key up directly (Stripe) lists what was created of this `mode` since `notBefore` (strongly
+ * consistent lists, unlike its search) and matches our key in metadata.
+ */
+export interface PaymentLookup {
+  idempotencyKey: string;
+  mode: ProviderPaymentMode;
+  /** No earlier than the record's creation (the provider widens it for clock skew). */
+  notBefore: Date;
+}
+
+/** A refund by our idempotency key, within the payment transaction it refunds. */
+export interface RefundLookup {
+  idempotencyKey: string;
+  transactionId: string;
+}
+
 export type ProviderWebhookEvent =
   | { kind: 'payment'; type: string; payment: ProviderPayment; metadata: Record<string, string> }
   | { kind: 'refund'; type: string; refund: ProviderRefund; metadata: Record<string, string> };
@@ -66,14 +84,17 @@ export type ProviderWebhookEvent =
 export interface PaymentProvider {
   readonly name: string;
   createPayment(input: CreatePaymentInput): Promise<ProviderPayment>;
-  /** null when the provider has no such payment (so the request was never performed). */
-  findPayment(by: { transactionId: string } | { idempotencyKey: string }): Promise<ProviderPayment | null>;
+  /**
+   * null when the provider has no such payment (so the request was never performed): the answer
+   * must be authoritative (read-your-writes), never an eventually consistent search.
+   */
+  findPayment(by: { transactionId: string } | PaymentLookup): Promise<ProviderPayment | null>;
   /** Cancels a pending hosted payment; a settled one comes back unchanged. */
   cancelPayment(transactionId: string): Promise<ProviderPayment>;
   createRefund(input: CreateRefundInput): Promise<ProviderRefund>;
-  /** null when the provider has no such refund (so the request was never performed). */
+  /** null when the provider has no such refund (so the request was never performed); authoritative. */
   findRefund(
-    by: { refundId: string } | { idempotencyKey: string } | { referenceId: string; transactionId: string },
+    by: { refundId: string } | RefundLookup | { referenceId: string; transactionId: string },
   ): Promise<ProviderRefund | null>;
   /** Verifies the signature and parses; throws ProviderWebhookError when it does not verify. */
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent;

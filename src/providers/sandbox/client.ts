@@ -2,7 +2,15 @@ import { type z } from 'zod';
 import { toMajor } from '../../domain/money';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import { verify } from '../signature';
-import type { CreatePaymentInput, CreateRefundInput, PaymentProvider, ProviderPayment, ProviderRefund } from '../types';
+import type {
+  CreatePaymentInput,
+  CreateRefundInput,
+  PaymentLookup,
+  PaymentProvider,
+  ProviderPayment,
+  ProviderRefund,
+  RefundLookup,
+} from '../types';
 import {
   mapErrorStatus,
   mapPayment,
@@ -88,7 +96,7 @@ export class SandboxProvider implements PaymentProvider {
     return mapPayment(p!);
   }
 
-  async findPayment(by: { transactionId: string } | { idempotencyKey: string }): Promise<ProviderPayment | null> {
+  async findPayment(by: { transactionId: string } | PaymentLookup): Promise<ProviderPayment | null> {
     if ('transactionId' in by) {
       const p = await this.call(
         'GET',
@@ -136,7 +144,7 @@ export class SandboxProvider implements PaymentProvider {
   }
 
   async findRefund(
-    by: { refundId: string } | { idempotencyKey: string } | { referenceId: string; transactionId: string },
+    by: { refundId: string } | RefundLookup | { referenceId: string; transactionId: string },
   ): Promise<ProviderRefund | null> {
     if ('refundId' in by) {
       const r = await this.call(
