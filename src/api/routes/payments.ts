@@ -22,6 +22,7 @@ import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptio
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { providerFor } from '../providerFor';
+import { providerRejection } from '../providerRejection';
 import {
   checkAmount,
   currency,
@@ -262,13 +263,7 @@ export function paymentRoutes(deps: {
           const current = await deps.em.fork().findOne(Payment, { id: payment.id });
           if (!current) {
             if (outcome === 'unreachable') throw serviceUnavailableNoRecord();
-            if (typeof outcome === 'object' && outcome.kind === 'rejected') {
-              throw new AppError(
-                400,
-                outcome.code === 'invalid_card_token' ? 'invalid_card_token' : 'provider_rejected',
-                outcome.code === 'invalid_card_token' ? 'The card token is not valid.' : outcome.message,
-              );
-            }
+            if (typeof outcome === 'object' && outcome.kind === 'rejected') throw providerRejection(outcome);
             continue; // discarded by a concurrent request's rejection: create afresh
           }
           const data = presentPayment(current);

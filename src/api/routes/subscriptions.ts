@@ -21,6 +21,7 @@ import { CANCEL_REASON_MAX_LENGTH, type StartOutcome } from '../../../workflows/
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { providerFor } from '../providerFor';
+import { providerRejection } from '../providerRejection';
 import {
   assertCallbackAllowed,
   checkAmount,
@@ -289,14 +290,7 @@ export function subscriptionRoutes(deps: {
           subscription.status === 'created' ? await firstOutcome(subscription, phases) : { kind: 'settled' };
         const view = await findSubscriptionView(deps.em, subscription.id, caller);
         if (!view) {
-          if (outcome !== 'no_answer' && outcome.kind === 'rejected') {
-            const badToken = outcome.code === 'invalid_card_token';
-            throw new AppError(
-              400,
-              badToken ? 'invalid_card_token' : 'provider_rejected',
-              badToken ? 'The card token is not valid.' : outcome.message,
-            );
-          }
+          if (outcome !== 'no_answer' && outcome.kind === 'rejected') throw providerRejection(outcome);
           throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
         }
         if (view.status !== 'created') return view;
