@@ -250,7 +250,7 @@ export function paymentRoutes(deps: {
       },
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        const provider = providerFor(providers, caller.environment);
+        const provider = await providerFor(providers, caller);
         for (let round = 0; round < 3; round++) {
           const em = deps.em.fork();
           const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds, provider.name);

@@ -278,7 +278,7 @@ export function subscriptionRoutes(deps: {
       },
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        const provider = providerFor(providers, caller.environment);
+        const provider = await providerFor(providers, caller);
         // Two identical requests at once: the loser's insert violates the unique externalId and,
         // once more, finds the winner's subscription.
         const { subscription, phases } = await createOrFind(caller, body, provider.name).catch((err: unknown) => {
