@@ -27,3 +27,23 @@ export async function providerFor(
   }
   return provider;
 }
+
+/**
+ * The processor a create request's record has: a new record's (the caller's provider), or, when
+ * no provider would take a new one (the configuration was removed), the record the request's
+ * externalId already names, so a repeat of the request answers with it as before.
+ */
+export async function processorForCreate(
+  providers: ProviderRegistry,
+  caller: { merchantId: string; environment: 'test' | 'live' },
+  existingProcessor: () => Promise<string | null>,
+): Promise<string> {
+  try {
+    return (await providerFor(providers, caller)).name;
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === 'provider_not_configured')) throw err;
+    const processor = await existingProcessor();
+    if (processor === null) throw err;
+    return processor;
+  }
+}

@@ -54,7 +54,7 @@ Commands:
                                              records keep the processor that served them
   db:migrate                                 apply pending database migrations
 
-Secrets are printed once, at creation, and can never be shown again.`;
+API key secrets are printed once, at creation, and can never be shown again; provider secrets are never printed.`;
 
 class UsageError extends Error {}
 

@@ -180,12 +180,17 @@ export class ProviderRegistry {
         if (secretKey === null) {
           throw this.unusable(merchantId, environment, 'its stripe configuration has no secret key');
         }
-        return this.stripeFactory({
+        const provider = this.stripeFactory({
           secretKey,
           webhookSecret: this.reveal(row.webhookSecretCiphertext, merchantId, environment, 'webhook_secret'),
           apiBase: this.stripeApiBase,
           timeoutMs: this.timeoutMs,
         });
+        // Records store the provider's name as their processor: it must be the configured one.
+        if (provider.name !== row.processor) {
+          throw new Error(`the stripe factory built a provider named ${provider.name}`);
+        }
+        return provider;
       }
     }
   }

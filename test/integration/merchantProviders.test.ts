@@ -28,11 +28,11 @@ describe('per-merchant provider configuration', () => {
     });
     return { ...merchant, publicKey: apiKey.publicKey, secretKey, auth: basicAuth(apiKey.publicKey, secretKey) };
   };
-  const pay = (merchant: TestMerchant, amount = 25) =>
+  const pay = (merchant: TestMerchant, amount = 25, externalId = `mp-${Date.now()}-${++counter}`) =>
     call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
       amount,
       currency: 'EUR',
-      externalId: `mp-${Date.now()}-${++counter}`,
+      externalId,
       customer: { email: 'c@example.com' },
       cardToken: 'tok_success',
     });
@@ -67,7 +67,8 @@ describe('per-merchant provider configuration', () => {
     ]);
     expect(set.code).toBe(0);
 
-    const paid = await pay(aLive, 25);
+    const externalId = `mp-kept-${Date.now()}`;
+    const paid = await pay(aLive, 25, externalId);
     expect(paid.status).toBe(200);
     expect(paid.body).toMatchObject({ status: 'succeeded', processor: 'sandbox', amount: 25, currency: 'EUR' });
     const paymentId = paid.body.id as string;
@@ -89,6 +90,10 @@ describe('per-merchant provider configuration', () => {
     const after = await pay(aLive);
     expect(after.status).toBe(500);
     expect(after.body).toEqual(notConfigured);
+    // A repeat of the first request still answers with its payment.
+    const repeat = await pay(aLive, 25, externalId);
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toMatchObject({ id: paymentId, status: 'partially_refunded', processor: 'sandbox' });
 
     // The existing payment keeps the processor that served it: its refunds still go there.
     const second = await refund(aLive, paymentId, 7);
@@ -100,7 +105,7 @@ describe('per-merchant provider configuration', () => {
     ]);
   });
 
-  it('a live sandbox configuration serves live subscriptions too', async () => {
+  it('a live sandbox configuration serves live subscriptions too; a repeat after removal finds its subscription', async () => {
     const merchant = await createTestMerchant(stack.orm, 'Live subscriptions');
     const live = await liveKeyOf(merchant);
     const subs = subscriptionClient(stack, live);
@@ -118,10 +123,19 @@ describe('per-merchant provider configuration', () => {
       'sandbox',
     ]);
     expect(set.code).toBe(0);
-    const created = await subs.create({ cardToken: 'tok_success' });
+    const externalId = `sub-kept-${Date.now()}`;
+    const created = await subs.create({ cardToken: 'tok_success', externalId });
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ status: 'active', processor: 'sandbox' });
     expect((await subs.captures(created.body.id as string)).map((c) => c.status)).toEqual(['succeeded']);
+
+    const removed = await runCli(['providers:remove', '--merchant', merchant.merchantId, '--environment', 'live']);
+    expect(removed.json).toEqual({ removed: true });
+    expect((await subs.create({ cardToken: 'tok_success' })).status).toBe(500);
+    // A repeat of the request answers with its subscription, which keeps its processor.
+    const repeat = await subs.create({ cardToken: 'tok_success', externalId });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toMatchObject({ id: created.body.id, status: 'active', processor: 'sandbox' });
   });
 
   it('test keys without a configuration use the built-in sandbox, as before', async () => {
