@@ -4,6 +4,7 @@ import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/dom
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
 
@@ -19,13 +20,13 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
    * a request, retried until an operator restores it (the outcome must be learnt); an attempt
    * checks first (`unconfigured`) and decides, since nothing was sent.
    */
-  const providerOf = (payment: Payment): PaymentProvider => {
-    const provider = providers.byName(payment.processor);
+  const providerOf = async (payment: Payment): Promise<PaymentProvider> => {
+    const provider = await recordProvider(providers, payment);
     if (!provider) throw ApplicationFailure.retryable(`no provider ${payment.processor}`, 'provider_not_configured');
     return provider;
   };
   const unconfigured = async (payment: Payment): Promise<AttemptResult | null> => {
-    if (providers.byName(payment.processor)) return null;
+    if (await recordProvider(providers, payment)) return null;
     logger.error({ paymentId: payment.id, processor: payment.processor }, 'no provider configured; payment failed');
     await failUnsentPayment(orm.em.fork(), payment.id, {
       code: 'provider_not_configured',
@@ -76,7 +77,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (decided) return decided;
       let pp: ProviderPayment;
       try {
-        const provider = providerOf(payment);
+        const provider = await providerOf(payment);
         pp = await sentProviderCall(orm, 'payments', payment.id, () =>
           provider.createPayment({
             idempotencyKey: payment.id,
@@ -115,7 +116,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (!payment) return 'missing';
       if (payment.status !== 'created') return 'settled';
       try {
-        const pp = await providerOf(payment).findPayment(lookupOf(payment));
+        const pp = await (await providerOf(payment)).findPayment(lookupOf(payment));
         if (pp) return await apply(paymentId, ours(payment, pp));
         // Nothing under our key: no call was performed; a next attempt is a first call again.
         await clearProviderCallSent(orm, 'payments', paymentId);
@@ -134,7 +135,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       const payment = await load(paymentId);
       if (!payment) return 'missing';
       if (payment.status !== 'created') return 'settled';
-      const provider = providerOf(payment);
+      const provider = await providerOf(payment);
       try {
         const found = payment.providerTransactionId ? null : await provider.findPayment(lookupOf(payment));
         // Never cancel a payment that is not ours.

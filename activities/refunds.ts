@@ -4,6 +4,7 @@ import { settleRefund } from '../src/domain/refunds';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { recordProvider } from './recordProvider';
 import { sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
 
@@ -11,8 +12,8 @@ export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
 export function createRefundActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Refund, { id }, { populate: ['payment'] });
-  const providerOf = (refund: Refund): PaymentProvider => {
-    const provider = providers.byName(refund.payment.processor);
+  const providerOf = async (refund: Refund): Promise<PaymentProvider> => {
+    const provider = await recordProvider(providers, refund.payment);
     if (!provider)
       throw ApplicationFailure.retryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
     return provider;
@@ -113,7 +114,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       const refund = await load(refundId);
       if (!refund) return 'missing';
       if (refund.status !== 'pending') return 'settled';
-      if (!providers.byName(refund.payment.processor)) {
+      if (!(await recordProvider(providers, refund.payment))) {
         // Nothing can be sent, and waiting will not change it: failed, the balance released.
         logger.error({ refundId, processor: refund.payment.processor }, 'no provider configured; refund failed');
         await settleRefund(orm.em.fork(), refundId, {
@@ -124,7 +125,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
         return 'settled';
       }
       try {
-        const provider = providerOf(refund);
+        const provider = await providerOf(refund);
         const pr = await sentProviderCall(orm, 'refunds', refund.id, () =>
           provider.createRefund(refundRequest(refund)),
         );
@@ -155,7 +156,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       const refund = await load(refundId);
       if (!refund) return 'missing';
       if (refund.status !== 'pending') return 'settled';
-      const provider = providerOf(refund);
+      const provider = await providerOf(refund);
       try {
         const found = await provider.findRefund({
           idempotencyKey: refund.id,

@@ -16,6 +16,7 @@ import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
 import { ProviderError } from '../src/providers/errors';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, reconcileFailure } from './providerFailures';
 export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
@@ -37,8 +38,8 @@ export interface ChargeRequest {
  */
 export function createSubscriptionActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Subscription, { id });
-  const providerOf = (s: Subscription): PaymentProvider => {
-    const provider = providers.byName(s.processor);
+  const providerOf = async (s: Subscription): Promise<PaymentProvider> => {
+    const provider = await recordProvider(providers, s);
     if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, 'provider_not_configured');
     return provider;
   };
@@ -116,7 +117,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
     }
     if (!s.cardToken) return cannotCharge(invoice, req, 'no_card', 'The subscription has no card to charge.');
-    const provider = providers.byName(s.processor);
+    const provider = await recordProvider(providers, s);
     if (!provider) {
       return cannotCharge(invoice, req, 'provider_not_configured', `No provider is configured for ${s.processor}.`);
     }
@@ -163,7 +164,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
     }
     // Here the outcome must be learnt, whatever it takes: a missing provider is retried too.
-    const provider = providers.byName(invoice.subscription.processor);
+    const provider = await recordProvider(providers, invoice.subscription);
     if (!provider) {
       throw ApplicationFailure.retryable(`no provider ${invoice.subscription.processor}`, 'provider_not_configured');
     }
@@ -196,7 +197,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
         { populate: ['subscription'] },
       );
     if (!invoice) return null;
-    const provider = providers.byName(s.processor);
+    const provider = await recordProvider(providers, s);
     if (!provider) throw ApplicationFailure.retryable(`no provider ${s.processor}`, 'provider_not_configured');
     const attempt = invoice.attempts + 1;
     let pp: ProviderPayment | null;
@@ -232,7 +233,9 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       if (s.status !== 'created') return { kind: 'settled' };
       let pp: ProviderPayment;
       try {
-        pp = await providerOf(s).createPayment({
+        pp = await (
+          await providerOf(s)
+        ).createPayment({
           idempotencyKey: s.id,
           amountMinor: 0,
           currency: s.currency,
@@ -262,7 +265,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       if (!s) return 'missing';
       if (s.status !== 'created') return 'pending';
       try {
-        const pp = await providerOf(s).findPayment(setupLookup(s));
+        const pp = await (await providerOf(s)).findPayment(setupLookup(s));
         if (!pp) return 'not_found';
         await markAwaitingAuthorization(orm.em.fork(), s.id, {
           transactionId: pp.transactionId,
@@ -280,7 +283,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       if (!s) return 'missing';
       if (s.cardToken) return 'authorized';
       try {
-        const provider = providerOf(s);
+        const provider = await providerOf(s);
         const pp = s.setupTransactionId
           ? await provider.findPayment({ transactionId: s.setupTransactionId })
           : await provider.findPayment(setupLookup(s));
@@ -300,7 +303,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       if (s.cardToken) return 'authorized';
       if (!s.setupTransactionId) return 'expired';
       try {
-        const pp = await providerOf(s).cancelPayment(s.setupTransactionId);
+        const pp = await (await providerOf(s)).cancelPayment(s.setupTransactionId);
         return (await followSetup(s, pp)) === 'authorized' ? 'authorized' : 'expired';
       } catch (err) {
         throw reconcileFailure(err);
@@ -355,7 +358,7 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       if (!s) return null;
       if (s.status === 'pending' && s.setupTransactionId && !s.cardToken) {
         try {
-          await providerOf(s).cancelPayment(s.setupTransactionId);
+          await (await providerOf(s)).cancelPayment(s.setupTransactionId);
         } catch (err) {
           // The page may stay usable a while; it cannot lead to a charge (the workflow is done).
           logger.warn({ subscriptionId: s.id, err }, 'could not cancel the card authorization');

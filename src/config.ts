@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { secretsKeyProblem } from './providers/secrets';
 
 /**
  * Every environment variable the processes read, validated once at start.
@@ -63,6 +64,19 @@ export const envSchema = z.object({
   SANDBOX_ADMIN_TOKEN: z.string().min(1).optional(),
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
   PROVIDER_TIMEOUT_MS: positiveInt(3000),
+  /**
+   * 32 bytes, base64: encrypts merchants' provider secrets at rest (AES-256-GCM). Unset: no
+   * provider can be configured with secrets (Stripe), and stored ones cannot be used.
+   */
+  PROVIDER_SECRETS_KEY: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      const problem = value === undefined ? null : secretsKeyProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  /** Where the Stripe adapter sends its requests (stripe-mock in tests). */
+  STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.stripe.com'),
 
   // Timing knobs of PRODUCT.md (used by the money workflows).
   PAYMENT_WAIT_MS: positiveInt(5000),

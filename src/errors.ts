@@ -31,7 +31,8 @@ export const ERROR_CODES = {
   invalid_card_token: 'The provider does not know the card token; no payment was kept (the externalId stays free).',
   external_id_conflict: 'The externalId already names a record with another amount or currency.',
   provider_rejected: 'The provider refused the request for another reason than the token; nothing was kept.',
-  provider_not_configured: "No active payment provider for the key's environment (live keys, for now).",
+  provider_not_configured:
+    "No active payment provider for the key's environment: live keys of a merchant without one (`providers:set`), or one that cannot be used.",
   provider_invalid_response:
     'The provider answered something invalid; the outcome is being asked for and will follow (`details.payment`).',
   provider_unavailable:

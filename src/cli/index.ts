@@ -1,19 +1,29 @@
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { loadConfig } from '../config';
+import { ConfigError, loadConfig } from '../config';
 import { openOrm, migrate } from '../db/orm';
 import { errorText } from '../db/dbErrors';
 import {
   KEY_ENVIRONMENTS,
   KEY_ROLES,
+  PROCESSORS,
   type ApiKey,
   type KeyEnvironment,
   type KeyRole,
   type Merchant,
+  type Processor,
 } from '../db/entities';
 import { createKey, createMerchant, ensureWebhookSecret, revokeKey, setMerchantStatus } from '../domain/merchants';
 import { presentApiKey } from '../api/routes/apiKeys';
+import {
+  ProviderSettingRefused,
+  listProviders,
+  presentProvider,
+  removeProvider,
+  setProvider,
+} from '../domain/merchantProviders';
 import { AppError } from '../errors';
+import { ProviderSecrets } from '../providers/secrets';
 
 /**
  * Operator CLI: `npm run cli -- <command> [options] --json`. It reaches the database of a
@@ -30,9 +40,21 @@ Commands:
   webhooks:secret --merchant <merchantId> [--rotate]
                                              the secret that signs callbacks (X-Signature);
                                              created on first use, replaced with --rotate
+  providers:set --merchant <merchantId> --environment test|live --processor sandbox|stripe
+                [--secret-key K] [--webhook-secret S]
+                                             the merchant's provider for one environment; the
+                                             same processor again keeps an omitted secret,
+                                             another processor replaces the configuration.
+                                             Secrets need PROVIDER_SECRETS_KEY (stored
+                                             encrypted) and are never printed back
+  providers:list --merchant <merchantId>     the merchant's providers (never their secrets)
+  providers:remove --merchant <merchantId> --environment test|live
+                                             new payments of that environment get no provider
+                                             (test: the built-in sandbox again); existing
+                                             records keep the processor that served them
   db:migrate                                 apply pending database migrations
 
-Secrets are printed once, at creation, and can never be shown again.`;
+API key secrets are printed once, at creation, and can never be shown again; provider secrets are never printed.`;
 
 class UsageError extends Error {}
 
@@ -56,7 +78,22 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
-export async function runCommand(em: EntityManager, command: string, argv: string[]): Promise<Record<string, unknown>> {
+function requiredOneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T {
+  if (value === undefined) throw new UsageError(`--${name} is required (${allowed.join(' or ')})`);
+  return oneOf(value, allowed, name, allowed[0]!);
+}
+
+export interface CommandOptions {
+  /** PROVIDER_SECRETS_KEY (base64), validated by the configuration. */
+  providerSecretsKey?: string;
+}
+
+export async function runCommand(
+  em: EntityManager,
+  command: string,
+  argv: string[],
+  options: CommandOptions = {},
+): Promise<Record<string, unknown>> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -66,6 +103,9 @@ export async function runCommand(em: EntityManager, command: string, argv: strin
       merchant: { type: 'string' },
       environment: { type: 'string' },
       role: { type: 'string' },
+      processor: { type: 'string' },
+      'secret-key': { type: 'string' },
+      'webhook-secret': { type: 'string' },
       rotate: { type: 'boolean' },
       json: { type: 'boolean' },
     },
@@ -97,16 +137,56 @@ export async function runCommand(em: EntityManager, command: string, argv: strin
       const merchantId = required(values.merchant, '--merchant');
       return { secret: await ensureWebhookSecret(em, merchantId, values.rotate ?? false) };
     }
+    case 'providers:set': {
+      const merchantId = required(values.merchant, '--merchant');
+      const environment = requiredOneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment');
+      const processor = requiredOneOf<Processor>(values.processor, PROCESSORS, 'processor');
+      const secrets = options.providerSecretsKey ? ProviderSecrets.fromBase64(options.providerSecretsKey) : null;
+      const row = await setProvider(
+        em,
+        {
+          merchantId,
+          environment,
+          processor,
+          secretKey: values['secret-key'],
+          webhookSecret: values['webhook-secret'],
+        },
+        secrets,
+      );
+      return { provider: presentProvider(row) };
+    }
+    case 'providers:list': {
+      const merchantId = required(values.merchant, '--merchant');
+      return { providers: (await listProviders(em, merchantId)).map(presentProvider) };
+    }
+    case 'providers:remove': {
+      const merchantId = required(values.merchant, '--merchant');
+      const environment = requiredOneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment');
+      return { removed: await removeProvider(em, merchantId, environment) };
+    }
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
   }
 }
 
+function printFields(value: Record<string, unknown>, indent: string): void {
+  for (const [k, v] of Object.entries(value)) process.stdout.write(`${indent}${k}: ${String(v)}\n`);
+}
+
 function printHuman(result: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(result)) {
-    process.stdout.write(`${name}:\n`);
-    for (const [k, v] of Object.entries(value as Record<string, unknown>))
-      process.stdout.write(`  ${k}: ${String(v)}\n`);
+    if (Array.isArray(value)) {
+      process.stdout.write(`${name}:${value.length === 0 ? ' (none)' : ''}\n`);
+      value.forEach((item, i) => {
+        if (i > 0) process.stdout.write('\n');
+        printFields(item as Record<string, unknown>, '  ');
+      });
+    } else if (typeof value === 'object' && value !== null) {
+      process.stdout.write(`${name}:\n`);
+      printFields(value as Record<string, unknown>, '  ');
+    } else {
+      process.stdout.write(`${name}: ${String(value)}\n`);
+    }
   }
   if (JSON.stringify(result).includes('"secretKey"')) {
     process.stdout.write('\nThe secret key is shown only now. Store it safely.\n');
@@ -120,7 +200,13 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command === '' ? 2 : 0;
   }
-  const config = loadConfig();
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) return fail(json, 'invalid_configuration', err.message, 78);
+    throw err;
+  }
   let orm;
   try {
     orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
@@ -134,12 +220,17 @@ async function main(): Promise<number> {
   }
   try {
     const result =
-      command === 'db:migrate' ? { migrations: await migrate(orm) } : await runCommand(orm.em.fork(), command, rest);
+      command === 'db:migrate'
+        ? { migrations: await migrate(orm) }
+        : await runCommand(orm.em.fork(), command, rest, {
+            providerSecretsKey: config.PROVIDER_SECRETS_KEY,
+          });
     if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else printHuman(result);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
+    if (err instanceof UsageError || err instanceof ProviderSettingRefused)
+      return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
     if (err instanceof AppError) return fail(json, err.code, err.message, 1);
     return fail(json, 'error', errorText(err), 1);
   } finally {

@@ -1,4 +1,4 @@
-import { BigIntType, EntitySchema } from '@mikro-orm/core';
+import { BigIntType, EntitySchema, PrimaryKeyProp } from '@mikro-orm/core';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../domain/subscriptionPlan';
 
 /**
@@ -541,6 +541,38 @@ export const SweepWatermarkSchema = new EntitySchema<SweepWatermark>({
   },
 });
 
+export const PROCESSORS = ['sandbox', 'stripe'] as const;
+export type Processor = (typeof PROCESSORS)[number];
+
+/**
+ * A merchant's provider for one environment (at most one). Secrets are write-only: stored only
+ * as AES-256-GCM ciphertexts (src/providers/secrets.ts), never read back to an operator.
+ */
+export class MerchantProvider {
+  [PrimaryKeyProp]?: ['merchant', 'environment'];
+  merchant!: Merchant;
+  environment!: KeyEnvironment;
+  processor!: Processor;
+  secretKeyCiphertext!: string | null;
+  webhookSecretCiphertext!: string | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const MerchantProviderSchema = new EntitySchema<MerchantProvider>({
+  class: MerchantProvider,
+  tableName: 'merchant_providers',
+  properties: {
+    merchant: { kind: 'm:1', entity: () => Merchant, primary: true, deleteRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS], primary: true },
+    processor: { enum: true, items: () => [...PROCESSORS] },
+    secretKeyCiphertext: { type: 'text', nullable: true },
+    webhookSecretCiphertext: { type: 'text', nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
 export const entities = [
   MerchantSchema,
   ApiKeySchema,
@@ -552,4 +584,5 @@ export const entities = [
   SubscriptionPhaseSchema,
   InvoiceSchema,
   SweepWatermarkSchema,
+  MerchantProviderSchema,
 ];

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     orm,
     client,
     temporal,
-    providers: providerRegistryFromConfig(config),
+    providers: providerRegistryFromConfig(config, orm, { logger }),
     logger,
     settings: {
       authCacheTtlMs: config.AUTH_CACHE_TTL_MS,

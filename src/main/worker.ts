@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     orm,
     logger,
-    providers: providerRegistryFromConfig(config),
+    providers: providerRegistryFromConfig(config, orm, { logger }),
     publicBaseUrl: config.publicBaseUrl,
     client,
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,

@@ -11,7 +11,7 @@ import { createApp, type ApiSettings, type AppDeps } from '../../src/api/app';
 import { createLogger } from '../../src/logger';
 import { createMerchant } from '../../src/domain/merchants';
 import { createWorker } from '../../src/worker';
-import { ProviderRegistry } from '../../src/providers/registry';
+import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
 import { createSandbox } from '../../src/sandbox/server';
 import { startMailCatcher } from '../../src/mail/catcher';
 import { testStack } from '../setup/stackInfo';
@@ -34,12 +34,24 @@ export async function openTestOrm(databaseUrl = testStack().databaseUrl): Promis
   return openOrm({ databaseUrl, poolMax: 10 });
 }
 
-export function testProviders(sandboxUrl = 'http://127.0.0.1:9', timeoutMs = 2000): ProviderRegistry {
+/**
+ * The registry of a test: the sandbox at `sandboxUrl`, merchants' configurations read from
+ * `orm` on every resolution (no cache, so a test sees a CLI change at once) unless told.
+ */
+export function testProviders(
+  orm: MikroORM,
+  sandboxUrl = 'http://127.0.0.1:9',
+  timeoutMs = 2000,
+  options: Partial<ProviderSettings> = {},
+): ProviderRegistry {
   return new ProviderRegistry({
     sandboxUrl,
     sandboxApiKey: SANDBOX_API_KEY,
     sandboxWebhookSecret: SANDBOX_WEBHOOK_SECRET,
     timeoutMs,
+    orm,
+    cacheTtlMs: 0,
+    ...options,
   });
 }
 
@@ -73,7 +85,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     orm,
     client,
     temporal,
-    providers: opts.providers ?? testProviders(),
+    providers: opts.providers ?? testProviders(orm),
     logger: testLogger,
     settings: {
       authCacheTtlMs: 5000,
@@ -164,7 +176,7 @@ export async function startTestWorker(
     taskQueue: opts.taskQueue,
     orm,
     logger: testLogger,
-    providers: opts.providers ?? testProviders(),
+    providers: opts.providers ?? testProviders(orm),
     publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
     client,
     callbackRetryInitialSeconds: 1,
@@ -258,7 +270,7 @@ export async function startPaymentStack(
   const orm = await openTestOrm();
   const sandbox = createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET });
   const running = await sandbox.listen(0);
-  const providers = testProviders(running.url, providerTimeoutMs);
+  const providers = testProviders(orm, running.url, providerTimeoutMs);
   const taskQueue = uniqueTaskQueue(name);
   const api = await startTestApi({ orm, providers, settings: { taskQueue, ...settings } });
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), `mail-${name}-`));

@@ -71,7 +71,7 @@ describe('callback delivery is pinned to the address it checked (DNS rebinding)'
     return createMerchantEventActivities({
       orm,
       logger: testLogger,
-      providers: testProviders(),
+      providers: testProviders(orm),
       publicBaseUrl: 'http://127.0.0.1:9',
       client,
       taskQueue: uniqueTaskQueue('pinning'),

@@ -34,7 +34,7 @@ describe('callback targets, checked at delivery', () => {
       taskQueue,
       orm,
       logger: testLogger,
-      providers: testProviders(),
+      providers: testProviders(orm),
       publicBaseUrl: 'http://127.0.0.1:9',
       client,
       callbackRetryInitialSeconds: 1,

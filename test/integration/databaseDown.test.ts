@@ -141,7 +141,7 @@ describe('with PostgreSQL cut off or restarting', () => {
     merchant = await createTestMerchant(orm, 'DB down merchant');
 
     sandbox = await createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET }).listen(0);
-    const providers = testProviders(sandbox.url);
+    const providers = testProviders(orm, sandbox.url);
     const taskQueue = uniqueTaskQueue('db-down');
     api = await startTestApi({ orm, providers, settings: { taskQueue, paymentWaitMs: 3000 } });
     worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl });

@@ -74,7 +74,7 @@ describe('payment expiry and merchant callbacks', () => {
     const id = (res.body.details as { payment: { id: string } }).payment.id;
     // The provider holds a capture under our key that our record never learnt (a worker killed
     // mid-call): the expiry asks the provider by that key before voiding.
-    await stack.providers.byName('sandbox')!.createPayment({
+    await stack.providers.sandbox.createPayment({
       idempotencyKey: id,
       amountMinor: 999,
       currency: 'GBP',

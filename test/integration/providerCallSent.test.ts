@@ -32,7 +32,7 @@ describe('an unavailable answer after a call whose answer was lost', () => {
     stack = await startPaymentStack('provider-call-sent', { billingDaySeconds: 1 });
     merchant = await createTestMerchant(stack.orm, 'Lost answers merchant');
     subs = subscriptionClient(stack, merchant);
-    provider = stack.providers.byName('sandbox')!;
+    provider = stack.providers.sandbox;
   });
   afterEach(() => faults({}));
   afterAll(() => stack.close());

@@ -21,7 +21,7 @@ import { PAYMENT_UPDATE_REFUSED, submitPaymentUpdate, type SubmitOutcome } from 
 import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
-import { providerFor } from '../providerFor';
+import { processorForCreate } from '../providerFor';
 import { providerRejection } from '../providerRejection';
 import {
   checkAmount,
@@ -251,10 +251,19 @@ export function paymentRoutes(deps: {
       },
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        const provider = providerFor(providers, caller.environment);
+        const processor = await processorForCreate(providers, caller, async () => {
+          const existing = await deps.em
+            .fork()
+            .findOne(
+              Payment,
+              { merchant: caller.merchantId, externalId: body.externalId, environment: caller.environment },
+              { fields: ['processor'] },
+            );
+          return existing?.processor ?? null;
+        });
         for (let round = 0; round < 3; round++) {
           const em = deps.em.fork();
-          const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds, provider.name);
+          const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds, processor);
           const mismatch = conflict(payment, body);
           if (mismatch) throw mismatch;
           if (payment.status !== 'created') return presentPayment(payment);

@@ -20,7 +20,7 @@ import { SubscriptionGateway } from '../../temporal/subscriptionGateway';
 import { CANCEL_REASON_MAX_LENGTH, type StartOutcome } from '../../../workflows/subscriptionApi';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
-import { providerFor } from '../providerFor';
+import { processorForCreate } from '../providerFor';
 import { providerRejection } from '../providerRejection';
 import {
   assertCallbackAllowed,
@@ -279,11 +279,20 @@ export function subscriptionRoutes(deps: {
       },
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        const provider = providerFor(providers, caller.environment);
+        const processor = await processorForCreate(providers, caller, async () => {
+          const existing = await deps.em
+            .fork()
+            .findOne(
+              Subscription,
+              { merchant: caller.merchantId, externalId: body.externalId, environment: caller.environment },
+              { fields: ['processor'] },
+            );
+          return existing?.processor ?? null;
+        });
         // Two identical requests at once: the loser's insert violates the unique externalId and,
         // once more, finds the winner's subscription.
-        const { subscription, phases } = await createOrFind(caller, body, provider.name).catch((err: unknown) => {
-          if (err instanceof UniqueConstraintViolationException) return createOrFind(caller, body, provider.name);
+        const { subscription, phases } = await createOrFind(caller, body, processor).catch((err: unknown) => {
+          if (err instanceof UniqueConstraintViolationException) return createOrFind(caller, body, processor);
           throw err;
         });
         const outcome: StartOutcome | 'no_answer' =

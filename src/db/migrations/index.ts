@@ -8,6 +8,7 @@ import { Migration20261123000000EmailClaims } from './Migration20261123000000Ema
 import { Migration20261123010000SweepWatermarks } from './Migration20261123010000SweepWatermarks';
 import { Migration20261124000000OutboxRelay } from './Migration20261124000000OutboxRelay';
 import { Migration20261125000000ProviderCallSent } from './Migration20261125000000ProviderCallSent';
+import { Migration20261126000000MerchantProviders } from './Migration20261126000000MerchantProviders';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123010000SweepWatermarks', class: Migration20261123010000SweepWatermarks },
   { name: 'Migration20261124000000OutboxRelay', class: Migration20261124000000OutboxRelay },
   { name: 'Migration20261125000000ProviderCallSent', class: Migration20261125000000ProviderCallSent },
+  { name: 'Migration20261126000000MerchantProviders', class: Migration20261126000000MerchantProviders },
 ];

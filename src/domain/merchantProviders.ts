@@ -1,0 +1,131 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { KEY_ENVIRONMENTS, Merchant, MerchantProvider, type KeyEnvironment, type Processor } from '../db/entities';
+import { AppError } from '../errors';
+import type { ProviderSecrets } from '../providers/secrets';
+
+/**
+ * Merchants' provider configuration (PRODUCT.md, "Providers"), for the operator CLI. At most
+ * one provider per merchant and environment. Secrets are write-only: encrypted before they are
+ * stored, never returned.
+ */
+
+/** A configuration the operator asked for that cannot be stored as asked (a usage error). */
+export class ProviderSettingRefused extends Error {}
+
+export interface SetProviderInput {
+  merchantId: string;
+  environment: KeyEnvironment;
+  processor: Processor;
+  /** Omitted: the stored one is kept when the processor stays the same. */
+  secretKey?: string;
+  webhookSecret?: string;
+}
+
+export function presentProvider(row: MerchantProvider) {
+  return {
+    merchantId: row.merchant.id,
+    environment: row.environment,
+    processor: row.processor,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+function refuseBadInput(input: SetProviderInput, secrets: ProviderSecrets | null): void {
+  const given = [
+    ['--secret-key', input.secretKey],
+    ['--webhook-secret', input.webhookSecret],
+  ] as const;
+  for (const [flag, value] of given) {
+    if (value !== undefined && value.trim() === '') throw new ProviderSettingRefused(`${flag} must not be empty`);
+  }
+  const anySecret = given.some(([, value]) => value !== undefined);
+  if (input.processor === 'sandbox' && anySecret) {
+    throw new ProviderSettingRefused(
+      'the sandbox processor takes no secrets (it uses SANDBOX_API_KEY and SANDBOX_WEBHOOK_SECRET)',
+    );
+  }
+  if (anySecret && !secrets) {
+    throw new ProviderSettingRefused(
+      'PROVIDER_SECRETS_KEY is not set: provider secrets are stored only encrypted (32 bytes, base64; e.g. `openssl rand -base64 32`)',
+    );
+  }
+  if (input.environment === 'test' && input.secretKey !== undefined && /^(sk|rk)_live_/.test(input.secretKey)) {
+    throw new ProviderSettingRefused('a live Stripe key cannot serve the test environment');
+  }
+}
+
+async function findMerchant(em: EntityManager, merchantId: string): Promise<Merchant> {
+  const merchant = await em.findOne(Merchant, { id: merchantId });
+  if (!merchant) throw new AppError(404, 'not_found', `Merchant ${merchantId} not found.`);
+  return merchant;
+}
+
+/**
+ * Configures the merchant's provider for one environment. The same processor again: the
+ * secrets given replace the stored ones, an omitted one is kept (rotating only the webhook
+ * secret). Another processor: the row is replaced (a new createdAt, no secret carried over).
+ */
+export async function setProvider(
+  em: EntityManager,
+  input: SetProviderInput,
+  secrets: ProviderSecrets | null,
+): Promise<MerchantProvider> {
+  refuseBadInput(input, secrets);
+  return em.transactional(async (tx) => {
+    const merchant = await findMerchant(tx, input.merchantId);
+    const existing = await tx.findOne(
+      MerchantProvider,
+      { merchant: merchant.id, environment: input.environment },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    const kept = existing?.processor === input.processor ? existing : null;
+    if (input.processor === 'stripe' && input.secretKey === undefined && !kept?.secretKeyCiphertext) {
+      throw new ProviderSettingRefused('--secret-key is required to configure stripe');
+    }
+    const seal = (field: 'secret_key' | 'webhook_secret', value: string | undefined, stored: string | null) =>
+      value === undefined
+        ? stored
+        : secrets!.encrypt(value, { merchantId: merchant.id, environment: input.environment, field });
+    const now = new Date();
+    const values = {
+      processor: input.processor,
+      secretKeyCiphertext: seal('secret_key', input.secretKey, kept?.secretKeyCiphertext ?? null),
+      webhookSecretCiphertext: seal('webhook_secret', input.webhookSecret, kept?.webhookSecretCiphertext ?? null),
+      updatedAt: now,
+    };
+    if (existing) {
+      tx.assign(existing, kept ? values : { ...values, createdAt: now });
+      await tx.flush();
+      return existing;
+    }
+    const row = tx.create(MerchantProvider, {
+      merchant,
+      environment: input.environment,
+      ...values,
+      createdAt: now,
+    });
+    await tx.flush();
+    return row;
+  });
+}
+
+/** The merchant's providers, test before live. */
+export async function listProviders(em: EntityManager, merchantId: string): Promise<MerchantProvider[]> {
+  await findMerchant(em, merchantId);
+  const rows = await em.find(MerchantProvider, { merchant: merchantId });
+  return rows.sort((a, b) => KEY_ENVIRONMENTS.indexOf(a.environment) - KEY_ENVIRONMENTS.indexOf(b.environment));
+}
+
+/** Removes the configuration; false when there was none. Existing records keep their processor. */
+export async function removeProvider(
+  em: EntityManager,
+  merchantId: string,
+  environment: KeyEnvironment,
+): Promise<boolean> {
+  const deleted = await em.nativeDelete(MerchantProvider, { merchant: merchantId, environment });
+  if (deleted > 0) return true;
+  await findMerchant(em, merchantId);
+  return false;
+}

@@ -1,0 +1,37 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { testStack } from '../setup/stackInfo';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface CliResult {
+  code: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- CLI output is checked field by field
+  json: Record<string, any>;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real operator CLI (`--json`) as a separate process against the run's PostgreSQL, as
+ * an operator would. `env` adds or (with undefined) removes variables.
+ */
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  const merged: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: testStack().databaseUrl, LOG_LEVEL: 'silent' };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete merged[name];
+    else merged[name] = value;
+  }
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/index.ts', ...args, '--json'],
+      { cwd: ROOT, env: merged },
+    );
+    return { code: 0, json: JSON.parse(stdout), stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, json: JSON.parse(e.stdout), stdout: e.stdout, stderr: e.stderr };
+  }
+}

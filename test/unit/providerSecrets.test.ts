@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig } from '../../src/config';
+import {
+  ProviderSecretError,
+  ProviderSecrets,
+  decodeSecretsKey,
+  type ProviderSecretContext,
+} from '../../src/providers/secrets';
+
+const key = randomBytes(32);
+const secrets = new ProviderSecrets(key);
+const ctx: ProviderSecretContext = { merchantId: 'mer_A', environment: 'live', field: 'secret_key' };
+const PLAIN = 'sk_live_51Hplaintextthatmustnotshow';
+
+/** Replaces one base64 part of `v1:<iv>:<tag>:<ciphertext>` with the same bytes, one bit flipped. */
+function flip(stored: string, part: 1 | 2 | 3): string {
+  const parts = stored.split(':');
+  const bytes = Buffer.from(parts[part]!, 'base64');
+  bytes[0]! ^= 0x01;
+  parts[part] = bytes.toString('base64');
+  return parts.join(':');
+}
+
+describe('provider secrets (AES-256-GCM)', () => {
+  it('round-trips, with a versioned text that does not contain the secret', () => {
+    const stored = secrets.encrypt(PLAIN, ctx);
+    expect(stored).toMatch(/^v1:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/);
+    expect(stored).not.toContain(PLAIN);
+    expect(stored).not.toContain(Buffer.from(PLAIN).toString('base64'));
+    expect(secrets.decrypt(stored, ctx)).toBe(PLAIN);
+    expect(secrets.decrypt(secrets.encrypt('', ctx), ctx)).toBe('');
+  });
+
+  it('uses a fresh 12-byte IV each time', () => {
+    const a = secrets.encrypt(PLAIN, ctx).split(':');
+    const b = secrets.encrypt(PLAIN, ctx).split(':');
+    expect(Buffer.from(a[1]!, 'base64')).toHaveLength(12);
+    expect(Buffer.from(a[2]!, 'base64')).toHaveLength(16);
+    expect(a[1]).not.toBe(b[1]);
+    expect(a[3]).not.toBe(b[3]);
+  });
+
+  it.each([
+    ['the IV', 1],
+    ['the tag', 2],
+    ['the ciphertext', 3],
+  ] as const)('refuses a text with %s altered', (_what, part) => {
+    expect(() => secrets.decrypt(flip(secrets.encrypt(PLAIN, ctx), part), ctx)).toThrow(ProviderSecretError);
+  });
+
+  it.each([
+    ['another merchant', { ...ctx, merchantId: 'mer_B' }],
+    ['another environment', { ...ctx, environment: 'test' }],
+    ['another field', { ...ctx, field: 'webhook_secret' }],
+  ] as const)('does not decrypt for %s (the AAD binds it)', (_what, other) => {
+    const stored = secrets.encrypt(PLAIN, ctx);
+    expect(() => secrets.decrypt(stored, other)).toThrow(ProviderSecretError);
+  });
+
+  it('does not decrypt under another key, and never says the secret', () => {
+    const stored = secrets.encrypt(PLAIN, ctx);
+    let caught: unknown;
+    try {
+      new ProviderSecrets(randomBytes(32)).decrypt(stored, ctx);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ProviderSecretError);
+    expect(String((caught as Error).message)).not.toContain(PLAIN);
+  });
+
+  it.each(['', 'v2:a:b:c', 'v1:only:three', 'not a ciphertext', 'v1:AAAA:AAAA:AAAA'])(
+    'refuses a malformed stored text %j',
+    (stored) => {
+      expect(() => secrets.decrypt(stored, ctx)).toThrow(ProviderSecretError);
+    },
+  );
+
+  it('takes a 32-byte key only', () => {
+    expect(decodeSecretsKey(key.toString('base64'))).toEqual(key);
+    expect(() => new ProviderSecrets(randomBytes(16))).toThrow(ProviderSecretError);
+    expect(() => decodeSecretsKey(randomBytes(31).toString('base64'))).toThrow(/32 bytes/);
+    expect(() => decodeSecretsKey('not base64!')).toThrow(/base64/);
+  });
+});
+
+describe('PROVIDER_SECRETS_KEY and STRIPE_API_BASE in the configuration', () => {
+  const base = { DATA_DIR: '/tmp/nowhere-config-test' };
+
+  it('are optional, with Stripe API as the default base', () => {
+    const config = loadConfig(base);
+    expect(config.PROVIDER_SECRETS_KEY).toBeUndefined();
+    expect(config.STRIPE_API_BASE).toBe('https://api.stripe.com');
+  });
+
+  it('accepts a 32-byte base64 key and a URL', () => {
+    const value = randomBytes(32).toString('base64');
+    const config = loadConfig({ ...base, PROVIDER_SECRETS_KEY: value, STRIPE_API_BASE: 'http://127.0.0.1:12111' });
+    expect(config.PROVIDER_SECRETS_KEY).toBe(value);
+    expect(config.STRIPE_API_BASE).toBe('http://127.0.0.1:12111');
+  });
+
+  it.each([
+    ['a short key', randomBytes(16).toString('base64'), /decodes to 16 bytes/],
+    ['a long key', randomBytes(48).toString('base64'), /decodes to 48 bytes/],
+    ['not base64', 'this is not a key!', /base64/],
+  ])('refuses %s, naming the variable but not the value', (_what, value, reason) => {
+    let caught: unknown;
+    try {
+      loadConfig({ ...base, PROVIDER_SECRETS_KEY: value });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const message = (caught as Error).message;
+    expect(message).toMatch(/^Invalid configuration:\n {2}PROVIDER_SECRETS_KEY: /);
+    expect(message).toMatch(reason);
+    expect(message).not.toContain(value);
+  });
+
+  it('refuses a STRIPE_API_BASE that is not an http(s) URL', () => {
+    expect(() => loadConfig({ ...base, STRIPE_API_BASE: 'stripe' })).toThrow(/STRIPE_API_BASE/);
+    expect(() => loadConfig({ ...base, STRIPE_API_BASE: 'ftp://x.example' })).toThrow(/STRIPE_API_BASE/);
+  });
+});
