@@ -1,6 +1,7 @@
 import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
+import util from 'node:util';
 import Stripe from 'stripe';
 import { ProviderError, ProviderWebhookError } from '../../src/providers/errors';
 import { StripeProvider } from '../../src/providers/stripe/client';
@@ -220,6 +221,12 @@ describe('Stripe adapter against stripe-mock', () => {
         expect(err.kind).toBe('misconfigured');
         expect(err.message).not.toContain(secretKey);
       }
+    });
+
+    it('the provider never shows its secrets (a log line or JSON that includes it)', () => {
+      const p = provider({ secretKey: 'sk_test_SHOULDNOTSHOW', webhookSecret: 'whsec_SHOULDNOTSHOW' });
+      expect(JSON.stringify(p)).not.toContain('SHOULDNOTSHOW');
+      expect(util.inspect(p, { depth: 10 })).not.toContain('SHOULDNOTSHOW');
     });
 
     it('nothing listening: unavailable (nothing was sent)', async () => {

@@ -54,12 +54,16 @@ const SESSION_EXPAND = ['payment_intent', 'setup_intent'];
  */
 export class StripeProvider implements PaymentProvider {
   readonly name = 'stripe';
-  private readonly stripe: Stripe;
+  // `#` fields: the key (inside the client) and the webhook secret stay out of any serialisation
+  // of the provider (a log line that includes it, JSON.stringify).
+  readonly #stripe: Stripe;
+  readonly #webhookSecret: string | null;
 
-  constructor(private readonly opts: StripeProviderOptions) {
+  constructor(opts: StripeProviderOptions) {
+    this.#webhookSecret = opts.webhookSecret;
     const url = new URL(opts.apiBase);
     const protocol = url.protocol === 'http:' ? 'http' : 'https';
-    this.stripe = new Stripe(opts.secretKey, {
+    this.#stripe = new Stripe(opts.secretKey, {
       host: url.hostname,
       port: url.port || (protocol === 'http' ? 80 : 443),
       protocol,
@@ -72,7 +76,7 @@ export class StripeProvider implements PaymentProvider {
   /** One Stripe call, its failure mapped to what it means for money. */
   private async call<T>(fn: (stripe: Stripe) => Promise<T>): Promise<T> {
     try {
-      return await fn(this.stripe);
+      return await fn(this.#stripe);
     } catch (err) {
       throw mapStripeError(err);
     }
@@ -81,7 +85,7 @@ export class StripeProvider implements PaymentProvider {
   /** A retrieve where "no such object" is an answer (null), not an error. */
   private async retrieveOrNull<T>(fn: (stripe: Stripe) => Promise<T>): Promise<T | null> {
     try {
-      return await fn(this.stripe);
+      return await fn(this.#stripe);
     } catch (err) {
       if (err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404) return null;
       throw mapStripeError(err);
@@ -96,7 +100,7 @@ export class StripeProvider implements PaymentProvider {
         throw new ProviderError('rejected', 'A card payment needs a card token.', 'invalid_card_token');
       const { customer, paymentMethod } = parseCardToken(input.cardToken);
       try {
-        const pi = await this.stripe.paymentIntents.create(
+        const pi = await this.#stripe.paymentIntents.create(
           {
             amount: toStripeAmount(input.amountMinor, input.currency),
             currency: stripeCurrency(input.currency),
@@ -205,13 +209,13 @@ export class StripeProvider implements PaymentProvider {
     const created = { gte: Math.floor((by.notBefore.getTime() - LOOKUP_SKEW_MS) / 1000) };
     if (by.mode === 'card') {
       const match = await this.firstWithKey(
-        this.stripe.paymentIntents.list({ created, limit: 100 }),
+        this.#stripe.paymentIntents.list({ created, limit: 100 }),
         by.idempotencyKey,
       );
       return match ? mapPaymentIntent(match) : null;
     }
     const match = await this.firstWithKey(
-      this.stripe.checkout.sessions.list({ created, limit: 100 }),
+      this.#stripe.checkout.sessions.list({ created, limit: 100 }),
       by.idempotencyKey,
     );
     if (!match) return null;
@@ -237,7 +241,7 @@ export class StripeProvider implements PaymentProvider {
       const current = mapCheckoutSession(await this.mustRetrieveSession(transactionId));
       if (current.status !== 'pending') return current;
       try {
-        await this.stripe.checkout.sessions.expire(transactionId);
+        await this.#stripe.checkout.sessions.expire(transactionId);
       } catch (err) {
         // Completed (or expired) meanwhile: Stripe refuses to expire it; what it is now counts.
         if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw mapStripeError(err);
@@ -247,7 +251,7 @@ export class StripeProvider implements PaymentProvider {
     const current = mapPaymentIntent(await this.call((s) => s.paymentIntents.retrieve(transactionId)));
     if (current.status === 'succeeded' || current.status === 'canceled') return current;
     try {
-      return mapPaymentIntent(await this.stripe.paymentIntents.cancel(transactionId));
+      return mapPaymentIntent(await this.#stripe.paymentIntents.cancel(transactionId));
     } catch (err) {
       if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw mapStripeError(err);
       return mapPaymentIntent(await this.call((s) => s.paymentIntents.retrieve(transactionId)));
@@ -305,7 +309,7 @@ export class StripeProvider implements PaymentProvider {
     const [field, value] =
       'idempotencyKey' in by ? ['idempotencyKey', by.idempotencyKey] : ['reference_id', by.referenceId];
     try {
-      for await (const item of this.stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 })) {
+      for await (const item of this.#stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 })) {
         if (parseStripe(listItemSchema, item, 'list item').metadata?.[field] === value)
           return mapRefund(item, { transactionId: by.transactionId, paymentIntentId });
       }
@@ -316,14 +320,14 @@ export class StripeProvider implements PaymentProvider {
   }
 
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent {
-    if (!this.opts.webhookSecret) throw new ProviderWebhookError('no Stripe webhook secret is configured');
+    if (!this.#webhookSecret) throw new ProviderWebhookError('no Stripe webhook secret is configured');
     const header = headers['stripe-signature'];
     let event: unknown;
     try {
-      event = this.stripe.webhooks.constructEvent(
+      event = this.#stripe.webhooks.constructEvent(
         rawBody,
         (Array.isArray(header) ? header[0] : header) ?? '',
-        this.opts.webhookSecret,
+        this.#webhookSecret,
       );
     } catch (err) {
       throw new ProviderWebhookError(`Stripe signature does not verify: ${(err as Error).message.slice(0, 200)}`);
