@@ -26,7 +26,7 @@ export function isExecutable(file: string): boolean {
   }
 }
 
-function onPath(name: string): string | undefined {
+export function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
   }

@@ -29,6 +29,11 @@ export interface CreatePaymentInput {
   webhookUrl?: string;
   saveCard?: boolean;
   description?: string;
+  /**
+   * When the payment expires (hosted modes): a provider whose hosted page has its own expiry
+   * (Stripe Checkout) sets it from this, within its limits. Without it, the provider's default.
+   */
+  expiresAt?: Date;
   metadata: Record<string, string>;
 }
 
@@ -79,7 +84,9 @@ export interface RefundLookup {
 
 export type ProviderWebhookEvent =
   | { kind: 'payment'; type: string; payment: ProviderPayment; metadata: Record<string, string> }
-  | { kind: 'refund'; type: string; refund: ProviderRefund; metadata: Record<string, string> };
+  | { kind: 'refund'; type: string; refund: ProviderRefund; metadata: Record<string, string> }
+  /** An event type the provider sends that concerns none of our records: acknowledged, routed nowhere. */
+  | { kind: 'ignored'; type: string };
 
 export interface PaymentProvider {
   readonly name: string;

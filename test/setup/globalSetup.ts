@@ -7,11 +7,13 @@ import { openOrm, migrate } from '../../src/db/orm';
 import { buildWorkflowBundle, loadWorkflowBundle } from '../../src/workflowBundle';
 import { TEST_STACK_ENV, type TestStack } from './stackInfo';
 import { freeLoopbackPort } from '../../src/infra/ports';
+import { locateStripeMock, startStripeMock } from '../../src/infra/stripeMock';
 
 /**
  * Once per jest run: a real PostgreSQL (throw-away cluster), a real Temporal dev server
- * (in memory, headless), migrations, and the workflow bundle, built by the same function as
- * `npm run build` (src/workflowBundle.ts). Test files share them and isolate themselves by
+ * (in memory, headless), stripe-mock (Stripe's mock server, built with Go on first use),
+ * migrations, and the workflow bundle, built by the same function as `npm run build`
+ * (src/workflowBundle.ts). Test files share them and isolate themselves by
  * task queue and by the merchants they create.
  */
 export default async function globalSetup(): Promise<void> {
@@ -21,9 +23,10 @@ export default async function globalSetup(): Promise<void> {
   fs.chmodSync(dir, 0o755);
 
   const [pgPort, temporalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
-  const [pg, temporal, bundle] = await Promise.all([
+  const [pg, temporal, stripeMock, bundle] = await Promise.all([
     startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, database: 'payments_test', ephemeral: true }),
     startTemporal({ port: temporalPort, log }),
+    locateStripeMock(log).then((binPath) => startStripeMock({ binPath, dir: path.join(dir, 'stripe-mock') })),
     // WORKFLOW_BUNDLE_PATH (e.g. dist/workflow-bundle.js after `npm run build`): test that artifact.
     process.env.WORKFLOW_BUNDLE_PATH
       ? loadWorkflowBundle(process.env.WORKFLOW_BUNDLE_PATH)
@@ -37,14 +40,18 @@ export default async function globalSetup(): Promise<void> {
     dir,
     databaseUrl: pg.databaseUrl,
     temporalAddress: temporal.address,
+    stripeApiBase: stripeMock.apiBase,
     workflowBundlePath: bundle.codePath,
   };
   // Test workers are forked after this, so they inherit it.
   process.env[TEST_STACK_ENV] = JSON.stringify(stack);
   (globalThis as Record<string, unknown>).__testStackStop = async () => {
+    await stripeMock.stop();
     await temporal.stop();
     await pg.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s (PostgreSQL :${pgPort}, Temporal ${temporal.address})`);
+  log(
+    `ready in ${((Date.now() - started) / 1000).toFixed(1)} s (PostgreSQL :${pgPort}, Temporal ${temporal.address}, stripe-mock ${stripeMock.apiBase})`,
+  );
 }

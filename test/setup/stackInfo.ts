@@ -4,6 +4,8 @@ export interface TestStack {
   dir: string;
   databaseUrl: string;
   temporalAddress: string;
+  /** stripe-mock's base URL (what STRIPE_API_BASE takes), e.g. `http://127.0.0.1:41234`. */
+  stripeApiBase: string;
   workflowBundlePath: string;
 }
 

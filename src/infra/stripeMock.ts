@@ -1,0 +1,118 @@
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ownChild, stopProcess } from './processes';
+import { isExecutable, onPath } from './temporalCli';
+
+/**
+ * stripe-mock, Stripe's official mock server (validates every request against Stripe's OpenAPI
+ * spec, answers fixtures): found like the Temporal CLI, in this order: STRIPE_MOCK_PATH,
+ * `stripe-mock` on PATH, a cached build in the per-user cache, else `go install` into that cache.
+ * The version is pinned so that every clone validates against the same spec.
+ */
+export const STRIPE_MOCK_VERSION = 'v0.203.0';
+
+export function stripeMockCacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'payment-platform', `stripe-mock-${STRIPE_MOCK_VERSION}`);
+}
+
+export async function locateStripeMock(log: (msg: string) => void = () => {}): Promise<string> {
+  const explicit = process.env.STRIPE_MOCK_PATH;
+  if (explicit) {
+    if (!isExecutable(explicit)) throw new Error(`STRIPE_MOCK_PATH=${explicit} is not an executable file`);
+    return explicit;
+  }
+  const fromPath = onPath('stripe-mock');
+  if (fromPath) return fromPath;
+  const cacheDir = stripeMockCacheDir();
+  const cached = path.join(cacheDir, 'stripe-mock');
+  if (isExecutable(cached)) return cached;
+  if (spawnSync('go', ['version'], { stdio: 'ignore' }).status !== 0) {
+    throw new Error(
+      'stripe-mock is needed (STRIPE_MOCK_PATH, on PATH, or built with Go into ' +
+        `${cacheDir}), and Go is not available to build it`,
+    );
+  }
+
+  log(`Building stripe-mock ${STRIPE_MOCK_VERSION} with Go into ${cacheDir} (once)...`);
+  fs.mkdirSync(cacheDir, { recursive: true });
+  // Build into a temp dir and rename, so an interrupted build never leaves a broken binary.
+  const staging = fs.mkdtempSync(path.join(cacheDir, 'build-'));
+  try {
+    await promisify(execFile)('go', ['install', `github.com/stripe/stripe-mock@${STRIPE_MOCK_VERSION}`], {
+      env: { ...process.env, GOBIN: staging, CGO_ENABLED: '0' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    fs.renameSync(path.join(staging, 'stripe-mock'), cached);
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+  log('stripe-mock built.');
+  return cached;
+}
+
+export interface StripeMock {
+  /** e.g. `http://127.0.0.1:41234` (what STRIPE_API_BASE takes). */
+  apiBase: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface StripeMockOptions {
+  binPath: string;
+  /** A private directory: holds the HTTPS listener's Unix socket (see below). */
+  dir: string;
+  readyTimeoutMs?: number;
+}
+
+/**
+ * The arguments: HTTP on a loopback port the system picks (read back from its output, so no
+ * race for a port). `-http-addr` alone still opens HTTPS on the fixed port 12112 on every
+ * interface (a second run on the machine would then die on "address in use"), so HTTPS goes
+ * to a Unix socket in our own directory instead.
+ */
+export function stripeMockArgs(dir: string): string[] {
+  return ['-http-addr', '127.0.0.1:', '-https-unix', path.join(dir, 'stripe-mock-https.sock')];
+}
+
+/** Starts stripe-mock and resolves once it listens (it prints the address after binding it). */
+export async function startStripeMock(opts: StripeMockOptions): Promise<StripeMock> {
+  fs.mkdirSync(opts.dir, { recursive: true });
+  const child = spawn(opts.binPath, stripeMockArgs(opts.dir), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const owned = ownChild(child);
+  const stop = () => stopProcess(child, 5_000);
+  let output = '';
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`stripe-mock did not listen within ${opts.readyTimeoutMs ?? 60_000} ms: ${output.slice(-500)}`));
+    }, opts.readyTimeoutMs ?? 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Listening for HTTP at address: (127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`stripe-mock ${owned.exited() ?? 'exited'} before listening: ${output.slice(-500)}`));
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`stripe-mock failed to start: ${err.message}`));
+    });
+  });
+  // Keep draining its output (a full pipe would block it); nothing in it is needed any more.
+  child.stdout!.removeAllListeners('data');
+  child.stderr!.removeAllListeners('data');
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return { apiBase: `http://${address}`, process: child, stop };
+}

@@ -1,0 +1,475 @@
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { currencyExponent } from '../../domain/money';
+import { ProviderError, ProviderWebhookError } from '../errors';
+import type { ProviderPayment, ProviderRefund, ProviderWebhookEvent } from '../types';
+
+/**
+ * Pure mapping between Stripe's objects and errors and our provider types: no I/O here (the
+ * `stripe` import is for its error classes only). Every Stripe object we rely on is validated:
+ * an unexpected shape is `invalid_response`, never a guess.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Amounts: Stripe's minor units are not always ISO 4217's (docs.stripe.com/currencies).
+
+/** Zero-decimal for Stripe (MGA is two-decimal in ISO 4217, zero-decimal for Stripe). */
+const STRIPE_ZERO_DECIMAL = new Set('BIF CLP DJF GNF JPY KMF KRW MGA PYG RWF UGX VND VUV XAF XOF XPF'.split(' '));
+/** Three-decimal for Stripe; amounts must end in 0 (Stripe's partners take no fils/baisa). */
+const STRIPE_THREE_DECIMAL = new Set('BHD JOD KWD OMR TND'.split(' '));
+/**
+ * Zero-decimal in ISO 4217 but two-decimal in Stripe's API, where amounts must be whole units
+ * (multiples of 100). ISK is the one: its ISO exponent is 0, so x100 always lands on a multiple.
+ */
+const STRIPE_WHOLE_UNITS_ONLY = new Set(['ISK']);
+
+function stripeExponent(currency: string): number {
+  const c = currency.toUpperCase();
+  if (STRIPE_ZERO_DECIMAL.has(c)) return 0;
+  if (STRIPE_THREE_DECIMAL.has(c)) return 3;
+  return 2;
+}
+
+/**
+ * Our minor units -> Stripe's `amount`. What Stripe cannot represent (a fraction Stripe has no
+ * unit for, or a three-decimal amount not ending in 0) is refused here as `rejected`, never
+ * rounded: rounding would charge another amount than the merchant asked for.
+ */
+export function toStripeAmount(minor: number, currency: string): number {
+  const ours = currencyExponent(currency);
+  const theirs = stripeExponent(currency);
+  const c = currency.toUpperCase();
+  const refuse = (why: string) =>
+    new ProviderError('rejected', `Stripe cannot take ${minor} minor units of ${c}: ${why}`, 'amount_not_supported');
+  let amount: number;
+  if (theirs >= ours) amount = minor * 10 ** (theirs - ours);
+  else {
+    const factor = 10 ** (ours - theirs);
+    if (minor % factor !== 0) throw refuse(`Stripe takes ${theirs} decimals for ${c}`);
+    amount = minor / factor;
+  }
+  if (STRIPE_THREE_DECIMAL.has(c) && amount % 10 !== 0) throw refuse('the last decimal must be 0');
+  if (STRIPE_WHOLE_UNITS_ONLY.has(c) && amount % 100 !== 0) throw refuse('whole units only');
+  return amount;
+}
+
+/** Stripe's `amount` -> our minor units (exact, or the answer is not one we can trust). */
+export function fromStripeAmount(amount: number, currency: string): number {
+  let ours: number;
+  try {
+    ours = currencyExponent(currency);
+  } catch {
+    throw new ProviderError('invalid_response', `Stripe answered an unknown currency ${currency}`);
+  }
+  const theirs = stripeExponent(currency);
+  const minor = ours >= theirs ? amount * 10 ** (ours - theirs) : amount / 10 ** (theirs - ours);
+  if (!Number.isSafeInteger(minor))
+    throw new ProviderError(
+      'invalid_response',
+      `Stripe amount ${amount} ${currency} is not a whole number of our units`,
+    );
+  return minor;
+}
+
+/** Our currency codes are upper-case; Stripe wants and answers lower-case. */
+export const stripeCurrency = (currency: string): string => currency.toLowerCase();
+
+// ---------------------------------------------------------------------------------------------
+// Schemas: the fields we rely on, as Stripe's OpenAPI declares them (nullable where it says so).
+
+const metadata = z.record(z.string(), z.string()).nullable().optional();
+/** An expandable field: an id, or the object when expanded. */
+const expandableId = z
+  .union([z.string(), z.object({ id: z.string() }).loose()])
+  .nullable()
+  .optional();
+const lastError = z
+  .object({
+    type: z.string().nullish(),
+    code: z.string().nullish(),
+    decline_code: z.string().nullish(),
+    message: z.string().nullish(),
+  })
+  .nullable()
+  .optional();
+
+export const paymentIntentSchema = z.object({
+  object: z.literal('payment_intent'),
+  id: z.string().min(1),
+  status: z.enum([
+    'requires_payment_method',
+    'requires_confirmation',
+    'requires_action',
+    'processing',
+    'requires_capture',
+    'canceled',
+    'succeeded',
+  ]),
+  amount: z.number().int().nonnegative(),
+  currency: z.string().length(3),
+  customer: expandableId,
+  payment_method: expandableId,
+  setup_future_usage: z.string().nullable().optional(),
+  last_payment_error: lastError,
+  cancellation_reason: z.string().nullable().optional(),
+  metadata,
+});
+
+export const setupIntentSchema = z.object({
+  object: z.literal('setup_intent'),
+  id: z.string().min(1),
+  status: z.enum([
+    'requires_payment_method',
+    'requires_confirmation',
+    'requires_action',
+    'processing',
+    'canceled',
+    'succeeded',
+  ]),
+  customer: expandableId,
+  payment_method: expandableId,
+  last_setup_error: lastError,
+  metadata,
+});
+
+export const checkoutSessionSchema = z.object({
+  object: z.literal('checkout.session'),
+  id: z.string().min(1),
+  mode: z.enum(['payment', 'setup', 'subscription']),
+  status: z.enum(['open', 'complete', 'expired']).nullable(),
+  payment_status: z.enum(['paid', 'unpaid', 'no_payment_required']),
+  url: z.string().nullable().optional(),
+  amount_total: z.number().int().nonnegative().nullable().optional(),
+  currency: z.string().length(3).nullable().optional(),
+  customer: expandableId,
+  payment_intent: z.union([z.string(), paymentIntentSchema]).nullable().optional(),
+  setup_intent: z.union([z.string(), setupIntentSchema]).nullable().optional(),
+  metadata,
+});
+
+export const refundSchema = z.object({
+  object: z.literal('refund'),
+  id: z.string().min(1),
+  amount: z.number().int().nonnegative(),
+  currency: z.string().length(3),
+  status: z.enum(['pending', 'requires_action', 'succeeded', 'failed', 'canceled']).nullable(),
+  payment_intent: expandableId,
+  charge: expandableId,
+  failure_reason: z.string().nullable().optional(),
+  metadata,
+});
+
+export const customerSchema = z.object({ object: z.literal('customer'), id: z.string().min(1) });
+
+/** What a list lookup needs of each item: its id and our key in its metadata. */
+export const listItemSchema = z.object({ id: z.string().min(1), metadata });
+
+const eventSchema = z.object({
+  object: z.literal('event'),
+  id: z.string(),
+  type: z.string(),
+  data: z.object({ object: z.object({ object: z.string(), metadata }).loose() }),
+});
+
+export type StripePaymentIntent = z.infer<typeof paymentIntentSchema>;
+export type StripeCheckoutSession = z.infer<typeof checkoutSessionSchema>;
+export type StripeRefund = z.infer<typeof refundSchema>;
+
+/** Validates a Stripe answer with the schema, or says it is not one we can rely on. */
+export function parseStripe<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw new ProviderError(
+      'invalid_response',
+      `Stripe answered an unexpected ${what}: ${parsed.error.message.slice(0, 300)}`,
+    );
+  return parsed.data;
+}
+
+const idOf = (v: string | { id: string } | null | undefined): string | null =>
+  v == null ? null : typeof v === 'string' ? v : v.id;
+
+/** Our saved-card token for Stripe (PRODUCT.md): `cus_...:pm_...`, or `pm_...` alone. */
+export function cardToken(customer: string | null, paymentMethod: string | null): string | null {
+  if (!paymentMethod) return null;
+  return customer ? `${customer}:${paymentMethod}` : paymentMethod;
+}
+
+/** A `cardToken` back to what Stripe takes. */
+export function parseCardToken(token: string): { customer?: string; paymentMethod: string } {
+  const [first, second, ...rest] = token.split(':');
+  if (second === undefined) return { paymentMethod: first! };
+  if (rest.length > 0 || !first || !second)
+    throw new ProviderError('rejected', 'The card token is not `pm_...` or `cus_...:pm_...`.', 'invalid_card_token');
+  return { customer: first, paymentMethod: second };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Objects -> our types.
+
+/**
+ * A PaymentIntent we created confirmed and off-session. Anything still asking for the customer
+ * (requires_action / requires_confirmation) cannot finish without them: failed,
+ * `authentication_required`, which the dunning rules treat as a decline. requires_capture
+ * cannot happen (we never ask for manual capture) and is pending if it ever does.
+ */
+export function mapPaymentIntent(value: unknown): ProviderPayment {
+  const pi = parseStripe(paymentIntentSchema, value, 'PaymentIntent');
+  const base = {
+    transactionId: pi.id,
+    amountMinor: fromStripeAmount(pi.amount, pi.currency),
+    currency: pi.currency.toUpperCase(),
+    redirectUrl: null,
+    savedCardToken: null,
+  };
+  switch (pi.status) {
+    case 'succeeded':
+      return { ...base, status: 'succeeded', failureCode: null, failureMessage: null };
+    case 'processing':
+    case 'requires_capture':
+      return { ...base, status: 'pending', failureCode: null, failureMessage: null };
+    case 'requires_action':
+    case 'requires_confirmation':
+      return {
+        ...base,
+        status: 'failed',
+        failureCode: 'authentication_required',
+        failureMessage:
+          'The card issuer requires the customer to authenticate, which an off-session payment cannot do.',
+      };
+    case 'requires_payment_method':
+      return {
+        ...base,
+        status: 'failed',
+        failureCode: pi.last_payment_error?.decline_code ?? pi.last_payment_error?.code ?? 'payment_failed',
+        failureMessage: pi.last_payment_error?.message ?? 'The payment was declined.',
+      };
+    case 'canceled':
+      return {
+        ...base,
+        status: 'canceled',
+        failureCode: pi.cancellation_reason ?? 'canceled',
+        failureMessage: 'The payment was canceled.',
+      };
+  }
+}
+
+/**
+ * A Checkout Session (mode payment or setup). `requested` is what we asked for when we created
+ * it: Stripe's answer to a create always carries the amount and currency, but they are nullable
+ * in its spec, so a create falls back to what we sent; a lookup falls back to the expanded
+ * PaymentIntent and otherwise refuses to guess.
+ */
+export function mapCheckoutSession(
+  value: unknown,
+  requested?: { amountMinor: number; currency: string },
+): ProviderPayment {
+  const s = parseStripe(checkoutSessionSchema, value, 'Checkout Session');
+  if (s.mode === 'subscription')
+    throw new ProviderError('invalid_response', `Checkout Session ${s.id} is a Stripe subscription, not ours`);
+  const pi = s.payment_intent && typeof s.payment_intent === 'object' ? s.payment_intent : null;
+  const si = s.setup_intent && typeof s.setup_intent === 'object' ? s.setup_intent : null;
+  const currency = s.currency ?? requested?.currency ?? pi?.currency ?? null;
+  if (!currency) throw new ProviderError('invalid_response', `Checkout Session ${s.id} has no currency`);
+  let amountMinor: number;
+  if (s.mode === 'setup') amountMinor = 0;
+  else if (s.amount_total != null) amountMinor = fromStripeAmount(s.amount_total, currency);
+  else if (requested) amountMinor = requested.amountMinor;
+  else if (pi) amountMinor = fromStripeAmount(pi.amount, pi.currency);
+  else throw new ProviderError('invalid_response', `Checkout Session ${s.id} has no amount`);
+
+  const base = {
+    transactionId: s.id,
+    amountMinor,
+    currency: currency.toUpperCase(),
+    redirectUrl: null,
+    savedCardToken: null,
+    failureCode: null,
+    failureMessage: null,
+  };
+  if (s.status === 'expired') {
+    return {
+      ...base,
+      status: 'canceled',
+      failureCode: 'expired',
+      failureMessage: 'The customer did not complete the Checkout Session before it expired.',
+    };
+  }
+  if (s.status === 'complete' && s.mode === 'setup') {
+    return {
+      ...base,
+      status: 'succeeded',
+      savedCardToken: si ? cardToken(idOf(si.customer) ?? idOf(s.customer), idOf(si.payment_method)) : null,
+    };
+  }
+  if (s.status === 'complete' && s.payment_status !== 'unpaid') {
+    const saved = pi?.setup_future_usage === 'off_session';
+    return {
+      ...base,
+      status: 'succeeded',
+      savedCardToken: saved ? cardToken(idOf(s.customer) ?? idOf(pi.customer), idOf(pi.payment_method)) : null,
+    };
+  }
+  // open, or complete but unpaid (an asynchronous payment method still settling).
+  return { ...base, status: 'pending', redirectUrl: s.status === 'open' ? (s.url ?? null) : null };
+}
+
+/**
+ * A Stripe Refund. `transactionId` is our payment's transaction: a Checkout payment's is the
+ * session (cs_), while Stripe refunds its PaymentIntent (pi_). Given `within` (the transaction we
+ * asked about and the PaymentIntent it resolved to), a refund of that PaymentIntent is reported
+ * under our transaction id; any other refund keeps its own PaymentIntent, so that the caller's
+ * "is it ours" check sees the difference.
+ */
+export function mapRefund(
+  value: unknown,
+  within?: { transactionId: string; paymentIntentId: string; referenceId?: string },
+): ProviderRefund {
+  const r = parseStripe(refundSchema, value, 'Refund');
+  const pi = idOf(r.payment_intent);
+  const transactionId = within && pi === within.paymentIntentId ? within.transactionId : (pi ?? idOf(r.charge) ?? '');
+  const base = {
+    refundId: r.id,
+    transactionId,
+    amountMinor: fromStripeAmount(r.amount, r.currency),
+    currency: r.currency.toUpperCase(),
+    referenceId: r.metadata?.reference_id ?? within?.referenceId ?? '',
+  };
+  switch (r.status) {
+    case 'succeeded':
+      return { ...base, status: 'succeeded', failureCode: null, failureMessage: null };
+    case 'failed':
+    case 'canceled':
+      return {
+        ...base,
+        status: 'failed',
+        failureCode: r.failure_reason ?? r.status,
+        failureMessage: `Stripe refund ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}.`,
+      };
+    default:
+      // pending, requires_action (the customer must supply refund details), or not set yet.
+      return { ...base, status: 'pending', failureCode: null, failureMessage: null };
+  }
+}
+
+/** Stripe's refund reasons; anything else travels in metadata. */
+export const STRIPE_REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
+
+export function refundReason(reason: string | undefined): {
+  reason?: (typeof STRIPE_REFUND_REASONS)[number];
+  metadata: Record<string, string>;
+} {
+  if (!reason) return { metadata: {} };
+  const known = STRIPE_REFUND_REASONS.find((r) => r === reason);
+  return known ? { reason: known, metadata: {} } : { metadata: { reason: reason.slice(0, 500) } };
+}
+
+/** Stripe allows a Checkout Session to expire between 30 minutes and 24 hours after creation. */
+export const CHECKOUT_MIN_EXPIRY_MS = 30 * 60_000;
+export const CHECKOUT_MAX_EXPIRY_MS = 24 * 3_600_000;
+/** Kept inside the bounds by this much, for the clock difference between us and Stripe. */
+const EXPIRY_MARGIN_MS = 2 * 60_000;
+
+/** `expires_at` (Unix seconds) for a payment expiring at `expiresAt`, clamped to Stripe's range. */
+export function checkoutExpiresAt(expiresAt: Date, now: Date): number {
+  const min = now.getTime() + CHECKOUT_MIN_EXPIRY_MS + EXPIRY_MARGIN_MS;
+  const max = now.getTime() + CHECKOUT_MAX_EXPIRY_MS - EXPIRY_MARGIN_MS;
+  return Math.floor(Math.min(max, Math.max(min, expiresAt.getTime())) / 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks.
+
+/**
+ * A verified Stripe event -> our event. payment_intent.* and checkout.session.* are payments,
+ * refund.* and charge.refund.updated are refunds (each with the object's metadata, which the
+ * route routes by). Anything else is `ignored`: acknowledged (2xx, so Stripe stops resending),
+ * routed nowhere.
+ */
+export function mapEvent(value: unknown): ProviderWebhookEvent {
+  const parsed = eventSchema.safeParse(value);
+  if (!parsed.success) throw new ProviderWebhookError(`not a Stripe event: ${parsed.error.message.slice(0, 200)}`);
+  const event = parsed.data;
+  const object = event.data.object;
+  const meta = object.metadata ?? {};
+  try {
+    if (event.type.startsWith('payment_intent.') && object.object === 'payment_intent')
+      return { kind: 'payment', type: event.type, payment: mapPaymentIntent(object), metadata: meta };
+    if (event.type.startsWith('checkout.session.') && object.object === 'checkout.session')
+      return { kind: 'payment', type: event.type, payment: mapCheckoutSession(object), metadata: meta };
+    if ((event.type.startsWith('refund.') || event.type === 'charge.refund.updated') && object.object === 'refund')
+      return { kind: 'refund', type: event.type, refund: mapRefund(object), metadata: meta };
+  } catch (err) {
+    throw new ProviderWebhookError(`unexpected ${event.type} object: ${(err as Error).message.slice(0, 200)}`);
+  }
+  return { kind: 'ignored', type: event.type };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+/** Connection failures that prove the request never left us. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * A Stripe error -> what it means for money. A ProviderError passes through; anything that is
+ * not a Stripe error is a bug of ours and is returned as is (the caller rethrows it).
+ */
+export function mapStripeError(err: unknown): unknown {
+  if (err instanceof ProviderError || !(err instanceof Stripe.errors.StripeError)) return err;
+  const message = `Stripe: ${err.message || err.type}`;
+  if (err instanceof Stripe.errors.StripeConnectionError) {
+    const detail = err.detail as { code?: unknown } | undefined;
+    const code = typeof detail?.code === 'string' ? detail.code : undefined;
+    if (code && NOT_SENT.has(code)) return new ProviderError('unavailable', `Stripe unreachable (${code})`);
+    return new ProviderError('timeout', `${message}${code ? ` (${code})` : ''}`);
+  }
+  if (err instanceof Stripe.errors.StripeRateLimitError)
+    return new ProviderError('unavailable', `${message} (rate limited; nothing done)`);
+  if (err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError)
+    return new ProviderError('misconfigured', `Stripe refused our credentials (${err.type})`);
+  if (err instanceof Stripe.errors.StripeIdempotencyError)
+    return new ProviderError('rejected', message, err.code || 'idempotency_error', true);
+  if (err instanceof Stripe.errors.StripeInvalidRequestError || err instanceof Stripe.errors.StripeCardError)
+    return new ProviderError('rejected', message, err.decline_code || err.code || 'invalid_request');
+  if (err instanceof Stripe.errors.StripeAPIError) {
+    // No JSON, or JSON without an error where one was due: an answer we cannot read.
+    if (err.statusCode === undefined && (err.raw as { exception?: unknown }).exception !== undefined)
+      return new ProviderError('invalid_response', `${message}`);
+    // 5xx, and 409 (another request under the same key is in flight): it may act; ask later.
+    return new ProviderError('timeout', `${message} (HTTP ${err.statusCode ?? '?'})`);
+  }
+  return new ProviderError('invalid_response', message);
+}
+
+/**
+ * A card declined while confirming a PaymentIntent (StripeCardError): a decline, not an error.
+ * The failed payment, with Stripe's decline code; null when the error names no PaymentIntent
+ * (then nothing was created, and the caller treats it as a rejection).
+ */
+export function mapCardDecline(
+  err: unknown,
+  requested: { amountMinor: number; currency: string },
+): ProviderPayment | null {
+  if (!(err instanceof Stripe.errors.StripeCardError)) return null;
+  const raw = err.payment_intent ?? (err.raw as { payment_intent?: unknown }).payment_intent;
+  const code = err.decline_code || err.code || 'card_declined';
+  const message = err.message || 'The card was declined.';
+  if (raw && typeof raw === 'object') {
+    const pi = mapPaymentIntent(raw);
+    return { ...pi, status: 'failed', failureCode: code, failureMessage: message };
+  }
+  if (typeof raw === 'string' && raw) {
+    return {
+      transactionId: raw,
+      status: 'failed',
+      amountMinor: requested.amountMinor,
+      currency: requested.currency,
+      failureCode: code,
+      failureMessage: message,
+      redirectUrl: null,
+      savedCardToken: null,
+    };
+  }
+  return null;
+}
