@@ -1,12 +1,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
 import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/domain/payments';
-import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
+import { ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
-import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
+import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
 
 export type AttemptResult =
   { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
@@ -89,16 +89,22 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
             webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
             saveCard: payment.saveCardEnabled,
             ...(payment.description ? { description: payment.description } : {}),
-            metadata: { paymentId: payment.id, merchantId: payment.merchant.id },
+            expiresAt: payment.expiresAt,
+            metadata: { paymentId: payment.id, merchantId: payment.merchant.id, reference_id: payment.externalId },
           }),
         );
       } catch (err) {
-        if (err instanceof ProviderError && err.kind === 'rejected') {
+        const refused = refusal(err, logger, {
+          paymentId,
+          merchantId: payment.merchant.id,
+          processor: payment.processor,
+        });
+        if (refused) {
           // Refused outright (e.g. a bad token): nothing was captured, so nothing is kept and
           // the merchant's externalId stays free for a corrected request.
           await orm.em.fork().nativeDelete(Payment, { id: paymentId, status: 'created' });
-          logger.info({ paymentId, code: err.code }, 'provider rejected the payment; discarded');
-          return { kind: 'rejected', code: err.code ?? 'provider_rejected', message: err.message };
+          logger.info({ paymentId, code: refused.code }, 'provider rejected the payment; discarded');
+          return { kind: 'rejected', code: refused.code ?? 'provider_rejected', message: refused.message };
         }
         throw attemptFailure(err);
       }

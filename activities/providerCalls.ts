@@ -53,10 +53,11 @@ export async function sentProviderCall<T>(
   try {
     return await call();
   } catch (err) {
-    if (err instanceof ProviderError && err.kind === 'unavailable') {
+    // A refused credential did nothing either: the same rule as `unavailable`.
+    if (err instanceof ProviderError && (err.kind === 'unavailable' || err.kind === 'misconfigured')) {
       if (sentBefore) {
         throw ApplicationFailure.nonRetryable(
-          `${err.message}; an earlier call under the same idempotency key may have been performed`,
+          `${err.kind}: ${err.message}; an earlier call under the same idempotency key may have been performed`,
           UNAVAILABLE_AFTER_EARLIER_CALL,
         );
       }

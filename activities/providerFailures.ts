@@ -19,6 +19,24 @@ export function attemptFailure(err: unknown): unknown {
     : ApplicationFailure.nonRetryable(err.message, err.kind);
 }
 
+/**
+ * A provider's refusal of a first call, which proves nothing was done: its own (`rejected`, with
+ * its code), or of our credentials (`misconfigured`: answered like a provider that is not
+ * configured, `provider_not_configured`, and logged for the operator, who alone can fix it).
+ * Null for any other error.
+ */
+export function refusal(err: unknown, logger: Logger, context: Record<string, unknown>): ProviderError | null {
+  if (!(err instanceof ProviderError)) return null;
+  if (err.kind === 'rejected') return err;
+  if (err.kind !== 'misconfigured') return null;
+  logger.error({ ...context, reason: err.message }, 'the provider refused our credentials: check its configuration');
+  return new ProviderError(
+    'rejected',
+    'The payment provider refused the platform credentials configured for this merchant; nothing was charged.',
+    'provider_not_configured',
+  );
+}
+
 /** A question to the provider ("what became of it?"): every kind of trouble is retried. */
 export function reconcileFailure(err: unknown): unknown {
   return err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;

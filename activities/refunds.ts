@@ -6,7 +6,7 @@ import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
 import { sentProviderCall } from './providerCalls';
-import { attemptFailure, mismatchFailure, reconcileFailure } from './providerFailures';
+import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
@@ -133,7 +133,12 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       } catch (err) {
         const mismatch = unmatched(refund, err, false);
         if (mismatch) throw mismatch;
-        if (err instanceof ProviderError && err.kind === 'rejected') return declined(refundId, err);
+        const refused = refusal(err, logger, {
+          refundId,
+          merchantId: refund.merchant.id,
+          processor: refund.payment.processor,
+        });
+        if (refused) return declined(refundId, refused);
         throw attemptFailure(err);
       }
     },

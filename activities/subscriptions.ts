@@ -13,12 +13,11 @@ import {
   type Outbox,
 } from '../src/domain/subscriptions';
 import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
-import { ProviderError } from '../src/providers/errors';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
-import { attemptFailure, reconcileFailure } from './providerFailures';
+import { attemptFailure, reconcileFailure, refusal } from './providerFailures';
 export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
 
 export interface ChargeRequest {
@@ -136,18 +135,19 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
         }),
       );
     } catch (err) {
-      if (err instanceof ProviderError && err.kind === 'rejected') {
-        const code = err.code ?? 'provider_rejected';
+      const refused = refusal(err, logger, { subscriptionId: s.id, invoiceId: invoice.id, processor: s.processor });
+      if (refused) {
+        const code = refused.code ?? 'provider_rejected';
         if (req.discardOnReject) {
           await discardSubscription(orm.em, s.id);
           logger.info({ subscriptionId: s.id, code }, 'provider rejected the first charge; discarded');
-          return { kind: 'rejected', code, message: err.message };
+          return { kind: 'rejected', code, message: refused.message };
         }
         return applyInvoiceCharge(
           orm.em,
           invoice,
           req.attempt,
-          { kind: 'declined', transactionId: null, failureCode: code, failureMessage: err.message },
+          { kind: 'declined', transactionId: null, failureCode: code, failureMessage: refused.message },
           req.retryDelayMs,
         );
       }
@@ -246,9 +246,10 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
           metadata: metadataOf(s),
         });
       } catch (err) {
-        if (err instanceof ProviderError && err.kind === 'rejected') {
+        const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
+        if (refused) {
           await discardSubscription(orm.em, s.id);
-          return { kind: 'rejected', code: err.code ?? 'provider_rejected', message: err.message };
+          return { kind: 'rejected', code: refused.code ?? 'provider_rejected', message: refused.message };
         }
         throw attemptFailure(err);
       }

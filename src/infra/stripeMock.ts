@@ -54,6 +54,57 @@ export async function locateStripeMock(log: (msg: string) => void = () => {}): P
   return cached;
 }
 
+/**
+ * The fixtures this stripe-mock version answers with (fixtures3.json of its module), copied into
+ * the per-user cache on first use (from Go's module cache, downloading the module if needed).
+ */
+export async function bundledStripeMockFixtures(): Promise<string> {
+  const cached = path.join(stripeMockCacheDir(), 'fixtures3.json');
+  if (fs.existsSync(cached)) return cached;
+  const { stdout } = await promisify(execFile)(
+    'go',
+    ['mod', 'download', '-json', `github.com/stripe/stripe-mock@${STRIPE_MOCK_VERSION}`],
+    { cwd: os.tmpdir(), maxBuffer: 16 * 1024 * 1024 },
+  );
+  const moduleDir = (JSON.parse(stdout) as { Dir: string }).Dir;
+  fs.mkdirSync(path.dirname(cached), { recursive: true });
+  const staging = `${cached}.${process.pid}.tmp`;
+  fs.copyFileSync(path.join(moduleDir, 'embedded', 'openapi', 'fixtures3.json'), staging);
+  fs.renameSync(staging, cached);
+  return cached;
+}
+
+/**
+ * stripe-mock's fixtures, edited so that what we create comes back settled: a PaymentIntent
+ * succeeded, a Checkout Session complete and paid, a SetupIntent succeeded with a saved
+ * PaymentMethod of a Customer. stripe-mock is stateless (its answers are fixtures, with request
+ * parameters reflected), so this is how a test walks a payment through capture and refund on
+ * requests stripe-mock has validated. Pure: takes and returns the parsed fixtures file.
+ */
+export function settledFixtures(bundled: { resources: Record<string, Record<string, unknown>> }) {
+  const r = structuredClone(bundled.resources);
+  const customer = r.customer!.id as string;
+  const paymentMethod = r.payment_method!.id as string;
+  r.payment_intent = {
+    ...r.payment_intent,
+    status: 'succeeded',
+    amount_received: r.payment_intent!.amount,
+    last_payment_error: null,
+  };
+  r['checkout.session'] = { ...r['checkout.session'], status: 'complete', payment_status: 'paid', customer };
+  r.setup_intent = { ...r.setup_intent, status: 'succeeded', payment_method: paymentMethod, customer };
+  return { ...bundled, resources: r };
+}
+
+/** Writes the settled fixtures beside the run's other files; returns their path. */
+export async function writeSettledFixtures(dir: string): Promise<string> {
+  const bundled = JSON.parse(fs.readFileSync(await bundledStripeMockFixtures(), 'utf8'));
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'fixtures-settled.json');
+  fs.writeFileSync(file, JSON.stringify(settledFixtures(bundled)));
+  return file;
+}
+
 export interface StripeMock {
   /** e.g. `http://127.0.0.1:41234` (what STRIPE_API_BASE takes). */
   apiBase: string;
@@ -66,6 +117,8 @@ export interface StripeMockOptions {
   /** A private directory: holds the HTTPS listener's Unix socket (see below). */
   dir: string;
   readyTimeoutMs?: number;
+  /** A fixtures file instead of the bundled one (e.g. writeSettledFixtures). */
+  fixturesPath?: string;
 }
 
 /**
@@ -81,7 +134,8 @@ export function stripeMockArgs(dir: string): string[] {
 /** Starts stripe-mock and resolves once it listens (it prints the address after binding it). */
 export async function startStripeMock(opts: StripeMockOptions): Promise<StripeMock> {
   fs.mkdirSync(opts.dir, { recursive: true });
-  const child = spawn(opts.binPath, stripeMockArgs(opts.dir), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [...stripeMockArgs(opts.dir), ...(opts.fixturesPath ? ['-fixtures', opts.fixturesPath] : [])];
+  const child = spawn(opts.binPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const owned = ownChild(child);
   const stop = () => stopProcess(child, 5_000);
   let output = '';

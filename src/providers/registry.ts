@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { KEY_ENVIRONMENTS, MerchantProvider, type KeyEnvironment, type Processor } from '../db/entities';
 import type { Logger } from '../logger';
 import { SandboxProvider } from './sandbox/client';
+import { StripeProvider } from './stripe/client';
 import { ProviderSecrets, type ProviderSecretField } from './secrets';
 import type { PaymentProvider } from './types';
 
@@ -26,7 +27,7 @@ export interface ProviderSettings {
   secretsKey?: string;
   /** STRIPE_API_BASE. */
   stripeApiBase?: string;
-  /** Builds the Stripe adapter; without it, `stripe` resolves to no provider. */
+  /** Builds the Stripe adapter (default: src/providers/stripe; tests may put a stand-in). */
   stripe?: StripeProviderFactory;
   /**
    * How long a merchant's configuration, once read, is used without reading it again (default
@@ -84,7 +85,7 @@ export class ProviderRegistry {
   readonly sandbox: SandboxProvider;
   private readonly orm: MikroORM;
   private readonly secrets: ProviderSecrets | null;
-  private readonly stripeFactory: StripeProviderFactory | undefined;
+  private readonly stripeFactory: StripeProviderFactory;
   private readonly stripeApiBase: string;
   private readonly timeoutMs: number;
   private readonly cacheTtlMs: number;
@@ -100,7 +101,7 @@ export class ProviderRegistry {
     });
     this.orm = settings.orm;
     this.secrets = settings.secretsKey ? ProviderSecrets.fromBase64(settings.secretsKey) : null;
-    this.stripeFactory = settings.stripe;
+    this.stripeFactory = settings.stripe ?? ((s) => new StripeProvider(s));
     this.stripeApiBase = (settings.stripeApiBase ?? 'https://api.stripe.com').replace(/\/$/, '');
     this.timeoutMs = settings.timeoutMs;
     this.cacheTtlMs = settings.cacheTtlMs ?? PROVIDER_CACHE_TTL_MS;
@@ -175,7 +176,6 @@ export class ProviderRegistry {
       case 'sandbox':
         return this.sandbox;
       case 'stripe': {
-        if (!this.stripeFactory) return null;
         const secretKey = this.reveal(row.secretKeyCiphertext, merchantId, environment, 'secret_key');
         if (secretKey === null) {
           throw this.unusable(merchantId, environment, 'its stripe configuration has no secret key');

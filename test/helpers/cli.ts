@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { testStack } from '../setup/stackInfo';
+import { TEST_PROVIDER_SECRETS_KEY } from './stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -18,7 +19,12 @@ export interface CliResult {
  * an operator would. `env` adds or (with undefined) removes variables.
  */
 export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  const merged: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: testStack().databaseUrl, LOG_LEVEL: 'silent' };
+  const merged: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: testStack().databaseUrl,
+    LOG_LEVEL: 'silent',
+    PROVIDER_SECRETS_KEY: TEST_PROVIDER_SECRETS_KEY,
+  };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
     else merged[name] = value;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,8 +36,15 @@ export async function openTestOrm(databaseUrl = testStack().databaseUrl): Promis
 }
 
 /**
- * The registry of a test: the sandbox at `sandboxUrl`, merchants' configurations read from
- * `orm` on every resolution (no cache, so a test sees a CLI change at once) unless told.
+ * PROVIDER_SECRETS_KEY of this test file's registries and of the CLI it runs (test/helpers/cli.ts):
+ * a fresh key per test file, so no file can read another's secrets by accident.
+ */
+export const TEST_PROVIDER_SECRETS_KEY = randomBytes(32).toString('base64');
+
+/**
+ * The registry of a test: the sandbox at `sandboxUrl`, Stripe at the run's stripe-mock,
+ * merchants' configurations read from `orm` on every resolution (no cache, so a test sees a CLI
+ * change at once) unless told.
  */
 export function testProviders(
   orm: MikroORM,
@@ -51,6 +59,8 @@ export function testProviders(
     timeoutMs,
     orm,
     cacheTtlMs: 0,
+    secretsKey: TEST_PROVIDER_SECRETS_KEY,
+    stripeApiBase: testStack().stripeApiBase,
     ...options,
   });
 }
@@ -266,11 +276,12 @@ export async function startPaymentStack(
   name: string,
   settings: Partial<ApiSettings> = {},
   providerTimeoutMs = 1500,
+  providerOptions: Partial<ProviderSettings> = {},
 ): Promise<PaymentStack> {
   const orm = await openTestOrm();
   const sandbox = createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET });
   const running = await sandbox.listen(0);
-  const providers = testProviders(orm, running.url, providerTimeoutMs);
+  const providers = testProviders(orm, running.url, providerTimeoutMs, providerOptions);
   const taskQueue = uniqueTaskQueue(name);
   const api = await startTestApi({ orm, providers, settings: { taskQueue, ...settings } });
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), `mail-${name}-`));

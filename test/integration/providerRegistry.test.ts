@@ -90,15 +90,6 @@ describe('provider registry (merchant_providers)', () => {
     expect(providers.builtIn('stripe')).toBeNull();
   });
 
-  it('without a Stripe factory, a Stripe configuration serves nothing (and is no fallback to the sandbox)', async () => {
-    const a = await merchant('Registry no factory');
-    await configure({ merchantId: a, environment: 'test', processor: 'stripe', secretKey: 'sk_test_x' });
-    const providers = registry({ stripe: undefined });
-    expect(await providers.forNewRecord(a, 'test')).toBeNull();
-    expect(await providers.forRecord({ merchantId: a, environment: 'test', processor: 'stripe' })).toBeNull();
-    expect(await providers.stripeWebhookCandidates(a)).toEqual([]);
-  });
-
   it('refuses secrets it cannot decrypt (another key, no key, a ciphertext moved to another merchant)', async () => {
     const a = await merchant('Registry wrong key');
     const b = await merchant('Registry moved ciphertext');

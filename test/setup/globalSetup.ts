@@ -7,7 +7,7 @@ import { openOrm, migrate } from '../../src/db/orm';
 import { buildWorkflowBundle, loadWorkflowBundle } from '../../src/workflowBundle';
 import { TEST_STACK_ENV, type TestStack } from './stackInfo';
 import { freeLoopbackPort } from '../../src/infra/ports';
-import { locateStripeMock, startStripeMock } from '../../src/infra/stripeMock';
+import { locateStripeMock, startStripeMock, writeSettledFixtures } from '../../src/infra/stripeMock';
 
 /**
  * Once per jest run: a real PostgreSQL (throw-away cluster), a real Temporal dev server
@@ -23,10 +23,20 @@ export default async function globalSetup(): Promise<void> {
   fs.chmodSync(dir, 0o755);
 
   const [pgPort, temporalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
-  const [pg, temporal, stripeMock, bundle] = await Promise.all([
+  const [pg, temporal, [stripeMock, settledStripeMock], bundle] = await Promise.all([
     startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, database: 'payments_test', ephemeral: true }),
     startTemporal({ port: temporalPort, log }),
-    locateStripeMock(log).then((binPath) => startStripeMock({ binPath, dir: path.join(dir, 'stripe-mock') })),
+    // Two: its bundled fixtures, and fixtures edited so that what is created comes back settled.
+    locateStripeMock(log).then(async (binPath) =>
+      Promise.all([
+        startStripeMock({ binPath, dir: path.join(dir, 'stripe-mock') }),
+        startStripeMock({
+          binPath,
+          dir: path.join(dir, 'stripe-mock-settled'),
+          fixturesPath: await writeSettledFixtures(path.join(dir, 'stripe-mock-settled')),
+        }),
+      ]),
+    ),
     // WORKFLOW_BUNDLE_PATH (e.g. dist/workflow-bundle.js after `npm run build`): test that artifact.
     process.env.WORKFLOW_BUNDLE_PATH
       ? loadWorkflowBundle(process.env.WORKFLOW_BUNDLE_PATH)
@@ -41,12 +51,13 @@ export default async function globalSetup(): Promise<void> {
     databaseUrl: pg.databaseUrl,
     temporalAddress: temporal.address,
     stripeApiBase: stripeMock.apiBase,
+    settledStripeApiBase: settledStripeMock.apiBase,
     workflowBundlePath: bundle.codePath,
   };
   // Test workers are forked after this, so they inherit it.
   process.env[TEST_STACK_ENV] = JSON.stringify(stack);
   (globalThis as Record<string, unknown>).__testStackStop = async () => {
-    await stripeMock.stop();
+    await Promise.all([stripeMock.stop(), settledStripeMock.stop()]);
     await temporal.stop();
     await pg.stop();
     fs.rmSync(dir, { recursive: true, force: true });

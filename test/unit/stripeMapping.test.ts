@@ -312,10 +312,9 @@ describe('card tokens', () => {
   it('pm_... alone or cus_...:pm_...', () => {
     expect(parseCardToken('pm_1')).toEqual({ paymentMethod: 'pm_1' });
     expect(parseCardToken('cus_1:pm_1')).toEqual({ customer: 'cus_1', paymentMethod: 'pm_1' });
-    expect(providerError(() => parseCardToken('a:b:c'))).toMatchObject({
-      kind: 'rejected',
-      code: 'invalid_card_token',
-    });
+    for (const bad of ['a:b:c', 'tok_success', 'cus_1:', ':pm_1', 'pm_1:cus_1', 'cus_1:pm_1:x', 'card_1', 'pm_1 ']) {
+      expect(providerError(() => parseCardToken(bad))).toMatchObject({ kind: 'rejected', code: 'invalid_card_token' });
+    }
   });
 });
 
@@ -465,12 +464,22 @@ describe('errors', () => {
   it('400 invalid request: rejected with its code; idempotency errors are a conflict', () => {
     const invalid = fromResponse(400, {
       type: 'invalid_request_error',
-      code: 'resource_missing',
-      param: 'payment_method',
-      message: "No such PaymentMethod: 'pm_x'",
+      code: 'amount_too_small',
+      param: 'amount',
+      message: 'Amount must be at least $0.50 usd',
     });
     expect(invalid).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
-    expect(mapped(invalid)).toMatchObject({ kind: 'rejected', code: 'resource_missing', conflict: false });
+    expect(mapped(invalid)).toMatchObject({ kind: 'rejected', code: 'amount_too_small', conflict: false });
+    for (const param of ['payment_method', 'customer']) {
+      const unknownCard = fromResponse(400, {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        param,
+        message: `No such ${param}: 'x'`,
+      });
+      // The merchant's cardToken names nothing Stripe has: the same answer as for the sandbox.
+      expect(mapped(unknownCard)).toMatchObject({ kind: 'rejected', code: 'invalid_card_token', conflict: false });
+    }
     const idem = fromResponse(400, {
       type: 'idempotency_error',
       message: 'Keys for idempotent requests can only be used with the same parameters they were first used with.',

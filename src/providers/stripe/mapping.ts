@@ -197,12 +197,14 @@ export function cardToken(customer: string | null, paymentMethod: string | null)
 
 /** A `cardToken` back to what Stripe takes. */
 export function parseCardToken(token: string): { customer?: string; paymentMethod: string } {
-  const [first, second, ...rest] = token.split(':');
-  if (second === undefined) return { paymentMethod: first! };
-  if (rest.length > 0 || !first || !second)
+  const match = CARD_TOKEN.exec(token);
+  if (!match)
     throw new ProviderError('rejected', 'The card token is not `pm_...` or `cus_...:pm_...`.', 'invalid_card_token');
-  return { customer: first, paymentMethod: second };
+  return match[1] ? { customer: match[1], paymentMethod: match[2]! } : { paymentMethod: match[2]! };
 }
+
+/** PRODUCT.md: a saved PaymentMethod, optionally of a Customer (Stripe ids are [A-Za-z0-9_]). */
+const CARD_TOKEN = /^(?:(cus_[A-Za-z0-9_]+):)?(pm_[A-Za-z0-9_]+)$/;
 
 // ---------------------------------------------------------------------------------------------
 // Objects -> our types.
@@ -411,6 +413,9 @@ export function mapEvent(value: unknown): ProviderWebhookEvent {
 /** Connection failures that prove the request never left us. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** Request parameters that carry the merchant's cardToken. */
+const CARD_PARAMS = new Set(['payment_method', 'customer']);
+
 /**
  * A Stripe error -> what it means for money. A ProviderError passes through; anything that is
  * not a Stripe error is a bug of ours and is returned as is (the caller rethrows it).
@@ -430,6 +435,10 @@ export function mapStripeError(err: unknown): unknown {
     return new ProviderError('misconfigured', `Stripe refused our credentials (${err.type})`);
   if (err instanceof Stripe.errors.StripeIdempotencyError)
     return new ProviderError('rejected', message, err.code || 'idempotency_error', true);
+  // The merchant's cardToken names a PaymentMethod or Customer Stripe does not have (or will
+  // not use): our `invalid_card_token`, as for the sandbox.
+  if (err instanceof Stripe.errors.StripeInvalidRequestError && CARD_PARAMS.has(err.param ?? ''))
+    return new ProviderError('rejected', message, 'invalid_card_token');
   if (err instanceof Stripe.errors.StripeInvalidRequestError || err instanceof Stripe.errors.StripeCardError)
     return new ProviderError('rejected', message, err.decline_code || err.code || 'invalid_request');
   if (err instanceof Stripe.errors.StripeAPIError) {

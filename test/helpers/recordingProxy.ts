@@ -1,0 +1,58 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** The form-encoded body, decoded (`metadata[paymentId]` -> value). */
+  form: Record<string, string>;
+  status: number;
+}
+
+/**
+ * An HTTP proxy in front of a real server (stripe-mock) that keeps every request and the status
+ * it was answered with: what the adapter really sent, for assertions on idempotency keys and
+ * metadata. Nothing is changed on the way.
+ */
+export async function startRecordingProxy(target: string) {
+  const requests: RecordedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+      ) as Record<string, string>;
+      fetch(`${target}${req.url}`, {
+        method: req.method,
+        headers,
+        body: body.length > 0 ? body : undefined,
+      }).then(
+        async (answer) => {
+          const text = await answer.text();
+          requests.push({
+            method: req.method ?? '',
+            path: req.url ?? '',
+            headers: req.headers,
+            form: Object.fromEntries(new URLSearchParams(body.toString())),
+            status: answer.status,
+          });
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          res.end(text);
+        },
+        () => {
+          res.writeHead(502);
+          res.end();
+        },
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

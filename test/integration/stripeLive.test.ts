@@ -1,0 +1,309 @@
+import Stripe from 'stripe';
+import { createKey } from '../../src/domain/merchants';
+import { testStack } from '../setup/stackInfo';
+import { runCli } from '../helpers/cli';
+import { call } from '../helpers/http';
+import { startRecordingProxy } from '../helpers/recordingProxy';
+import {
+  basicAuth,
+  createTestMerchant,
+  startPaymentStack,
+  type PaymentStack,
+  type TestMerchant,
+} from '../helpers/stack';
+import { subscriptionClient } from '../helpers/subscriptions';
+
+/**
+ * Going live (issue 11): a merchant's live key, configured for Stripe with the operator CLI,
+ * through the whole product to Stripe's own mock server. stripe-mock validates every request
+ * against Stripe's OpenAPI spec (an invalid one is a 400, which would surface as our 400
+ * `provider_rejected`), and is stateless: one instance answers its bundled fixtures (a card
+ * payment comes back declined, a Checkout Session open), the other the settled fixtures of
+ * src/infra/stripeMock.ts (succeeded, paid, complete), so a payment can be captured and refunded.
+ * A recording proxy in front of each keeps what was really sent.
+ */
+const STRIPE_KEY = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc';
+const WEBHOOK_SECRET = 'whsec_merchant_test_secret';
+// stripe-mock's fixtures are 10.99 USD: reads (not creates) of a PaymentIntent answer that amount.
+const AMOUNT = 10.99;
+
+describe('Stripe for a live key (through stripe-mock)', () => {
+  let settled: PaymentStack;
+  let bundled: PaymentStack;
+  let settledProxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+  let bundledProxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+  let merchant: TestMerchant;
+  let live: TestMerchant;
+  let counter = 0;
+  const externalId = (what: string) => `stripe-${what}-${Date.now()}-${++counter}`;
+
+  const configure = (merchantId: string, secretKey = STRIPE_KEY) =>
+    runCli([
+      'providers:set',
+      '--merchant',
+      merchantId,
+      '--environment',
+      'live',
+      '--processor',
+      'stripe',
+      '--secret-key',
+      secretKey,
+      '--webhook-secret',
+      WEBHOOK_SECRET,
+    ]);
+  const liveKeyOf = async (m: TestMerchant): Promise<TestMerchant> => {
+    const { apiKey, secretKey } = await createKey(settled.orm.em.fork(), m.merchantId, {
+      environment: 'live',
+      role: 'merchant',
+    });
+    return { ...m, publicKey: apiKey.publicKey, secretKey, auth: basicAuth(apiKey.publicKey, secretKey) };
+  };
+  const pay = (stack: PaymentStack, who: TestMerchant, body: Record<string, unknown>) =>
+    call(stack.api.baseUrl, 'POST', '/payments', who.auth, {
+      amount: AMOUNT,
+      currency: 'USD',
+      externalId: externalId('pay'),
+      customer: { email: 'customer@example.com' },
+      ...body,
+    });
+  const sent = (proxy: typeof settledProxy, path: string, key: string) =>
+    proxy.requests.filter((r) => r.method === 'POST' && r.path === path && r.headers['idempotency-key'] === key);
+
+  beforeAll(async () => {
+    [settledProxy, bundledProxy] = await Promise.all([
+      startRecordingProxy(testStack().settledStripeApiBase),
+      startRecordingProxy(testStack().stripeApiBase),
+    ]);
+    [settled, bundled] = await Promise.all([
+      startPaymentStack('stripe-settled', {}, 3000, { stripeApiBase: settledProxy.url }),
+      startPaymentStack('stripe-bundled', {}, 3000, { stripeApiBase: bundledProxy.url }),
+    ]);
+    merchant = await createTestMerchant(settled.orm, 'Stripe merchant');
+    live = await liveKeyOf(merchant);
+    const set = await configure(merchant.merchantId);
+    expect(set.code).toBe(0);
+    expect(set.stdout).not.toContain(STRIPE_KEY);
+    expect(set.json.provider).toMatchObject({
+      merchantId: merchant.merchantId,
+      environment: 'live',
+      processor: 'stripe',
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([settled?.close(), bundled?.close()]);
+    await Promise.all([settledProxy?.close(), bundledProxy?.close()]);
+  });
+
+  it('takes a token payment off-session with our id as the idempotency key, and answers a repeat with it', async () => {
+    const ext = externalId('token');
+    const paid = await pay(settled, live, {
+      externalId: ext,
+      cardToken: 'cus_QXg1o8vcGmoR32:pm_1Pgc75B7WZ01zgkWlHVgdEGJ',
+    });
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: 'succeeded', processor: 'stripe', amount: AMOUNT, currency: 'USD' });
+    const id = paid.body.id as string;
+
+    const [create, ...more] = sent(settledProxy, '/v1/payment_intents', id);
+    expect(more).toEqual([]);
+    expect(create!.status).toBe(200);
+    expect(create!.form).toMatchObject({
+      amount: '1099',
+      currency: 'usd',
+      customer: 'cus_QXg1o8vcGmoR32',
+      payment_method: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ',
+      confirm: 'true',
+      off_session: 'true',
+      'metadata[paymentId]': id,
+      'metadata[merchantId]': merchant.merchantId,
+      'metadata[reference_id]': ext,
+    });
+
+    const repeat = await pay(settled, live, {
+      externalId: ext,
+      cardToken: 'cus_QXg1o8vcGmoR32:pm_1Pgc75B7WZ01zgkWlHVgdEGJ',
+    });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toMatchObject({ id, status: 'succeeded' });
+    expect(sent(settledProxy, '/v1/payment_intents', id)).toHaveLength(1);
+  });
+
+  it('refunds through Stripe Refunds, idempotent by our refund id, with reference_id and our ids in metadata', async () => {
+    const paid = await pay(settled, live, { cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+    expect(paid.body.status).toBe('succeeded');
+    const paymentId = paid.body.id as string;
+    const ext = externalId('refund');
+    const refund = await call(settled.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, live.auth, {
+      externalId: ext,
+      amount: 1,
+    });
+    expect(refund.status).toBe(200);
+    expect(refund.body).toMatchObject({ status: 'succeeded', amount: 1, paymentAmountRefunded: 1 });
+    const refundId = refund.body.id as string;
+    const [create, ...more] = sent(settledProxy, '/v1/refunds', refundId);
+    expect(more).toEqual([]);
+    expect(create!.status).toBe(200);
+    expect(create!.form).toMatchObject({
+      amount: '100',
+      'metadata[refundId]': refundId,
+      'metadata[paymentId]': paymentId,
+      'metadata[reference_id]': ext,
+    });
+    expect(create!.form.payment_intent).toMatch(/^pi_/);
+
+    const again = await call(settled.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, live.auth, {
+      externalId: ext,
+      amount: 1,
+    });
+    expect(again.body).toMatchObject({ id: refundId, status: 'succeeded' });
+    expect(sent(settledProxy, '/v1/refunds', refundId)).toHaveLength(1);
+    const payment = await call(settled.api.baseUrl, 'GET', `/payments/${paymentId}`, live.auth);
+    expect(payment.body).toMatchObject({ status: 'partially_refunded', amountRefunded: 1 });
+  });
+
+  it('runs a subscription whose charges are off-session PaymentIntents keyed by invoice attempt', async () => {
+    const subs = subscriptionClient(settled, live);
+    const created = await subs.create({
+      amount: AMOUNT,
+      billingIntervalDays: 30,
+      cardToken: 'cus_QXg1o8vcGmoR32:pm_1Pgc75B7WZ01zgkWlHVgdEGJ',
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ status: 'active', processor: 'stripe' });
+    const subscriptionId = created.body.id as string;
+    const [invoice] = await subs.invoices(subscriptionId);
+    expect(invoice).toMatchObject({ status: 'paid' });
+    const charges = settledProxy.requests.filter(
+      (r) => r.path === '/v1/payment_intents' && r.form['metadata[subscriptionId]'] === subscriptionId,
+    );
+    expect(charges).toHaveLength(1);
+    expect(charges[0]!.form).toMatchObject({
+      off_session: 'true',
+      'metadata[invoiceId]': invoice!.id,
+      customer: 'cus_QXg1o8vcGmoR32',
+    });
+    expect(charges[0]!.headers['idempotency-key']).toContain(invoice!.id);
+
+    const cancelled = await subs.cancel(subscriptionId);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.status).toBe('cancelled');
+  });
+
+  it('creates a hosted payment as a Checkout Session: redirectUrl is its URL, success and cancel go to returnUrl', async () => {
+    const created = await pay(bundled, live, { returnUrl: 'https://shop.example.com/done' });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ status: 'created', processor: 'stripe' });
+    expect(created.body.redirectUrl).toMatch(/^https:\/\/checkout\.stripe\.com\//);
+    const id = created.body.id as string;
+    const [session] = sent(bundledProxy, '/v1/checkout/sessions', id);
+    expect(session!.status).toBe(200);
+    expect(session!.form).toMatchObject({
+      mode: 'payment',
+      success_url: 'https://shop.example.com/done',
+      cancel_url: 'https://shop.example.com/done',
+      'line_items[0][price_data][unit_amount]': '1099',
+      'line_items[0][price_data][currency]': 'usd',
+      'metadata[paymentId]': id,
+      'payment_intent_data[metadata][paymentId]': id,
+    });
+    // Within Stripe's 30 min .. 24 h, from the payment's own expiry.
+    const expiresAt = Number(session!.form.expires_at) * 1000;
+    expect(expiresAt).toBeGreaterThan(Date.now() + 29 * 60_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 24 * 3600_000);
+  });
+
+  it('answers a declined card payment as failed with Stripe decline information', async () => {
+    // stripe-mock's bundled PaymentIntent is `requires_payment_method` after the confirmation.
+    const declined = await pay(bundled, live, { cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+    expect(declined.status).toBe(200);
+    expect(declined.body).toMatchObject({ status: 'failed', processor: 'stripe', failureCode: 'payment_failed' });
+  });
+
+  it('refuses a card token that is not a Stripe PaymentMethod with 400 invalid_card_token, keeping nothing', async () => {
+    const ext = externalId('badtoken');
+    const bad = await pay(settled, live, { externalId: ext, cardToken: 'tok_success' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_card_token' });
+    const good = await pay(settled, live, { externalId: ext, cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+    expect(good.body).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('a Stripe key refused by Stripe is 500 provider_not_configured; the externalId stays free', async () => {
+    const m = await createTestMerchant(settled.orm, 'Stripe merchant, bad key');
+    const who = await liveKeyOf(m);
+    // stripe-mock refuses live keys (401), as Stripe refuses a revoked or mistyped one.
+    expect((await configure(m.merchantId, 'sk_live_revoked')).code).toBe(0);
+    const ext = externalId('badkey');
+    const refused = await pay(settled, who, { externalId: ext, cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+    expect(refused.status).toBe(500);
+    expect(refused.body).toMatchObject({ code: 'provider_not_configured' });
+    expect(JSON.stringify(refused.body)).not.toContain('sk_live');
+
+    expect((await configure(m.merchantId)).code).toBe(0);
+    const fixed = await pay(settled, who, { externalId: ext, cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+    expect(fixed.status).toBe(200);
+    expect(fixed.body).toMatchObject({ status: 'succeeded', processor: 'stripe' });
+  });
+
+  describe('webhooks at /webhooks/stripe/{merchantId}', () => {
+    const event = (metadata: Record<string, string>) =>
+      JSON.stringify({
+        id: 'evt_test_1',
+        object: 'event',
+        type: 'checkout.session.completed',
+        api_version: '2026-10-28.endive',
+        created: Math.floor(Date.now() / 1000),
+        livemode: true,
+        data: {
+          object: {
+            id: 'cs_test_a1',
+            object: 'checkout.session',
+            mode: 'payment',
+            status: 'complete',
+            payment_status: 'paid',
+            amount_total: 1099,
+            currency: 'usd',
+            url: null,
+            payment_intent: 'pi_test_1',
+            customer: null,
+            setup_intent: null,
+            metadata,
+          },
+        },
+      });
+    const post = (merchantId: string, payload: string, signature: string) =>
+      fetch(`${bundled.api.baseUrl}/webhooks/stripe/${merchantId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+        body: payload,
+      });
+
+    it('verifies the raw body with the merchant webhook secret and signals the payment workflow', async () => {
+      const created = await pay(bundled, live, { returnUrl: 'https://shop.example.com/done' });
+      const payload = event({ paymentId: created.body.id as string, merchantId: merchant.merchantId });
+      const res = await post(
+        merchant.merchantId,
+        payload,
+        Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET }),
+      );
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+    });
+
+    it('refuses a wrong signature, another merchant, or a tampered body with 400 invalid_signature', async () => {
+      const payload = event({ paymentId: 'pay_unknown' });
+      const signed = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
+      const cases: Array<[string, string, string]> = [
+        [merchant.merchantId, payload, Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_other' })],
+        ['mer_not_configured', payload, signed],
+        [merchant.merchantId, payload.replace('1099', '1'), signed],
+        [merchant.merchantId, payload, 'garbage'],
+      ];
+      for (const [merchantId, body, signature] of cases) {
+        const res = await post(merchantId, body, signature);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toMatchObject({ code: 'invalid_signature' });
+      }
+    });
+  });
+});
