@@ -139,6 +139,24 @@ export function stackFilePath(dataDir: string): string {
   return path.join(dataDir, 'stack.json');
 }
 
+/**
+ * Outside production, `npm start` keeps a PROVIDER_SECRETS_KEY of its own in the data dir (made
+ * on first start, mode 0600), so merchants' Stripe secrets can be configured with the CLI on a
+ * development stack; every process with the same DATA_DIR reads it. Production never does: it
+ * takes the key from the environment only.
+ */
+export function devSecretsKeyPath(dataDir: string): string {
+  return path.join(dataDir, 'provider-secrets.key');
+}
+
+function readDevSecretsKey(dataDir: string): string | undefined {
+  try {
+    return fs.readFileSync(devSecretsKeyPath(dataDir), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function embeddedDatabaseUrl(pgPort: number): string {
   return `postgres://postgres:postgres@127.0.0.1:${pgPort}/payments`;
 }
@@ -168,6 +186,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const stack = readStackFile(dataDir);
   return {
     ...env,
+    PROVIDER_SECRETS_KEY:
+      env.PROVIDER_SECRETS_KEY ?? (env.NODE_ENV === 'production' ? undefined : readDevSecretsKey(dataDir)),
     dataDir,
     databaseUrl: env.DATABASE_URL ?? stack?.databaseUrl ?? embeddedDatabaseUrl(env.PG_PORT),
     temporalAddress: env.TEMPORAL_ADDRESS ?? stack?.temporalAddress ?? `127.0.0.1:${env.TEMPORAL_PORT}`,

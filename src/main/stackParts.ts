@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { stackFilePath, type Config, type StackFile } from '../config';
+import { devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../config';
 import { openOrm, migrate } from '../db/orm';
 import { ensureDemoMerchant, type DemoCredentials } from '../domain/demo';
 import { startMailCatcher } from '../mail/catcher';
@@ -49,6 +50,10 @@ export async function prepareStack(
     const applied = await migrate(orm);
     if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
     const demo = await ensureDemoMerchant(orm.em.fork(), config.dataDir);
+    if (!config.PROVIDER_SECRETS_KEY && config.NODE_ENV !== 'production') {
+      // Read by the API, workers and CLI of this DATA_DIR (see devSecretsKeyPath).
+      fs.writeFileSync(devSecretsKeyPath(config.dataDir), randomBytes(32).toString('base64'), { mode: 0o600 });
+    }
     fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
     return { demo, cleanups };
   } finally {

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig } from '../../src/config';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, devSecretsKeyPath, loadConfig } from '../../src/config';
 import {
   ProviderSecretError,
   ProviderSecrets,
@@ -91,6 +94,30 @@ describe('PROVIDER_SECRETS_KEY and STRIPE_API_BASE in the configuration', () => 
     const config = loadConfig(base);
     expect(config.PROVIDER_SECRETS_KEY).toBeUndefined();
     expect(config.STRIPE_API_BASE).toBe('https://api.stripe.com');
+  });
+
+  it("outside production, takes the key npm start keeps in DATA_DIR; production only the environment's", () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dev-secrets-key-'));
+    try {
+      const kept = randomBytes(32).toString('base64');
+      fs.writeFileSync(devSecretsKeyPath(dataDir), kept);
+      expect(loadConfig({ DATA_DIR: dataDir }).PROVIDER_SECRETS_KEY).toBe(kept);
+      const explicit = randomBytes(32).toString('base64');
+      expect(loadConfig({ DATA_DIR: dataDir, PROVIDER_SECRETS_KEY: explicit }).PROVIDER_SECRETS_KEY).toBe(explicit);
+      const production = {
+        DATA_DIR: dataDir,
+        NODE_ENV: 'production',
+        SANDBOX_API_KEY: 'sk_sandbox_prod',
+        SANDBOX_WEBHOOK_SECRET: 'whsec_prod',
+        SANDBOX_ADMIN_TOKEN: 'admin',
+        DATABASE_URL: 'postgres://u:p@db:5432/payments',
+        TEMPORAL_ADDRESS: 'temporal:7233',
+        PUBLIC_BASE_URL: 'https://pay.example.com',
+      };
+      expect(loadConfig(production).PROVIDER_SECRETS_KEY).toBeUndefined();
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('accepts a 32-byte base64 key and a URL', () => {
