@@ -76,8 +76,8 @@ export async function bundledStripeMockFixtures(): Promise<string> {
 
 /**
  * stripe-mock's fixtures, edited so that what we create comes back settled: a PaymentIntent
- * succeeded, a Checkout Session complete and paid, a SetupIntent succeeded with a saved
- * PaymentMethod of a Customer. stripe-mock is stateless (its answers are fixtures, with request
+ * succeeded, a Checkout Session a completed card authorization whose SetupIntent succeeded with
+ * a saved PaymentMethod of a Customer. stripe-mock is stateless (its answers are fixtures, with request
  * parameters reflected), so this is how a test walks a payment through capture and refund on
  * requests stripe-mock has validated. Pure: takes and returns the parsed fixtures file.
  */
@@ -91,7 +91,17 @@ export function settledFixtures(bundled: { resources: Record<string, Record<stri
     amount_received: r.payment_intent!.amount,
     last_payment_error: null,
   };
-  r['checkout.session'] = { ...r['checkout.session'], status: 'complete', payment_status: 'paid', customer };
+  // A session read back is a completed card authorization (setup mode; hosted payments are
+  // covered by the bundled fixtures, whose session stays open).
+  r['checkout.session'] = {
+    ...r['checkout.session'],
+    mode: 'setup',
+    status: 'complete',
+    payment_status: 'no_payment_required',
+    payment_intent: null,
+    setup_intent: r.setup_intent!.id,
+    customer,
+  };
   r.setup_intent = { ...r.setup_intent, status: 'succeeded', payment_method: paymentMethod, customer };
   return { ...bundled, resources: r };
 }

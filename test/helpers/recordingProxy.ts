@@ -17,6 +17,8 @@ export interface RecordedRequest {
  */
 export async function startRecordingProxy(target: string) {
   const requests: RecordedRequest[] = [];
+  /** Requests matching one of these are forwarded (performed) but never answered: a lost answer. */
+  const swallow: Array<(req: { method: string; path: string }) => boolean> = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -39,6 +41,11 @@ export async function startRecordingProxy(target: string) {
             form: Object.fromEntries(new URLSearchParams(body.toString())),
             status: answer.status,
           });
+          const lost = swallow.findIndex((f) => f({ method: req.method ?? '', path: req.url ?? '' }));
+          if (lost >= 0) {
+            swallow.splice(lost, 1);
+            return; // the caller times out; the socket closes with the server
+          }
           res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
           res.end(text);
         },
@@ -53,6 +60,12 @@ export async function startRecordingProxy(target: string) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /** The next request matching `match` is performed but its answer is lost. */
+    loseNextAnswer: (match: (req: { method: string; path: string }) => boolean) => swallow.push(match),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

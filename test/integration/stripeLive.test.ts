@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { createKey } from '../../src/domain/merchants';
 import { testStack } from '../setup/stackInfo';
 import { runCli } from '../helpers/cli';
-import { call } from '../helpers/http';
+import { call, eventually } from '../helpers/http';
 import { startRecordingProxy } from '../helpers/recordingProxy';
 import {
   basicAuth,
@@ -19,7 +19,7 @@ import { subscriptionClient } from '../helpers/subscriptions';
  * against Stripe's OpenAPI spec (an invalid one is a 400, which would surface as our 400
  * `provider_rejected`), and is stateless: one instance answers its bundled fixtures (a card
  * payment comes back declined, a Checkout Session open), the other the settled fixtures of
- * src/infra/stripeMock.ts (succeeded, paid, complete), so a payment can be captured and refunded.
+ * src/infra/stripeMock.ts (a PaymentIntent succeeded, a session a completed card authorization), so a payment can be captured and refunded.
  * A recording proxy in front of each keeps what was really sent.
  */
 const STRIPE_KEY = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc';
@@ -128,6 +128,34 @@ describe('Stripe for a live key (through stripe-mock)', () => {
     expect(sent(settledProxy, '/v1/payment_intents', id)).toHaveLength(1);
   });
 
+  it('a token payment whose answer was lost: 503; asked by an authoritative list, then sent again under the same key', async () => {
+    const ext = externalId('lost');
+    settledProxy.loseNextAnswer((r) => r.method === 'POST' && r.path === '/v1/payment_intents');
+    const first = await pay(settled, live, { externalId: ext, cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+    expect(first.status).toBe(503);
+    expect(first.body).toMatchObject({ code: 'provider_unavailable' });
+    const id = (first.body.details as { payment: { id: string } }).payment.id;
+    // The workflow asks Stripe what became of it; stripe-mock's list does not carry our key (it
+    // is stateless), so nothing was performed as far as it can tell, and the merchant's repeat
+    // sends the request again, under the same key (Stripe would answer the first outcome).
+    const repeated = await eventually(
+      () => pay(settled, live, { externalId: ext, cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' }),
+      (r) => r.status === 200,
+      20_000,
+      250,
+    );
+    expect(repeated.body).toMatchObject({ id, status: 'succeeded', processor: 'stripe' });
+    // Asked by an authoritative list since the payment's creation (stripe-mock validated it).
+    const lookups = settledProxy.requests.filter(
+      (r) => r.method === 'GET' && r.path.startsWith('/v1/payment_intents?'),
+    );
+    expect(lookups.length).toBeGreaterThanOrEqual(1);
+    expect(lookups.every((r) => r.status === 200 && decodeURIComponent(r.path).includes('created[gte]'))).toBe(true);
+    const creates = sent(settledProxy, '/v1/payment_intents', id);
+    expect(creates).toHaveLength(2);
+    expect(new Set(creates.map((c) => c.form['metadata[paymentId]']))).toEqual(new Set([id]));
+  });
+
   it('refunds through Stripe Refunds, idempotent by our refund id, with reference_id and our ids in metadata', async () => {
     const paid = await pay(settled, live, { cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
     expect(paid.body.status).toBe('succeeded');
@@ -187,6 +215,69 @@ describe('Stripe for a live key (through stripe-mock)', () => {
     const cancelled = await subs.cancel(subscriptionId);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.status).toBe('cancelled');
+  });
+
+  it('authorizes a subscription card on a Checkout Session in setup mode, then charges the saved card', async () => {
+    const subs = subscriptionClient(settled, live);
+    const created = await subs.create({
+      amount: AMOUNT,
+      billingIntervalDays: 30,
+      returnUrl: 'https://shop.example.com/sub',
+    });
+    expect(created.status).toBe(200);
+    const subscriptionId = created.body.id as string;
+    const [customer] = settledProxy.requests.filter(
+      (r) => r.path === '/v1/customers' && r.headers['idempotency-key'] === `${subscriptionId}:customer`,
+    );
+    expect(customer?.status).toBe(200);
+    const [session] = sent(settledProxy, '/v1/checkout/sessions', subscriptionId);
+    expect(session?.status).toBe(200);
+    expect(session!.form).toMatchObject({ mode: 'setup', 'metadata[subscriptionId]': subscriptionId });
+    // The customer completes the page; Stripe's webhook wakes the workflow, which reads the
+    // session: stripe-mock's settled SetupIntent holds a PaymentMethod of a Customer, so the card
+    // is saved as `cus_...:pm_...` and the first period is charged with it, off-session.
+    const payload = JSON.stringify({
+      id: 'evt_setup_1',
+      object: 'event',
+      type: 'checkout.session.completed',
+      api_version: '2026-10-28.endive',
+      created: Math.floor(Date.now() / 1000),
+      livemode: true,
+      data: {
+        object: {
+          id: 'cs_test_setup',
+          object: 'checkout.session',
+          mode: 'setup',
+          status: 'complete',
+          payment_status: 'no_payment_required',
+          amount_total: null,
+          currency: 'usd',
+          url: null,
+          payment_intent: null,
+          customer: 'cus_QXg1o8vcGmoR32',
+          setup_intent: 'seti_1',
+          metadata: { subscriptionId },
+        },
+      },
+    });
+    const hook = await fetch(`${settled.api.baseUrl}/webhooks/stripe/${merchant.merchantId}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET }),
+      },
+      body: payload,
+    });
+    expect(hook.status).toBe(200);
+    const active = await subs.until(subscriptionId, (b) => b.status === 'active');
+    expect(active).toMatchObject({ processor: 'stripe' });
+    const charges = settledProxy.requests.filter(
+      (r) => r.path === '/v1/payment_intents' && r.form['metadata[subscriptionId]'] === subscriptionId,
+    );
+    expect(charges.map((c) => [c.form.customer, c.form.payment_method, c.form.off_session])).toEqual([
+      ['cus_QXg1o8vcGmoR32', 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ', 'true'],
+    ]);
+    expect((await subs.cancel(subscriptionId)).body.status).toBe('cancelled');
   });
 
   it('creates a hosted payment as a Checkout Session: redirectUrl is its URL, success and cancel go to returnUrl', async () => {
