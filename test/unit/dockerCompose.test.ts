@@ -81,13 +81,16 @@ function commandText(command: Service['command']): string {
   return Array.isArray(command) ? command.join(' ') : (command ?? '');
 }
 
+/** Dummy secrets for the variables whose value has a shape (src/config.ts validates it). */
+const SHAPED_SECRETS: Record<string, string> = { PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') };
+
 /** `${VAR:?msg}` substituted by a dummy secret, `${VAR:-default}` by its default, `$$` by `$`. */
 function interpolate(value: string, required: string[]): string {
   return value
     .replace(/\$\{(\w+)(?::?([-?])([^}]*))?\}/g, (_, variable: string, kind?: string, rest?: string) => {
       if (kind === '?') {
         required.push(variable);
-        return `operator-set-${variable.toLowerCase()}`;
+        return SHAPED_SECRETS[variable] ?? `operator-set-${variable.toLowerCase()}`;
       }
       return kind === '-' ? (rest ?? '') : '';
     })
