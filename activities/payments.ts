@@ -116,13 +116,19 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       }
     },
 
-    /** Asks the provider what became of our request (by idempotency key) and follows it. */
+    /** Asks the provider what became of our request (its transaction, or its idempotency key) and follows it. */
     async reconcileProviderPayment(paymentId: string): Promise<ReconcileResult> {
       const payment = await load(paymentId);
       if (!payment) return 'missing';
       if (payment.status !== 'created') return 'settled';
       try {
-        const pp = await (await providerOf(payment)).findPayment(lookupOf(payment));
+        const provider = await providerOf(payment);
+        // A known transaction (a hosted page, a webhook) is read directly; else what became of the
+        // request is found by its key (at Stripe a list scan: kept for when it is needed).
+        const pp =
+          (payment.providerTransactionId
+            ? await provider.findPayment({ transactionId: payment.providerTransactionId })
+            : null) ?? (await provider.findPayment(lookupOf(payment)));
         if (pp) return await apply(paymentId, ours(payment, pp));
         // Nothing under our key: no call was performed; a next attempt is a first call again.
         await clearProviderCallSent(orm, 'payments', paymentId);

@@ -1,10 +1,8 @@
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ownChild, stopProcess } from './processes';
-import { isExecutable, onPath } from './temporalCli';
+import { goInstall, goModuleDir, hasGo, isExecutable, onPath, toolCacheDir } from './goTools';
 
 /**
  * stripe-mock, Stripe's official mock server (validates every request against Stripe's OpenAPI
@@ -15,8 +13,7 @@ import { isExecutable, onPath } from './temporalCli';
 export const STRIPE_MOCK_VERSION = 'v0.203.0';
 
 export function stripeMockCacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(base, 'payment-platform', `stripe-mock-${STRIPE_MOCK_VERSION}`);
+  return toolCacheDir(`stripe-mock-${STRIPE_MOCK_VERSION}`);
 }
 
 export async function locateStripeMock(log: (msg: string) => void = () => {}): Promise<string> {
@@ -30,26 +27,14 @@ export async function locateStripeMock(log: (msg: string) => void = () => {}): P
   const cacheDir = stripeMockCacheDir();
   const cached = path.join(cacheDir, 'stripe-mock');
   if (isExecutable(cached)) return cached;
-  if (spawnSync('go', ['version'], { stdio: 'ignore' }).status !== 0) {
+  if (!hasGo()) {
     throw new Error(
       'stripe-mock is needed (STRIPE_MOCK_PATH, on PATH, or built with Go into ' +
         `${cacheDir}), and Go is not available to build it`,
     );
   }
-
   log(`Building stripe-mock ${STRIPE_MOCK_VERSION} with Go into ${cacheDir} (once)...`);
-  fs.mkdirSync(cacheDir, { recursive: true });
-  // Build into a temp dir and rename, so an interrupted build never leaves a broken binary.
-  const staging = fs.mkdtempSync(path.join(cacheDir, 'build-'));
-  try {
-    await promisify(execFile)('go', ['install', `github.com/stripe/stripe-mock@${STRIPE_MOCK_VERSION}`], {
-      env: { ...process.env, GOBIN: staging, CGO_ENABLED: '0' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    fs.renameSync(path.join(staging, 'stripe-mock'), cached);
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-  }
+  await goInstall(cacheDir, [`github.com/stripe/stripe-mock@${STRIPE_MOCK_VERSION}`], { 'stripe-mock': 'stripe-mock' });
   log('stripe-mock built.');
   return cached;
 }
@@ -61,12 +46,7 @@ export async function locateStripeMock(log: (msg: string) => void = () => {}): P
 export async function bundledStripeMockFixtures(): Promise<string> {
   const cached = path.join(stripeMockCacheDir(), 'fixtures3.json');
   if (fs.existsSync(cached)) return cached;
-  const { stdout } = await promisify(execFile)(
-    'go',
-    ['mod', 'download', '-json', `github.com/stripe/stripe-mock@${STRIPE_MOCK_VERSION}`],
-    { cwd: os.tmpdir(), maxBuffer: 16 * 1024 * 1024 },
-  );
-  const moduleDir = (JSON.parse(stdout) as { Dir: string }).Dir;
+  const moduleDir = await goModuleDir('github.com/stripe/stripe-mock', STRIPE_MOCK_VERSION);
   fs.mkdirSync(path.dirname(cached), { recursive: true });
   const staging = `${cached}.${process.pid}.tmp`;
   fs.copyFileSync(path.join(moduleDir, 'embedded', 'openapi', 'fixtures3.json'), staging);

@@ -1,7 +1,6 @@
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
@@ -10,7 +9,7 @@ import { temporal } from '@temporalio/proto';
 import pg from 'pg';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import { ownChild } from './processes';
-import { isExecutable } from './temporalCli';
+import { goInstall, goModuleDir, hasGo, isExecutable, toolCacheDir } from './goTools';
 import {
   renderDynamicConfig,
   renderServerConfig,
@@ -43,6 +42,7 @@ export const DEFAULT_NUM_HISTORY_SHARDS = 4;
 const NAMESPACE_RETENTION_SECONDS = 3 * 24 * 3600;
 
 const SERVER_MODULE = 'go.temporal.io/server';
+const run = promisify(execFile);
 const UI_SERVER_MODULE = 'github.com/temporalio/ui-server/v2';
 // Config layout the server and UI server load: <root>/<config dir>/<env>.yaml.
 const SERVER_CONFIG_DIR = 'server';
@@ -50,56 +50,13 @@ const SERVER_CONFIG_ENV = 'temporal';
 const UI_CONFIG_DIR = 'ui';
 const UI_CONFIG_ENV = 'ui';
 
-function cacheBase(): string {
-  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'payment-platform');
-}
-
 export function temporalServerCacheDir(): string {
-  return path.join(cacheBase(), `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+  return toolCacheDir(`temporal-server-${TEMPORAL_SERVER_VERSION}`);
 }
 
 /** Its own dir: the UI server's binary is also called `server`. */
 export function temporalUiServerCacheDir(): string {
-  return path.join(cacheBase(), `temporal-ui-server-${TEMPORAL_UI_SERVER_VERSION}`);
-}
-
-function hasGo(): boolean {
-  return spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
-}
-
-const run = promisify(execFile);
-
-/**
- * `go install` into a staging dir, then rename into `cacheDir`, so an interrupted build never
- * leaves a broken binary behind. `binaries` maps what Go names a binary to its cached name.
- */
-async function goInstall(cacheDir: string, packages: string[], binaries: Record<string, string>): Promise<void> {
-  fs.mkdirSync(cacheDir, { recursive: true });
-  const staging = fs.mkdtempSync(path.join(cacheDir, 'build-'));
-  try {
-    await run('go', ['install', ...packages], {
-      env: { ...process.env, GOBIN: staging, CGO_ENABLED: '0' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    for (const [built, cached] of Object.entries(binaries)) {
-      fs.renameSync(path.join(staging, built), path.join(cacheDir, cached));
-    }
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-  }
-}
-
-/** The module's source dir: from the module cache, else downloaded into it. */
-async function serverModuleDir(): Promise<string> {
-  const { stdout: modCache } = await run('go', ['env', 'GOMODCACHE']);
-  const cached = path.join(modCache.trim(), `${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`);
-  if (fs.existsSync(cached)) return cached;
-  const { stdout } = await run('go', ['mod', 'download', '-json', `${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  const downloaded = (JSON.parse(stdout) as { Dir?: string; Error?: string }).Dir;
-  if (!downloaded) throw new Error(`go mod download ${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION} gave no directory`);
-  return downloaded;
+  return toolCacheDir(`temporal-ui-server-${TEMPORAL_UI_SERVER_VERSION}`);
 }
 
 export interface TemporalServerBinaries {
@@ -150,7 +107,7 @@ export async function locateTemporalServer(log: (m: string) => void): Promise<Te
     sqlTool = path.join(cacheDir, 'sql');
     log('Temporal server built.');
   }
-  schemaDir ??= path.join(await serverModuleDir(), 'schema', 'postgresql', 'v12');
+  schemaDir ??= path.join(await goModuleDir(SERVER_MODULE, TEMPORAL_SERVER_VERSION), 'schema', 'postgresql', 'v12');
   for (const sub of ['temporal/versioned', 'visibility/versioned']) {
     if (!fs.existsSync(path.join(schemaDir, sub))) throw new Error(`No ${sub} in the schema dir ${schemaDir}`);
   }

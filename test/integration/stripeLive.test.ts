@@ -27,6 +27,43 @@ const WEBHOOK_SECRET = 'whsec_merchant_test_secret';
 // stripe-mock's fixtures are 10.99 USD: reads (not creates) of a PaymentIntent answer that amount.
 const AMOUNT = 10.99;
 
+/** A Stripe event about a Checkout Session, as Stripe posts it (the object trimmed). */
+function sessionCompleted(session: Record<string, unknown>): string {
+  return JSON.stringify({
+    id: 'evt_test_1',
+    object: 'event',
+    type: 'checkout.session.completed',
+    api_version: '2026-10-28.endive',
+    created: Math.floor(Date.now() / 1000),
+    livemode: true,
+    data: {
+      object: {
+        id: 'cs_test_a1',
+        object: 'checkout.session',
+        mode: 'payment',
+        status: 'complete',
+        payment_status: 'paid',
+        amount_total: 1099,
+        currency: 'usd',
+        url: null,
+        payment_intent: 'pi_test_1',
+        customer: null,
+        setup_intent: null,
+        ...session,
+      },
+    },
+  });
+}
+
+const postStripeWebhook = (apiBase: string, merchantId: string, payload: string, signature: string) =>
+  fetch(`${apiBase}/webhooks/stripe/${merchantId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+    body: payload,
+  });
+const sign = (payload: string, secret = WEBHOOK_SECRET) =>
+  Stripe.webhooks.generateTestHeaderString({ payload, secret });
+
 describe('Stripe for a live key (through stripe-mock)', () => {
   let settled: PaymentStack;
   let bundled: PaymentStack;
@@ -236,38 +273,16 @@ describe('Stripe for a live key (through stripe-mock)', () => {
     // The customer completes the page; Stripe's webhook wakes the workflow, which reads the
     // session: stripe-mock's settled SetupIntent holds a PaymentMethod of a Customer, so the card
     // is saved as `cus_...:pm_...` and the first period is charged with it, off-session.
-    const payload = JSON.stringify({
-      id: 'evt_setup_1',
-      object: 'event',
-      type: 'checkout.session.completed',
-      api_version: '2026-10-28.endive',
-      created: Math.floor(Date.now() / 1000),
-      livemode: true,
-      data: {
-        object: {
-          id: 'cs_test_setup',
-          object: 'checkout.session',
-          mode: 'setup',
-          status: 'complete',
-          payment_status: 'no_payment_required',
-          amount_total: null,
-          currency: 'usd',
-          url: null,
-          payment_intent: null,
-          customer: 'cus_QXg1o8vcGmoR32',
-          setup_intent: 'seti_1',
-          metadata: { subscriptionId },
-        },
-      },
+    const payload = sessionCompleted({
+      mode: 'setup',
+      payment_status: 'no_payment_required',
+      amount_total: null,
+      payment_intent: null,
+      customer: 'cus_QXg1o8vcGmoR32',
+      setup_intent: 'seti_1',
+      metadata: { subscriptionId },
     });
-    const hook = await fetch(`${settled.api.baseUrl}/webhooks/stripe/${merchant.merchantId}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET }),
-      },
-      body: payload,
-    });
+    const hook = await postStripeWebhook(settled.api.baseUrl, merchant.merchantId, payload, sign(payload));
     expect(hook.status).toBe(200);
     const active = await subs.until(subscriptionId, (b) => b.status === 'active');
     expect(active).toMatchObject({ processor: 'stripe' });
@@ -337,55 +352,37 @@ describe('Stripe for a live key (through stripe-mock)', () => {
   });
 
   describe('webhooks at /webhooks/stripe/{merchantId}', () => {
-    const event = (metadata: Record<string, string>) =>
-      JSON.stringify({
-        id: 'evt_test_1',
-        object: 'event',
-        type: 'checkout.session.completed',
-        api_version: '2026-10-28.endive',
-        created: Math.floor(Date.now() / 1000),
-        livemode: true,
-        data: {
-          object: {
-            id: 'cs_test_a1',
-            object: 'checkout.session',
-            mode: 'payment',
-            status: 'complete',
-            payment_status: 'paid',
-            amount_total: 1099,
-            currency: 'usd',
-            url: null,
-            payment_intent: 'pi_test_1',
-            customer: null,
-            setup_intent: null,
-            metadata,
-          },
-        },
-      });
+    const event = (metadata: Record<string, string>) => sessionCompleted({ metadata });
     const post = (merchantId: string, payload: string, signature: string) =>
-      fetch(`${bundled.api.baseUrl}/webhooks/stripe/${merchantId}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'stripe-signature': signature },
-        body: payload,
-      });
+      postStripeWebhook(bundled.api.baseUrl, merchantId, payload, signature);
 
     it('verifies the raw body with the merchant webhook secret and signals the payment workflow', async () => {
       const created = await pay(bundled, live, { returnUrl: 'https://shop.example.com/done' });
+      const session = created.body.providerTransactionId as string;
+      const reads = () =>
+        bundledProxy.requests.filter(
+          (r) => r.method === 'GET' && r.path.startsWith(`/v1/checkout/sessions/${session}`),
+        );
+      const before = reads().length;
       const payload = event({ paymentId: created.body.id as string, merchantId: merchant.merchantId });
-      const res = await post(
-        merchant.merchantId,
-        payload,
-        Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET }),
-      );
+      const res = await post(merchant.merchantId, payload, sign(payload));
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ received: true });
+      // The event is a hint: the payment's workflow reads the session from Stripe itself.
+      await eventually(
+        async () => reads().length,
+        (n) => n > before,
+        10_000,
+        100,
+      );
+      expect(reads().every((r) => r.status === 200)).toBe(true);
     });
 
     it('refuses a wrong signature, another merchant, or a tampered body with 400 invalid_signature', async () => {
       const payload = event({ paymentId: 'pay_unknown' });
-      const signed = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
+      const signed = sign(payload);
       const cases: Array<[string, string, string]> = [
-        [merchant.merchantId, payload, Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_other' })],
+        [merchant.merchantId, payload, sign(payload, 'whsec_other')],
         ['mer_not_configured', payload, signed],
         [merchant.merchantId, payload.replace('1099', '1'), signed],
         [merchant.merchantId, payload, 'garbage'],
