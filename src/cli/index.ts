@@ -41,12 +41,13 @@ Commands:
                                              the secret that signs callbacks (X-Signature);
                                              created on first use, replaced with --rotate
   providers:set --merchant <merchantId> --environment test|live --processor sandbox|stripe
-                [--secret-key K] [--webhook-secret S]
+                [--secret-key K|-] [--webhook-secret S|-]
                                              the merchant's provider for one environment; the
                                              same processor again keeps an omitted secret,
                                              another processor replaces the configuration.
                                              Secrets need PROVIDER_SECRETS_KEY (stored
-                                             encrypted) and are never printed back
+                                             encrypted) and are never printed back; "-" reads
+                                             one from standard input (a line each, in order)
   providers:list --merchant <merchantId>     the merchant's providers (never their secrets)
   providers:remove --merchant <merchantId> --environment test|live
                                              new payments of that environment get no provider
@@ -86,6 +87,30 @@ function requiredOneOf<T extends string>(value: string | undefined, allowed: rea
 export interface CommandOptions {
   /** PROVIDER_SECRETS_KEY (base64), validated by the configuration. */
   providerSecretsKey?: string;
+  /** Standard input, for secrets given as `-` (kept out of `ps` and shell history). */
+  readStdin?: () => Promise<string>;
+}
+
+/**
+ * `--secret-key -` / `--webhook-secret -`: the secret is read from standard input, one line each,
+ * in that order, so it never appears in the process list or the shell's history.
+ */
+async function secretsFromStdin(
+  given: { secretKey: string | undefined; webhookSecret: string | undefined },
+  readStdin: (() => Promise<string>) | undefined,
+): Promise<{ secretKey: string | undefined; webhookSecret: string | undefined }> {
+  if (given.secretKey !== '-' && given.webhookSecret !== '-') return given;
+  if (!readStdin) throw new UsageError('a secret given as - needs standard input');
+  const lines = (await readStdin()).split(/\r?\n/);
+  const next = (what: string) => {
+    const line = lines.shift();
+    if (!line) throw new UsageError(`${what} given as - but standard input has no line for it`);
+    return line;
+  };
+  return {
+    secretKey: given.secretKey === '-' ? next('--secret-key') : given.secretKey,
+    webhookSecret: given.webhookSecret === '-' ? next('--webhook-secret') : given.webhookSecret,
+  };
 }
 
 export async function runCommand(
@@ -142,17 +167,11 @@ export async function runCommand(
       const environment = requiredOneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment');
       const processor = requiredOneOf<Processor>(values.processor, PROCESSORS, 'processor');
       const secrets = options.providerSecretsKey ? ProviderSecrets.fromBase64(options.providerSecretsKey) : null;
-      const row = await setProvider(
-        em,
-        {
-          merchantId,
-          environment,
-          processor,
-          secretKey: values['secret-key'],
-          webhookSecret: values['webhook-secret'],
-        },
-        secrets,
+      const given = await secretsFromStdin(
+        { secretKey: values['secret-key'], webhookSecret: values['webhook-secret'] },
+        options.readStdin,
       );
+      const row = await setProvider(em, { merchantId, environment, processor, ...given }, secrets);
       return { provider: presentProvider(row) };
     }
     case 'providers:list': {
@@ -224,6 +243,11 @@ async function main(): Promise<number> {
         ? { migrations: await migrate(orm) }
         : await runCommand(orm.em.fork(), command, rest, {
             providerSecretsKey: config.PROVIDER_SECRETS_KEY,
+            readStdin: async () => {
+              const chunks: Buffer[] = [];
+              for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+              return Buffer.concat(chunks).toString('utf8');
+            },
           });
     if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else printHuman(result);

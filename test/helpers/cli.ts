@@ -18,7 +18,12 @@ export interface CliResult {
  * Runs the real operator CLI (`--json`) as a separate process against the run's PostgreSQL, as
  * an operator would. `env` adds or (with undefined) removes variables.
  */
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  /** Written to the CLI's standard input (then closed). */
+  stdin?: string,
+): Promise<CliResult> {
   const merged: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: testStack().databaseUrl,
@@ -30,11 +35,12 @@ export async function runCli(args: string[], env: Record<string, string | undefi
     else merged[name] = value;
   }
   try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/index.ts', ...args, '--json'],
-      { cwd: ROOT, env: merged },
-    );
+    const running = promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args, '--json'], {
+      cwd: ROOT,
+      env: merged,
+    });
+    if (stdin !== undefined) running.child.stdin!.end(stdin);
+    const { stdout, stderr } = await running;
     return { code: 0, json: JSON.parse(stdout), stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

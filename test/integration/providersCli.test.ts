@@ -101,6 +101,55 @@ describe('operator CLI: providers', () => {
     expect(left.json).toEqual({ providers: [providerShape(merchantId, 'test', 'sandbox')] });
   });
 
+  it('reads secrets given as - from standard input, a line each, so they never reach the process list', async () => {
+    const merchant = await createTestMerchant(orm, 'Providers CLI stdin');
+    const secretKey = `sk_live_stdin_${Date.now()}`;
+    const webhookSecret = `whsec_stdin_${Date.now()}`;
+    const set = await runCli(
+      [
+        'providers:set',
+        '--merchant',
+        merchant.merchantId,
+        '--environment',
+        'live',
+        '--processor',
+        'stripe',
+        '--secret-key',
+        '-',
+        '--webhook-secret',
+        '-',
+      ],
+      withKey,
+      `${secretKey}\n${webhookSecret}\n`,
+    );
+    expect(set.code).toBe(0);
+    expectNoSecret(set, secretKey, webhookSecret);
+    const stored = (await row(merchant.merchantId, 'live'))!;
+    const secrets = ProviderSecrets.fromBase64(KEY);
+    const context = { merchantId: merchant.merchantId, environment: 'live' as const };
+    expect(secrets.decrypt(stored.secret_key_ciphertext!, { ...context, field: 'secret_key' })).toBe(secretKey);
+    expect(secrets.decrypt(stored.webhook_secret_ciphertext!, { ...context, field: 'webhook_secret' })).toBe(
+      webhookSecret,
+    );
+    const missing = await runCli(
+      [
+        'providers:set',
+        '--merchant',
+        merchant.merchantId,
+        '--environment',
+        'live',
+        '--processor',
+        'stripe',
+        '--webhook-secret',
+        '-',
+      ],
+      withKey,
+      '',
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.json.error.message).toMatch(/--webhook-secret given as - but standard input has no line/);
+  });
+
   it('keeps an omitted secret when the processor stays, and replaces the row when it changes', async () => {
     const { merchantId } = await createTestMerchant(orm, 'Providers rotation');
     const secretKey = `sk_test_${randomBytes(12).toString('hex')}`;
