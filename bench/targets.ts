@@ -100,19 +100,15 @@ function ratio(a: Figure | undefined, b: Figure | undefined, what: [string, stri
 }
 
 /** A figure that counts only when measured at SCALE_N or more. */
-function atScale(
-  figure: Figure | undefined,
-  n: number | undefined,
-  what: string,
-  unit: string,
-  nWhat: string,
-): Measured {
+function atScale(figure: Figure | undefined, n: number | undefined, what: string, nWhat: string): Measured {
   if (!figure) return { missing: `no ${what} figure` };
-  const small = n === undefined || n < SCALE_N ? `measured with ${n ?? 0} ${nWhat}, not ${SCALE_N}` : undefined;
+  const count = (k: number) => k.toLocaleString('en-US');
+  const small =
+    n === undefined || n < SCALE_N ? `measured with ${count(n ?? 0)} ${nWhat}, not ${count(SCALE_N)}` : undefined;
   const flaws = [figure.flaw, small].filter(Boolean);
   return {
     value: figure.value,
-    detail: `${num(figure.value)} ${unit} with ${n ?? 0} ${nWhat}`,
+    detail: `${count(n ?? 0)} ${nWhat}`,
     ...(flaws.length ? { flaw: flaws.join('; ') } : {}),
   };
 }
@@ -180,7 +176,7 @@ export const TARGETS: TargetSpec[] = [
     comparison: '<=',
     target: 100,
     unit: 's',
-    evaluate: (f) => atScale(f.stormSeconds, f.stormN, 'storm', 's', 'due renewals'),
+    evaluate: (f) => atScale(f.stormSeconds, f.stormN, 'storm', 'due renewals'),
   },
   {
     id: 'rss10kLive',
@@ -189,7 +185,7 @@ export const TARGETS: TargetSpec[] = [
     comparison: '<=',
     target: 1024,
     unit: 'MiB',
-    evaluate: (f) => atScale(f.workerPeakRssMiB, f.liveN, 'worker RSS', 'MiB', 'live subscriptions'),
+    evaluate: (f) => atScale(f.workerPeakRssMiB, f.liveN, 'worker RSS', 'live subscriptions'),
   },
 ];
 

@@ -118,11 +118,12 @@ describe('bench targets (issue 12)', () => {
       expect(lines.storm10kSeconds).toMatchObject({
         value: 20,
         met: false,
-        reason: 'measured with 3000 due renewals, not 10000',
+        reason: 'measured with 3,000 due renewals, not 10,000',
+        detail: '3,000 due renewals',
       });
       expect(lines.rss10kLive).toMatchObject({
         met: false,
-        reason: 'measured with 3000 live subscriptions, not 10000',
+        reason: 'measured with 3,000 live subscriptions, not 10,000',
       });
     });
 
