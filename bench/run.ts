@@ -6,6 +6,8 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
+import { measureUpdateWithStart, startFloor } from './floor/scenarios';
+import { evaluateTargets, formatTargets, type Figure } from './targets';
 import {
   OUT_DIR,
   ROOT,
@@ -42,6 +44,13 @@ import {
  *
  * A fourth, diagnostic run repeats the POST with one connection (its latency without queueing).
  *
+ * The Temporal floor (bench/floor/): before the POST runs, Update-with-Start of a minimal workflow
+ * answering from one no-op local activity, on the same Temporal server, by its own worker process
+ * on its own task queue: 10 concurrent callers, then 1, with the same warm-up and duration. Every
+ * product figure is also printed as a ratio to its floor (GET: the baseline; POST and refunds: the
+ * Update-with-Start floor at the same concurrency), and a final `Targets` block has one line per
+ * target of issue 12 (bench/targets.ts), each ending in `met` or `MISSED`.
+ *
  * Then the refunds (not autocannon: every request must be a terminal answer, and only one refund
  * may be in flight per payment): P token-flow payments of 1000 USD, P concurrent loops each doing
  * sequential POST /payments/{id}/refund of 0.01 on its own payment (a fresh externalId each) until
@@ -50,7 +59,8 @@ import {
  *
  * Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_GET_CONNECTIONS (20),
  * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1),
- * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips).
+ * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips),
+ * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED).
  */
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);
@@ -73,9 +83,16 @@ const REFUNDS_TOTAL = envInt('BENCH_REFUNDS_TOTAL', 1000);
 const REFUNDS_SERIAL_TOTAL = envInt('BENCH_REFUNDS_SERIAL_TOTAL', 200, 0);
 const REFUND_PAYMENT_AMOUNT = 1000;
 const REFUND_AMOUNT = 0.01;
+/** BENCH_FLOOR=0 skips the Temporal floor scenarios. */
+const FLOOR = process.env.BENCH_FLOOR !== '0';
+/** The floor's callers: the POST's connections, then one. */
+const FLOOR_CALLERS = POST_CONNECTIONS;
 
-/** The watchdog: the autocannon part takes ~90 s; the refunds get a generous 200 ms each on top. */
-const RUN_TIMEOUT_MS = 170_000 + (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
+/** The watchdog: the autocannon part takes ~90 s, the floor ~30 s; the refunds get a generous 200 ms each on top. */
+const RUN_TIMEOUT_MS =
+  170_000 +
+  (FLOOR ? 40_000 + 2 * (WARMUP_S + DURATION_S) * 1000 : 0) +
+  (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
 
 /** The API, worker and sandbox, with --cpu-prof when BENCH_CPU_PROF=1 (never the baseline). */
 function spawnProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string) {
@@ -368,6 +385,9 @@ async function main(): Promise<void> {
     logDir,
   );
 
+  // The floor's bundle is built here, once, while the product processes start.
+  const floor = FLOOR ? await startFloor({ temporalAddress: temporal.address, dir, logDir }) : undefined;
+
   await waitFor('the API (/readyz)', 60_000, () => getOk(`${apiUrl}/readyz`));
   await waitFor('the sandbox', 30_000, () => getOk(`${sandboxUrl}/_admin/faults`));
   await waitFor('the baseline', 30_000, () => getOk(`${baselineUrl}/healthz`));
@@ -424,6 +444,15 @@ async function main(): Promise<void> {
     connections: GET_CONNECTIONS,
     headers: { authorization: basic },
   });
+
+  // The Temporal floor: the POST's Temporal part alone, at the POST's concurrency, then at 1.
+  const timing = { warmupS: WARMUP_S, durationS: DURATION_S };
+  const floorAt10 = floor
+    ? await measureUpdateWithStart(floor, 'floor: update-with-start', FLOOR_CALLERS, timing)
+    : undefined;
+  const floorAt1 = floor
+    ? await measureUpdateWithStart(floor, 'floor: update-with-start, 1 caller', 1, timing)
+    : undefined;
 
   // 3. Product token-flow POST; every 2xx answer's payment id is kept for the ledger check.
   const postScenario = async (name: string, connections: number) => {
@@ -721,22 +750,32 @@ async function main(): Promise<void> {
     if (!('error' in refundHistory)) say(`  (this refund's answer took ${refundHistory.answerMs} ms at the client)`);
   }
 
-  // Summary
+  // Summary: every product figure against its floor (GET: the baseline; POST and refunds: the
+  // Update-with-Start floor at the same concurrency).
   const ratio = productGet.requestsPerSec / baseline.requestsPerSec;
-  const targets = {
-    getThroughputRatio: { target: 0.6, actual: Number(ratio.toFixed(3)), met: ratio >= 0.6 },
-    postP50Ms: { target: 30, actual: productPost.latencyMs.p50, met: productPost.latencyMs.p50 <= 30 },
-    postP99Ms: { target: 120, actual: productPost.latencyMs.p99, met: productPost.latencyMs.p99 <= 120 },
-    ...(refunds
-      ? {
-          refundP50Ms: { target: 50, actual: refunds.result.latencyMs.p50, met: refunds.result.latencyMs.p50 <= 50 },
-          refundP99Ms: { target: 200, actual: refunds.result.latencyMs.p99, met: refunds.result.latencyMs.p99 <= 200 },
-        }
-      : {}),
+  const floorOf = (r: ScenarioResult): ScenarioResult | undefined => {
+    if (r === productGet) return baseline;
+    if (r === productPost || r === refunds?.result) return floorAt10;
+    if (r === serial?.result || r === refundsSerial?.result) return floorAt1;
+    return undefined;
   };
-  const rows = [
+  const over = (a: number, b: number | undefined) => (b && b > 0 ? Number((a / b).toFixed(3)) : null);
+  const vsFloor = (r: ScenarioResult) => {
+    const f = floorOf(r);
+    if (!f) return undefined;
+    return {
+      floor: f.name,
+      requestsPerSec: over(r.requestsPerSec, f.requestsPerSec),
+      p50: over(r.latencyMs.p50, f.latencyMs.p50),
+      p90: over(r.latencyMs.p90, f.latencyMs.p90),
+      p99: over(r.latencyMs.p99, f.latencyMs.p99),
+    };
+  };
+  const rows: ScenarioResult[] = [
     baseline,
     productGet,
+    ...(floorAt10 ? [floorAt10] : []),
+    ...(floorAt1 ? [floorAt1] : []),
     productPost,
     ...(serial ? [serial.result] : []),
     ...(refunds ? [refunds.result] : []),
@@ -754,7 +793,10 @@ async function main(): Promise<void> {
     'non-2xx',
     'errors',
     'stack CPU ms/req',
+    'req/s vs floor',
+    'p50 vs floor',
   ];
+  const x = (n: number | null | undefined) => (n === null || n === undefined ? '-' : `${n.toFixed(2)}x`);
   const table = [
     header,
     ...rows.map((r) => [
@@ -769,37 +811,68 @@ async function main(): Promise<void> {
       String(r.non2xx),
       String(r.errors),
       r.stackCpuMsPerRequest.toFixed(2),
+      x(vsFloor(r)?.requestsPerSec),
+      r === productGet ? '-' : x(vsFloor(r)?.p50),
     ]),
   ];
   const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
   say(
     `\nResults (${startedAt.toISOString()}; autocannon: ${DURATION_S} s each after ${WARMUP_S} s warm-up; refunds: ` +
-      `a count after ${WARMUP_S} s warm-up, errors = answers other than 200 \`succeeded\`):\n`,
+      `a count after ${WARMUP_S} s warm-up, errors = answers other than 200 \`succeeded\`; floor: Update-with-Start ` +
+      `loops for ${DURATION_S} s after ${WARMUP_S} s warm-up; "vs floor": GET against the baseline, POST and refunds ` +
+      `against the floor at the same concurrency):\n`,
   );
   for (const row of table)
     say(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
   say(`\nCPU cores used during each measured run:`);
   for (const r of rows) say(`  ${r.name}: ${formatCpu(r.cpuCores)}`);
-  say(
-    `\nproduct GET / baseline GET throughput: ${ratio.toFixed(2)}x (target >= 0.6x: ${targets.getThroughputRatio.met ? 'met' : 'MISSED'})`,
-  );
+  if (floorAt1) {
+    say(
+      `\nfloor at 1 caller: p50 ${floorAt1.latencyMs.p50} ms, p95 ${floorAt1.latencyMs.p95} ms; ` +
+        `at ${FLOOR_CALLERS}: ${floorAt10?.requestsPerSec.toFixed(1)}/s, p50 ${floorAt10?.latencyMs.p50} ms, ` +
+        `p95 ${floorAt10?.latencyMs.p95} ms`,
+    );
+  }
   const cpuRatio = baseline.stackCpuMsPerRequest / productGet.stackCpuMsPerRequest;
   say(
     `stack CPU per GET: baseline ${baseline.stackCpuMsPerRequest} ms, product ${productGet.stackCpuMsPerRequest} ms ` +
       `(ratio ${cpuRatio.toFixed(2)}: what the throughput ratio tends to when both are CPU-bound)`,
   );
-  say(
-    `token-flow POST p50 ${productPost.latencyMs.p50} ms (target <= 30: ${targets.postP50Ms.met ? 'met' : 'MISSED'}), ` +
-      `p99 ${productPost.latencyMs.p99} ms (target <= 120: ${targets.postP99Ms.met ? 'met' : 'MISSED'})`,
+
+  // Targets (issue 12): a figure from a run with errors does not count.
+  // The throughput lines compare at 10 connections (issue 12): other knobs make them not count.
+  const figure = (
+    r: ScenarioResult | undefined,
+    pick: (r: ScenarioResult) => number,
+    connections?: number,
+  ): Figure | undefined => {
+    if (!r) return undefined;
+    const bad = r.errors + r.non2xx;
+    const flaws = [
+      bad > 0 ? `${bad} errors or non-2xx answers` : '',
+      connections !== undefined && r.connections !== connections
+        ? `${r.connections} connections, not ${connections}`
+        : '',
+    ].filter(Boolean);
+    return { value: pick(r), ...(flaws.length ? { flaw: flaws.join(', ') } : {}) };
+  };
+  const rps = (r: ScenarioResult) => r.requestsPerSec;
+  const p50 = (r: ScenarioResult) => r.latencyMs.p50;
+  const targets = evaluateTargets(
+    {
+      baselineGet: figure(baseline, rps),
+      productGet: figure(productGet, rps),
+      floorP50At1: figure(floorAt1, p50),
+      floorRpsAt10: figure(floorAt10, rps, 10),
+      postP50At1: figure(serial?.result, p50),
+      postRpsAt10: figure(productPost, rps, 10),
+      refundP50At1: figure(refundsSerial?.result, p50),
+      refundRpsAt10: figure(refunds?.result, rps, 10),
+    },
+    'run',
   );
-  if (refunds) {
-    const { p50, p99 } = refunds.result.latencyMs;
-    say(
-      `refund p50 ${p50} ms (target <= 50: ${p50 <= 50 ? 'met' : 'MISSED'}), ` +
-        `p99 ${p99} ms (target <= 200: ${p99 <= 200 ? 'met' : 'MISSED'}); ` +
-        `${refunds.result.errors} errors in ${refunds.result.requestsTotal} refunds`,
-    );
-  }
+  say('');
+  for (const line of formatTargets(targets)) say(line);
 
   const output = {
     date: startedAt.toISOString(),
@@ -819,6 +892,7 @@ async function main(): Promise<void> {
       postConnections: POST_CONNECTIONS,
       serialPost: SERIAL_POST,
       cpuProfiles: CPU_PROF,
+      floor: FLOOR ? { callers: [FLOOR_CALLERS, 1], warmupS: WARMUP_S, durationS: DURATION_S } : false,
       refunds: REFUNDS
         ? {
             parallel: REFUND_PARALLEL,
@@ -839,6 +913,12 @@ async function main(): Promise<void> {
       ...(refunds ? { refunds: refunds.result } : {}),
       ...(refundsSerial ? { refundsSerial: refundsSerial.result } : {}),
     },
+    floors: {
+      ...(floorAt10 ? { updateWithStart: floorAt10 } : {}),
+      ...(floorAt1 ? { updateWithStartSerial: floorAt1 } : {}),
+    },
+    /** Each product scenario against its floor (product / floor; for latencies, above 1 is slower). */
+    vsFloor: Object.fromEntries(rows.flatMap((r) => (vsFloor(r) ? [[r.name, vsFloor(r)]] : []))),
     getThroughputRatio: Number(ratio.toFixed(3)),
     getCpuPerRequestRatio: Number(cpuRatio.toFixed(3)),
     targets,

@@ -232,6 +232,7 @@ const GROUPS: Array<[string, RegExp]> = [
   ['worker', /src\/main\/worker\.ts/],
   ['sandbox', /src\/main\/sandbox\.ts/],
   ['baseline', /bench\/baseline\.ts/],
+  ['floor-worker', /bench\/floor\/worker\.ts/],
   ['temporal', /temporal/],
   ['postgres', /postgres/],
 ];

@@ -7,6 +7,8 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { startMailCatcher } from '../src/mail/catcher';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
+import { startFloor, timerStorm, type TimerStormFloor } from './floor/scenarios';
+import { evaluateTargets, formatTargets } from './targets';
 import {
   BENCH_GROUP,
   OUT_DIR,
@@ -53,6 +55,11 @@ import {
  *   5. history: historyLength of a sample of subscription workflows (max / mean), one history's
  *      events by type, and one subscription with a 1-billing-day interval renewing every
  *      BILLING_DAY_SECONDS until its workflow has continued as new a few times (runs < 1,000 events)
+ *   6. the floor (bench/floor/), after the history sample and before the continue-as-new demo:
+ *      BENCH_FLOOR_STORM_N minimal workflows on the same Temporal server, run by their own worker
+ *      process (the product worker's NODE_OPTIONS), sleep until one instant, then each runs one
+ *      no-op local activity; charges/s = N / (that instant to the last close). The summary ends
+ *      with issue 12's `Targets` block for this bench (bench/targets.ts), each line met or MISSED.
  *
  * How everything falls due at once: BILLING_DAY_SECONDS is global (1 s by default here), so each
  * subscription gets a first phase of ONE period lasting k billing days, k chosen when it is sent
@@ -72,7 +79,9 @@ import {
  * (300), BENCH_SUBS_WORKER_NODE_OPTIONS ('': NODE_OPTIONS for the worker only, e.g.
  * --max-old-space-size=6144; the Temporal SDK sizes its default workflow cache from the heap
  * limit), BENCH_SUBS_CPU_PROF (0; 1 runs the worker with --cpu-prof into
- * bench/.out/profiles/subscriptions-worker), BENCH_SUBS_TIMEOUT_S (the watchdog; default from N).
+ * bench/.out/profiles/subscriptions-worker), BENCH_SUBS_TIMEOUT_S (the watchdog; default from N),
+ * BENCH_FLOOR (1; 0 skips the floor, and its target line is then MISSED), BENCH_FLOOR_STORM_N (3000),
+ * BENCH_FLOOR_STORM_DUE_IN_S (10 + N / 100: T = first start + this), BENCH_FLOOR_STORM_TIMEOUT_S (300).
  */
 
 const N = envInt('BENCH_SUBS_N', 1000);
@@ -90,9 +99,20 @@ const WORKER_NODE_OPTIONS = process.env.BENCH_SUBS_WORKER_NODE_OPTIONS ?? '';
 /** BENCH_SUBS_CPU_PROF=1 runs the worker with --cpu-prof (into bench/.out/profiles/subscriptions-worker). */
 const CPU_PROF = process.env.BENCH_SUBS_CPU_PROF === '1';
 /** Stack ~60 s, warm-up, creation at >= 4/s, idle, the storm, the demo, checks and teardown. */
+/** BENCH_FLOOR=0 skips the timer-storm floor. */
+const FLOOR = process.env.BENCH_FLOOR !== '0';
+const FLOOR_STORM_N = envInt('BENCH_FLOOR_STORM_N', 3000);
+/** Starts run at ~150/s here; 100/s leaves room, plus 10 s. */
+const FLOOR_STORM_DUE_IN_S = envInt('BENCH_FLOOR_STORM_DUE_IN_S', 10 + Math.ceil(FLOOR_STORM_N / 100));
+const FLOOR_STORM_TIMEOUT_S = envInt('BENCH_FLOOR_STORM_TIMEOUT_S', 300);
 const RUN_TIMEOUT_S = envInt(
   'BENCH_SUBS_TIMEOUT_S',
-  300 + Math.ceil((WARMUP + N) / 4) + IDLE_S + STORM_TIMEOUT_S + (CAN_RUNS > 0 ? CAN_TIMEOUT_S : 0),
+  300 +
+    Math.ceil((WARMUP + N) / 4) +
+    IDLE_S +
+    STORM_TIMEOUT_S +
+    (CAN_RUNS > 0 ? CAN_TIMEOUT_S : 0) +
+    (FLOOR ? 60 + FLOOR_STORM_DUE_IN_S + FLOOR_STORM_TIMEOUT_S : 0),
 );
 
 /** The storm subscriptions' evergreen interval: no third invoice while the run lasts. */
@@ -396,6 +416,10 @@ async function main(): Promise<void> {
   );
   const sampler = new Sampler(worker.process.pid!);
   sampler.start();
+  // The floor's bundle is built here, once, while the product processes start.
+  const floor = FLOOR
+    ? await startFloor({ temporalAddress: temporal.address, dir, logDir, nodeOptions: WORKER_NODE_OPTIONS })
+    : undefined;
 
   const db = new pg.Pool({ connectionString: pgServer.databaseUrl, max: 2 });
   db.on('error', () => undefined); // an idle connection PostgreSQL closes at teardown
@@ -755,6 +779,22 @@ async function main(): Promise<void> {
   );
   say(`  ${historyResult.sampleWorkflowId}: ${JSON.stringify(historyResult.eventTypes)}`);
 
+  // ---- 6. the floor: the same storm in Temporal alone (before the demo, which keeps renewing) ----
+  let floorStorm: TimerStormFloor | undefined;
+  if (floor) {
+    sampler.phase = 'floor storm';
+    floorStorm = await timerStorm(floor, {
+      n: FLOOR_STORM_N,
+      dueInS: FLOOR_STORM_DUE_IN_S,
+      concurrency: CONCURRENCY,
+      timeoutS: FLOOR_STORM_TIMEOUT_S,
+    });
+    say(
+      `  CPU (cores): ${formatCpu(floorStorm.cpu.cores)}; stack CPU per floor charge ${floorStorm.cpu.stackCpuMsPerUnit} ms`,
+    );
+    sampler.phase = 'after';
+  }
+
   // ---- 5b. continue-as-new: one subscription renewing every billing day ----
   let canResult:
     | {
@@ -865,15 +905,45 @@ async function main(): Promise<void> {
       [...new Set(sampler.points.map((p) => p.phase))].map((ph) => [ph, mib(sampler.peak(ph)!.workerKiB)]),
     ),
   };
-  const targets = {
-    rss: { target: '10,000 live subscriptions in <= 1.5 GB worker RSS', n: createdOk, peakMiB: rss.workerPeakMiB },
-    storm: {
-      target: '10,000 due charges settled in <= 120 s',
-      n: createdOk,
-      seconds: stormResult.seconds,
-      met: createdOk >= 10_000 && stormResult.seconds !== null && stormResult.seconds <= 120,
+  // Targets (issue 12): an incomplete storm does not count.
+  const incomplete = (paid: number, due: number) => `incomplete: ${paid} of ${due}`;
+  const stormVsFloor =
+    stormResult.chargesPerSecond && floorStorm?.chargesPerSecond
+      ? round(stormResult.chargesPerSecond / floorStorm.chargesPerSecond, 3)
+      : null;
+  const targets = evaluateTargets(
+    {
+      ...(stormResult.chargesPerSecond !== null
+        ? {
+            stormChargesPerSecond: {
+              value: stormResult.chargesPerSecond,
+              ...(stormComplete ? {} : { flaw: incomplete(stormResult.paid, createdOk) }),
+            },
+          }
+        : {}),
+      ...(floorStorm?.chargesPerSecond
+        ? {
+            floorStormChargesPerSecond: {
+              value: floorStorm.chargesPerSecond,
+              ...(floorStorm.complete ? {} : { flaw: incomplete(floorStorm.completed, floorStorm.n) }),
+            },
+          }
+        : {}),
+      stormN: createdOk,
+      ...(stormResult.seconds !== null
+        ? {
+            stormSeconds: {
+              value: stormResult.seconds,
+              ...(stormComplete ? {} : { flaw: incomplete(stormResult.paid, createdOk) }),
+            },
+          }
+        : {}),
+      liveN: alive,
+      // The highest of the per-second samples and the kernel's high-water mark.
+      workerPeakRssMiB: { value: Math.max(rss.workerPeakMiB, rss.workerVmHwmMiB) },
     },
-  };
+    'subscriptions',
+  );
   say(`\nSummary (${startedAt.toISOString()}, commit ${git.commit.slice(0, 7)}, ${machine.nproc} CPUs):`);
   say(`  N                     ${createdOk} active of ${N} (${creation.failed.length} failed)`);
   say(`  creation              ${creationResult.seconds} s, ${creationResult.perSecond}/s (${CONCURRENCY} in flight)`);
@@ -891,10 +961,18 @@ async function main(): Promise<void> {
           `(${canResult.paidInvoices} periods)`
         : ''),
   );
+  if (floorStorm) {
+    say(
+      `  floor: timer storm    ${floorStorm.completed} of ${floorStorm.n} completed in ${floorStorm.seconds} s from T, ` +
+        `${floorStorm.chargesPerSecond} charges/s; renewal storm / floor ${stormVsFloor ?? '-'}x`,
+    );
+  }
   say(`  money check           ${moneyCheck.ok ? 'OK' : 'FAILED'}`);
   say(
     `  CPU seconds (whole run, per process group): ${formatCpu(Object.fromEntries(Object.entries(totalCpu).map(([g, s]) => [g, round(s, 0)])))}`,
   );
+  say('');
+  for (const line of formatTargets(targets)) say(line);
 
   const output = {
     date: startedAt.toISOString(),
@@ -909,6 +987,7 @@ async function main(): Promise<void> {
     },
     settings: {
       n: N,
+      floorStorm: FLOOR ? { n: FLOOR_STORM_N, dueInS: FLOOR_STORM_DUE_IN_S, timeoutS: FLOOR_STORM_TIMEOUT_S } : false,
       concurrency: CONCURRENCY,
       warmup: WARMUP,
       billingDaySeconds: BILLING_DAY_S,
@@ -933,6 +1012,7 @@ async function main(): Promise<void> {
     history: { ...historyResult, idle: historyIdle, after: historyAfter },
     continueAsNew: canResult,
     cpuSecondsTotal: totalCpu,
+    ...(floorStorm ? { floorStorm, stormVsFloor } : {}),
     targets,
     rssTimeline: sampler.points
       .filter((_, i) => i % 5 === 0)

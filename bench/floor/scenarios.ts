@@ -1,0 +1,352 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import {
+  STACK_GROUPS,
+  cpuBetween,
+  onTeardown,
+  sampleCpu,
+  say,
+  sleep,
+  spawnChild,
+  waitFor,
+  type Child,
+  type CpuSample,
+} from '../stack';
+import { floorPingUpdate, floorTimerWorkflow, floorUpdateWorkflow } from './workflows';
+
+/**
+ * The Temporal floor (issue 12): the bare Temporal scenarios the product's figures are divided
+ * by, on the same Temporal server as the product, in the same run. A minimal workflow bundle
+ * (bench/floor/workflows.ts, built once with bundleWorkflowCode) on its own task queue, run by
+ * its own worker process (bench/floor/worker.ts, spawned like the product worker), with one no-op
+ * local activity and no business work.
+ *
+ *   update-with-start: the client does Update-with-Start of floorUpdateWorkflow and waits for the
+ *     Update's answer (one no-op local activity), as the token POST /payments does; loops of
+ *     sequential calls, timed with performance.now() from the call to the answer.
+ *   timer storm: N floorTimerWorkflow runs sleep until one common instant T, then each runs one
+ *     no-op local activity and completes; charges/s = N / (T to the last close time, from the
+ *     server's visibility records).
+ */
+
+export interface Floor {
+  client: Client;
+  taskQueue: string;
+  worker: Child;
+  runTag: string;
+}
+
+/** Bundles the floor's workflows once, spawns its worker and waits until an Update-with-Start is answered. */
+export async function startFloor(opts: {
+  temporalAddress: string;
+  dir: string;
+  logDir: string;
+  /** The worker's NODE_OPTIONS (the product worker's, so that both get the same heap and SDK cache). */
+  nodeOptions?: string;
+}): Promise<Floor> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(__dirname, 'workflows.ts'),
+    logger: quietLogger,
+  });
+  const codePath = path.join(opts.dir, 'floor-workflow-bundle.js');
+  fs.writeFileSync(codePath, code);
+  const taskQueue = `bench-floor-${process.pid}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_ADDRESS: opts.temporalAddress,
+    FLOOR_TASK_QUEUE: taskQueue,
+    FLOOR_BUNDLE_PATH: codePath,
+    ...(opts.nodeOptions !== undefined ? { NODE_OPTIONS: opts.nodeOptions } : {}),
+  };
+  const worker = spawnChild('floor-worker', 'bench/floor/worker.ts', env, opts.logDir);
+  const connection = await Connection.connect({ address: opts.temporalAddress });
+  onTeardown('closing the floor client', () => connection.close());
+  const floor: Floor = {
+    client: new Client({ connection }),
+    taskQueue,
+    worker,
+    runTag: `${Date.now().toString(36)}-${process.pid}`,
+  };
+  await waitFor('the floor worker (a first Update-with-Start)', 60_000, async () => {
+    const attempt = await updateWithStartOnce(floor, 5_000);
+    return attempt.error ?? true;
+  });
+  return floor;
+}
+
+const nothing = () => {};
+const quietLogger = {
+  log: nothing,
+  trace: nothing,
+  debug: nothing,
+  info: nothing,
+  warn: nothing,
+  error: (msg: string) => say(`  floor bundle: ${msg}`),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Update-with-Start
+
+interface Attempt {
+  ms: number;
+  error?: string;
+}
+
+let seq = 0;
+
+async function updateWithStartOnce(floor: Floor, timeoutMs: number): Promise<Attempt> {
+  const op = new WithStartWorkflowOperation(floorUpdateWorkflow, {
+    workflowId: `floor-uws-${floor.runTag}-${++seq}`,
+    taskQueue: floor.taskQueue,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  const started = performance.now();
+  try {
+    const answer = await floor.client.withDeadline(Date.now() + timeoutMs, () =>
+      floor.client.workflow.executeUpdateWithStart(floorPingUpdate, { startWorkflowOperation: op }),
+    );
+    const ms = performance.now() - started;
+    return answer === 'pong' ? { ms } : { ms, error: `unexpected answer ${JSON.stringify(answer)}` };
+  } catch (err) {
+    return { ms: performance.now() - started, error: (err as Error).message.slice(0, 200) };
+  }
+}
+
+/** `callers` loops of sequential Update-with-Start calls until `untilMs` (performance.now()). */
+async function loops(floor: Floor, callers: number, untilMs: number) {
+  const attempts: Attempt[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (performance.now() < untilMs) attempts.push(await updateWithStartOnce(floor, 30_000));
+    }),
+  );
+  return { attempts, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Nearest-rank percentile of ascending values, to 0.1 ms. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return Number(sorted[rank - 1]!.toFixed(1));
+}
+
+const stackCores = (cores: Record<string, number>) =>
+  Object.entries(cores)
+    .filter(([g]) => STACK_GROUPS.includes(g))
+    .reduce((sum, [, c]) => sum + c, 0);
+
+/** One floor scenario's figures, in the shape of bench/run.ts's rows (plus p95 and the error kinds). */
+export interface UpdateWithStartFloor {
+  name: string;
+  method: string;
+  path: string;
+  connections: number;
+  durationS: number;
+  requestsPerSec: number;
+  requestsTotal: number;
+  latencyMs: { p50: number; p90: number; p95: number; p99: number; max: number; mean: number };
+  status2xx: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  errorKinds: Record<string, number>;
+  cpuCores: Record<string, number>;
+  stackCpuMsPerRequest: number;
+  loadAverage1mBefore: number;
+  warmupCalls: number;
+}
+
+/**
+ * `callers` concurrent loops of sequential Update-with-Start calls: `warmupS` thrown away, then
+ * `durationS` measured (the product scenarios' warm-up and duration).
+ */
+export async function measureUpdateWithStart(
+  floor: Floor,
+  name: string,
+  callers: number,
+  timing: { warmupS: number; durationS: number },
+): Promise<UpdateWithStartFloor> {
+  say(`\n${name}: ${callers} caller(s), ${timing.warmupS} s warm-up + ${timing.durationS} s...`);
+  const warmup =
+    timing.warmupS > 0 ? await loops(floor, callers, performance.now() + timing.warmupS * 1000) : { attempts: [] };
+  const loadAverage1mBefore = Number(os.loadavg()[0]?.toFixed(2));
+  const before = sampleCpu();
+  const run = await loops(floor, callers, performance.now() + timing.durationS * 1000);
+  const after = sampleCpu();
+  const cpuCores = cpuBetween(before, after, run.seconds);
+  const ok = run.attempts.filter((a) => !a.error);
+  const ms = ok.map((a) => a.ms).sort((a, b) => a - b);
+  const errorKinds: Record<string, number> = {};
+  for (const a of run.attempts) if (a.error) errorKinds[a.error] = (errorKinds[a.error] ?? 0) + 1;
+  const count = run.attempts.length;
+  const result: UpdateWithStartFloor = {
+    name,
+    method: 'Update-with-Start',
+    path: 'floorUpdateWorkflow / floorPing',
+    connections: callers,
+    durationS: Number(run.seconds.toFixed(2)),
+    requestsPerSec: ok.length / run.seconds,
+    requestsTotal: count,
+    latencyMs: {
+      p50: percentile(ms, 50),
+      p90: percentile(ms, 90),
+      p95: percentile(ms, 95),
+      p99: percentile(ms, 99),
+      max: percentile(ms, 100),
+      mean: Number((ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length)).toFixed(1)),
+    },
+    status2xx: ok.length,
+    non2xx: 0,
+    errors: count - ok.length,
+    timeouts: 0,
+    statusCodes: {},
+    errorKinds,
+    cpuCores,
+    stackCpuMsPerRequest: count > 0 ? Number(((stackCores(cpuCores) * run.seconds * 1000) / count).toFixed(2)) : 0,
+    loadAverage1mBefore,
+    warmupCalls: warmup.attempts.length,
+  };
+  say(
+    `  ${ok.length} answers in ${result.durationS} s: ${result.requestsPerSec.toFixed(1)}/s, p50 ${result.latencyMs.p50} ms, ` +
+      `p95 ${result.latencyMs.p95} ms, p99 ${result.latencyMs.p99} ms; errors ${result.errors} ` +
+      `(warm-up: ${result.warmupCalls} calls)`,
+  );
+  for (const [kind, n] of Object.entries(errorKinds)) say(`    error x${n}: ${kind}`);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timer storm
+
+export interface TimerStormFloor {
+  n: number;
+  started: number;
+  startFailures: number;
+  startSeconds: number;
+  /** Seconds between the last start and T (negative: starting overran T). */
+  secondsLeftBeforeT: number;
+  dueAt: string;
+  completed: number;
+  complete: boolean;
+  lastClose: string | null;
+  /** T to the last close time (server clock, from visibility). */
+  seconds: number | null;
+  chargesPerSecond: number | null;
+  /** T to each run's close, ms. */
+  lagMs: { p50: number; p90: number; p99: number; max: number };
+  cpu: { seconds: number; cores: Record<string, number>; stackCpuMsPerUnit: number };
+}
+
+/**
+ * N floorTimerWorkflow runs started (`concurrency` starts in flight), all due at T = start +
+ * `dueInS`; from T, the completed count is polled (visibility) until all N closed or `timeoutS`.
+ */
+export async function timerStorm(
+  floor: Floor,
+  opts: { n: number; dueInS: number; concurrency: number; timeoutS: number },
+): Promise<TimerStormFloor> {
+  const { client, taskQueue } = floor;
+  const type = 'floorTimerWorkflow';
+  const t0 = Date.now();
+  const dueAt = t0 + opts.dueInS * 1000;
+  say(
+    `\nfloor: timer storm: ${opts.n} ${type} runs due together at T = start + ${opts.dueInS} s ` +
+      `(${new Date(dueAt).toISOString()}), ${opts.concurrency} starts in flight...`,
+  );
+  let next = 0;
+  let started = 0;
+  const failures: string[] = [];
+  await Promise.all(
+    Array.from({ length: Math.min(opts.concurrency, opts.n) }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= opts.n) return;
+        try {
+          await client.workflow.start(floorTimerWorkflow, {
+            workflowId: `floor-storm-${floor.runTag}-${i}`,
+            taskQueue,
+            args: [dueAt],
+          });
+          started++;
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
+      }
+    }),
+  );
+  const startSeconds = (Date.now() - t0) / 1000;
+  const secondsLeftBeforeT = (dueAt - Date.now()) / 1000;
+  say(
+    `  ${started} started (${failures.length} failed) in ${startSeconds.toFixed(1)} s; ` +
+      `${secondsLeftBeforeT.toFixed(1)} s left before T`,
+  );
+  if (failures[0]) say(`    first start failure: ${failures[0]}`);
+  if (secondsLeftBeforeT < 0) say('  (starting overran T: the first timers fired while runs were still starting)');
+
+  const query = `WorkflowType="${type}" AND TaskQueue="${taskQueue}"`;
+  while (Date.now() < dueAt) await sleep(Math.min(500, dueAt - Date.now()));
+  const cpu0: CpuSample = sampleCpu();
+  let completed = 0;
+  let lastPrint = Date.now();
+  while (Date.now() - dueAt < opts.timeoutS * 1000) {
+    completed = (await client.workflow.count(`${query} AND ExecutionStatus="Completed"`)).count;
+    if (completed >= started) break;
+    if (Date.now() - lastPrint >= 10_000) {
+      lastPrint = Date.now();
+      say(`  ${completed}/${started} completed at T+${((Date.now() - dueAt) / 1000).toFixed(0)} s`);
+    }
+    await sleep(500);
+  }
+  const cpuSeconds = (Date.now() - dueAt) / 1000;
+  const cpu1 = sampleCpu();
+
+  // Every run's close time, as the server recorded it.
+  const lags: number[] = [];
+  let lastClose = 0;
+  for await (const wf of client.workflow.list({ query: `${query} AND ExecutionStatus="Completed"` })) {
+    const closed = wf.closeTime?.getTime();
+    if (closed === undefined) continue;
+    lags.push(closed - dueAt);
+    lastClose = Math.max(lastClose, closed);
+  }
+  lags.sort((a, b) => a - b);
+  const complete = started === opts.n && lags.length >= started;
+  const seconds = complete ? Number(((lastClose - dueAt) / 1000).toFixed(1)) : null;
+  const cores = cpuBetween(cpu0, cpu1, cpuSeconds);
+  const result: TimerStormFloor = {
+    n: opts.n,
+    started,
+    startFailures: failures.length,
+    startSeconds: Number(startSeconds.toFixed(1)),
+    secondsLeftBeforeT: Number(secondsLeftBeforeT.toFixed(1)),
+    dueAt: new Date(dueAt).toISOString(),
+    completed: lags.length,
+    complete,
+    lastClose: lastClose ? new Date(lastClose).toISOString() : null,
+    seconds,
+    chargesPerSecond: seconds ? Number((lags.length / Math.max(seconds, 0.001)).toFixed(1)) : null,
+    lagMs: {
+      p50: Math.round(percentile(lags, 50)),
+      p90: Math.round(percentile(lags, 90)),
+      p99: Math.round(percentile(lags, 99)),
+      max: Math.round(percentile(lags, 100)),
+    },
+    cpu: {
+      seconds: Number(cpuSeconds.toFixed(1)),
+      cores,
+      stackCpuMsPerUnit:
+        lags.length > 0 ? Number(((stackCores(cores) * cpuSeconds * 1000) / lags.length).toFixed(1)) : 0,
+    },
+  };
+  say(
+    `  ${result.completed}/${opts.n} completed in ${result.seconds ?? '-'} s from T ` +
+      `(${result.chargesPerSecond ?? '-'} charges/s; T-to-close p50 ${result.lagMs.p50} ms, ` +
+      `p99 ${result.lagMs.p99} ms)${complete ? '' : ' -- INCOMPLETE'}`,
+  );
+  return result;
+}

@@ -1,0 +1,38 @@
+import os from 'node:os';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createFloorActivities } from './activities';
+
+/**
+ * The floor's worker process (bench/floor/stack.ts spawns it as bench/run.ts spawns the product
+ * worker): the SDK's default worker options on its own task queue, the bundle built once by the
+ * bench, one no-op activity. No database, no logger beyond the SDK's warnings.
+ *
+ * Env: TEMPORAL_ADDRESS, FLOOR_TASK_QUEUE, FLOOR_BUNDLE_PATH; NODE_OPTIONS as the bench sets it.
+ */
+const address = process.env.TEMPORAL_ADDRESS;
+const taskQueue = process.env.FLOOR_TASK_QUEUE;
+const codePath = process.env.FLOOR_BUNDLE_PATH;
+if (!address || !taskQueue || !codePath) {
+  process.stderr.write('floor worker: TEMPORAL_ADDRESS, FLOOR_TASK_QUEUE and FLOOR_BUNDLE_PATH are required\n');
+  process.exit(78);
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  const connection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection,
+    taskQueue: taskQueue!,
+    workflowBundle: { codePath: codePath! },
+    activities: createFloorActivities(),
+    identity: `floor-worker-${process.pid}@${os.hostname()}`,
+  });
+  process.stdout.write(`floor worker polling ${taskQueue}\n`);
+  await worker.run();
+  await connection.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`floor worker failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

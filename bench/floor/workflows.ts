@@ -1,0 +1,38 @@
+import {
+  allHandlersFinished,
+  condition,
+  defineUpdate,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
+import type { FloorActivities } from './activities';
+
+/**
+ * The floor's workflows: what the product's workflows cost in Temporal alone, with no business
+ * work. Bundled once by bench/floor/stack.ts (bundleWorkflowCode) and run by bench/floor/worker.ts.
+ * Only @temporalio/workflow is imported: the bundle holds nothing else.
+ */
+
+const { noop } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10 seconds' });
+
+/** The Update the client sends with Update-with-Start, like the token POST's `submitPayment`. */
+export const floorPingUpdate = defineUpdate<string>('floorPing');
+
+/** On its Update: one no-op local activity, then the answer; the run closes once the handler is done. */
+export async function floorUpdateWorkflow(): Promise<void> {
+  let answered = false;
+  setHandler(floorPingUpdate, async () => {
+    await noop();
+    answered = true;
+    return 'pong';
+  });
+  await condition(() => answered && allHandlersFinished());
+}
+
+/** Sleeps until `dueAtMs` (epoch ms, the same instant for every run of the storm), then one no-op local activity. */
+export async function floorTimerWorkflow(dueAtMs: number): Promise<void> {
+  const wait = dueAtMs - Date.now();
+  if (wait > 0) await sleep(wait);
+  await noop();
+}

@@ -1,0 +1,252 @@
+/**
+ * The performance targets of issue 12 and their evaluation: measured figures in, one line per
+ * target out, each ending in `met` or `MISSED`. Pure (no I/O): bench/run.ts and
+ * bench/subscriptions.ts print the lines and write them to their JSON; test/unit/benchTargets.test.ts
+ * pins the boundaries and the wording.
+ *
+ * A value is rounded to what is printed (ratios to 3 decimals, seconds to 1, MiB to whole) and the
+ * rounded value is what is compared, so a printed line never contradicts its verdict. A figure the
+ * run does not have, or one it cannot vouch for (errors in the scenario, an incomplete storm, too
+ * small an N), makes its line MISSED with the reason.
+ */
+
+/** One measured figure; `flaw` says why it cannot count (it is still shown). */
+export interface Figure {
+  value: number;
+  flaw?: string;
+}
+
+/** What `npm run bench` measures (the autocannon rows and the refund loops, and their floors). */
+export interface RunFigures {
+  /** Requests/s. */
+  baselineGet?: Figure;
+  productGet?: Figure;
+  /** Update-with-Start floor: p50 (ms) at 1 caller, answers/s at 10 callers. */
+  floorP50At1?: Figure;
+  floorRpsAt10?: Figure;
+  /** Token-flow POST /payments: p50 (ms) at 1 connection, requests/s at 10 connections. */
+  postP50At1?: Figure;
+  postRpsAt10?: Figure;
+  /** Refunds: p50 (ms) with 1 loop, refunds/s with 10 loops. */
+  refundP50At1?: Figure;
+  refundRpsAt10?: Figure;
+}
+
+/** What `npm run bench:subscriptions` measures. */
+export interface SubscriptionFigures {
+  /** The product's renewal storm and the floor's timer storm, charges/s. */
+  stormChargesPerSecond?: Figure;
+  floorStormChargesPerSecond?: Figure;
+  /** How many renewals the product storm settled, and in how many seconds (first due to last paid). */
+  stormN?: number;
+  stormSeconds?: Figure;
+  /** Subscriptions alive at once, and the worker's peak RSS over the run (MiB). */
+  liveN?: number;
+  workerPeakRssMiB?: Figure;
+}
+
+export type Figures = RunFigures & SubscriptionFigures;
+
+type Unit = 'x' | 's' | 'MiB';
+
+export interface TargetSpec {
+  id: string;
+  /** Which bench measures it. */
+  bench: 'run' | 'subscriptions';
+  measure: string;
+  comparison: '>=' | '<=';
+  target: number;
+  unit: Unit;
+  evaluate: (f: Figures) => Measured;
+}
+
+/** A value (with what it came from), or why there is none. */
+type Measured = { value: number; detail: string; flaw?: string } | { missing: string };
+
+export interface TargetLine {
+  id: string;
+  measure: string;
+  /** e.g. `>= 0.8x`. */
+  target: string;
+  /** The compared value (rounded as printed), or null when there is none. */
+  value: number | null;
+  /** e.g. `0.723x`, or `-` when there is no value. */
+  valueText: string;
+  /** Where the value comes from, e.g. `2078 / 2874 req/s`. */
+  detail: string;
+  /** Why the line is MISSED without being compared (a missing or flawed figure). */
+  reason?: string;
+  met: boolean;
+}
+
+/** The scale of issue 12's subscription lines: below it, their figures do not count. */
+export const SCALE_N = 10_000;
+
+const num = (n: number, digits = 1) => (Number.isInteger(n) ? String(n) : n.toFixed(digits));
+
+/** a / b as a ratio line's value; a flaw of either figure is carried. */
+function ratio(a: Figure | undefined, b: Figure | undefined, what: [string, string], unit: string): Measured {
+  if (!a) return { missing: `no ${what[0]} figure` };
+  if (!b) return { missing: `no ${what[1]} figure` };
+  if (!Number.isFinite(a.value) || !Number.isFinite(b.value) || b.value <= 0) {
+    return { missing: `cannot divide ${num(a.value)} by ${num(b.value)} ${unit}` };
+  }
+  const flaws = [a.flaw && `${what[0]}: ${a.flaw}`, b.flaw && `${what[1]}: ${b.flaw}`].filter(Boolean);
+  return {
+    value: a.value / b.value,
+    detail: `${num(a.value)} / ${num(b.value)} ${unit}`,
+    ...(flaws.length ? { flaw: flaws.join('; ') } : {}),
+  };
+}
+
+/** A figure that counts only when measured at SCALE_N or more. */
+function atScale(figure: Figure | undefined, n: number | undefined, what: string, nWhat: string): Measured {
+  if (!figure) return { missing: `no ${what} figure` };
+  const count = (k: number) => k.toLocaleString('en-US');
+  const small =
+    n === undefined || n < SCALE_N ? `measured with ${count(n ?? 0)} ${nWhat}, not ${count(SCALE_N)}` : undefined;
+  const flaws = [figure.flaw, small].filter(Boolean);
+  return {
+    value: figure.value,
+    detail: `${count(n ?? 0)} ${nWhat}`,
+    ...(flaws.length ? { flaw: flaws.join('; ') } : {}),
+  };
+}
+
+export const TARGETS: TargetSpec[] = [
+  {
+    id: 'getThroughputVsBaseline',
+    bench: 'run',
+    measure: 'GET /payments/{id} throughput vs bare Koa+pg',
+    comparison: '>=',
+    target: 0.8,
+    unit: 'x',
+    evaluate: (f) => ratio(f.productGet, f.baselineGet, ['product GET', 'baseline GET'], 'req/s'),
+  },
+  {
+    id: 'postP50VsFloor',
+    bench: 'run',
+    measure: 'token POST p50, 1 connection, vs floor p50',
+    comparison: '<=',
+    target: 1.1,
+    unit: 'x',
+    evaluate: (f) => ratio(f.postP50At1, f.floorP50At1, ['POST at 1', 'floor at 1'], 'ms'),
+  },
+  {
+    id: 'postThroughputVsFloor',
+    bench: 'run',
+    measure: 'token POST throughput at 10 connections vs floor at 10',
+    comparison: '>=',
+    target: 0.8,
+    unit: 'x',
+    evaluate: (f) => ratio(f.postRpsAt10, f.floorRpsAt10, ['POST at 10', 'floor at 10'], 'req/s'),
+  },
+  {
+    id: 'refundP50VsFloor',
+    bench: 'run',
+    measure: 'refund p50, 1 connection, vs floor p50',
+    comparison: '<=',
+    target: 1.2,
+    unit: 'x',
+    evaluate: (f) => ratio(f.refundP50At1, f.floorP50At1, ['refund at 1', 'floor at 1'], 'ms'),
+  },
+  {
+    id: 'refundThroughputVsFloor',
+    bench: 'run',
+    measure: 'refund throughput at 10 loops vs floor at 10',
+    comparison: '>=',
+    target: 0.7,
+    unit: 'x',
+    evaluate: (f) => ratio(f.refundRpsAt10, f.floorRpsAt10, ['refunds at 10', 'floor at 10'], 'req/s'),
+  },
+  {
+    id: 'stormVsFloor',
+    bench: 'subscriptions',
+    measure: 'renewal storm charges/s vs timer-storm floor',
+    comparison: '>=',
+    target: 0.7,
+    unit: 'x',
+    evaluate: (f) =>
+      ratio(f.stormChargesPerSecond, f.floorStormChargesPerSecond, ['renewal storm', 'floor storm'], 'charges/s'),
+  },
+  {
+    id: 'storm10kSeconds',
+    bench: 'subscriptions',
+    measure: '10,000 due renewals settled, one worker',
+    comparison: '<=',
+    target: 100,
+    unit: 's',
+    evaluate: (f) => atScale(f.stormSeconds, f.stormN, 'storm', 'due renewals'),
+  },
+  {
+    id: 'rss10kLive',
+    bench: 'subscriptions',
+    measure: '10,000 live subscriptions, worker peak RSS',
+    comparison: '<=',
+    target: 1024,
+    unit: 'MiB',
+    evaluate: (f) => atScale(f.workerPeakRssMiB, f.liveN, 'worker RSS', 'live subscriptions'),
+  },
+];
+
+const DIGITS: Record<Unit, number> = { x: 3, s: 1, MiB: 0 };
+
+function round(value: number, unit: Unit): number {
+  const factor = 10 ** DIGITS[unit];
+  return Math.round(value * factor) / factor;
+}
+
+function show(value: number, unit: Unit): string {
+  const text = value.toFixed(DIGITS[unit]);
+  return unit === 'x' ? `${text}x` : `${text} ${unit}`;
+}
+
+function targetText(spec: TargetSpec): string {
+  return `${spec.comparison} ${unit1(spec.target, spec.unit)}`;
+}
+
+/** The target as issue 12 writes it (0.8x, 100 s, 1024 MiB). */
+function unit1(value: number, unit: Unit): string {
+  return unit === 'x' ? `${value}x` : `${value} ${unit}`;
+}
+
+/** One line per target of `bench` (all targets when omitted), in the issue's order. */
+export function evaluateTargets(figures: Figures, bench?: TargetSpec['bench']): TargetLine[] {
+  return TARGETS.filter((t) => !bench || t.bench === bench).map((spec) => {
+    const measured = spec.evaluate(figures);
+    const base = { id: spec.id, measure: spec.measure, target: targetText(spec) };
+    if ('missing' in measured) {
+      return { ...base, value: null, valueText: '-', detail: '', reason: measured.missing, met: false };
+    }
+    const value = round(measured.value, spec.unit);
+    const within = spec.comparison === '>=' ? value >= spec.target : value <= spec.target;
+    return {
+      ...base,
+      value,
+      valueText: show(value, spec.unit),
+      detail: measured.detail,
+      ...(measured.flaw ? { reason: measured.flaw } : {}),
+      met: within && !measured.flaw,
+    };
+  });
+}
+
+/**
+ * The printed `Targets` block: a heading, then one aligned line per target:
+ * `<measure>  <value> (<detail>)  target <cmp> <target>  [<reason>: ]met|MISSED`.
+ */
+export function formatTargets(lines: TargetLine[]): string[] {
+  const measured = lines.map((l) => (l.detail ? `${l.valueText} (${l.detail})` : l.valueText));
+  const w0 = Math.max(0, ...lines.map((l) => l.measure.length));
+  const w1 = Math.max(0, ...measured.map((m) => m.length));
+  const w2 = Math.max(0, ...lines.map((l) => l.target.length));
+  const met = lines.filter((l) => l.met).length;
+  return [
+    `Targets (issue 12): ${met} of ${lines.length} met`,
+    ...lines.map(
+      (l, i) =>
+        `  ${l.measure.padEnd(w0)}  ${measured[i]!.padEnd(w1)}  target ${l.target.padEnd(w2)}  ` +
+        `${l.reason ? `${l.reason}: ` : ''}${l.met ? 'met' : 'MISSED'}`,
+    ),
+  ];
+}
