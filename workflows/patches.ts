@@ -56,6 +56,14 @@ export const SWEEP_OUTBOX_RELAY = 'sweep-outbox-relay-v1';
 export const PROVIDER_CALL_AFTER_COMMIT = 'provider-call-after-commit-v1';
 
 /**
+ * The committed provider call (payment attempt, invoice charge) is a regular activity instead
+ * of a 1 ms timer then a local activity: scheduling it completes the deciding workflow task, so
+ * the decision is in the history as before, without the timer, which the server fires only
+ * about 1 s later (the token POST took ~1.05 s; found by the floor in `npm run bench`).
+ */
+export const PROVIDER_CALL_AS_ACTIVITY = 'provider-call-as-activity-v1';
+
+/**
  * A payment run started by the API with the merchant's submit (`attemptOnStart`) makes that first
  * attempt itself: an admitted Update lost before acceptance (a worker or the history service
  * dying) no longer leaves the payment `created` until its expiry. Found by the 30-minute chaos run.

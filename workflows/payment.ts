@@ -17,7 +17,7 @@ import {
 } from './paymentApi';
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
-import { attemptActivities, commitBeforeProviderCall, patientActivities } from './providerActivities';
+import { attemptActivities, commitBeforeProviderCall, patientActivities, remoteAttempts } from './providerActivities';
 import {
   ATTEMPT_ON_START,
   BOUNDED_HISTORIES,
@@ -101,9 +101,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
 
   const attempt = async (): Promise<SubmitOutcome> => {
     // The submit Update is accepted in the history before the provider is asked.
-    await commitBeforeProviderCall();
+    const calls = (await commitBeforeProviderCall()) === 'activity' ? remoteAttempts : attemptActivities();
     try {
-      const result = await attemptActivities().attemptProviderPayment(paymentId);
+      const result = await calls.attemptProviderPayment(paymentId);
       if (result.kind === 'rejected') {
         setState('discarded');
         return result;

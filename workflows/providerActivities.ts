@@ -1,6 +1,6 @@
 import { patched, proxyActivities, proxyLocalActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { LOCAL_PROVIDER_ATTEMPT, PROVIDER_CALL_AFTER_COMMIT } from './patches';
+import { LOCAL_PROVIDER_ATTEMPT, PROVIDER_CALL_AFTER_COMMIT, PROVIDER_CALL_AS_ACTIVITY } from './patches';
 
 /**
  * How workflows call the provider's activities, in one place for payments and refunds.
@@ -34,16 +34,28 @@ export function attemptActivities() {
     : proxyActivities<Activities>(attemptOptions);
 }
 
+/** The committed provider calls as regular activities (PROVIDER_CALL_AS_ACTIVITY). */
+export const remoteAttempts = proxyActivities<Activities>(attemptOptions);
+
 /**
- * Since PROVIDER_CALL_AFTER_COMMIT, called right before a local provider call: ends the current
- * workflow task (a 1 ms timer), so what led to the call is in the history before the provider
- * is asked. A local activity's side effect outlives a worker killed mid-task, but its marker
- * does not, and neither does an Update not yet accepted: a retried task that starts from a
- * committed decision reaches the same call again (same idempotency key, the provider answers
- * with what it did) rather than a different path (the request lost, a cancellation taken).
+ * Called right before a provider call that must not run before the decision to make it is in
+ * the history (a payment attempt, an invoice charge); answers how to make the call: `activity`
+ * (remoteAttempts) or `local` (the caller's local activities). Not the proxy itself: an
+ * activities proxy is "thenable" (any property is an activity), so no promise may resolve to one.
+ *
+ * A local activity's side effect outlives a worker killed mid-task, but its marker does not, and
+ * neither does an Update not yet accepted: a retried task must start from a committed decision,
+ * so that it reaches the same call again (same idempotency key, the provider answers with what it
+ * did) rather than another path (the request lost, a cancellation taken).
+ * - Since PROVIDER_CALL_AS_ACTIVITY: the call is a regular activity, scheduled by the workflow
+ *   task that decided on it, which thereby completes first.
+ * - Runs started under PROVIDER_CALL_AFTER_COMMIT: a 1 ms timer ends the task, then the given
+ *   local activities; older runs: the given local activities at once.
  */
-export async function commitBeforeProviderCall(): Promise<void> {
+export async function commitBeforeProviderCall(): Promise<'activity' | 'local'> {
+  if (patched(PROVIDER_CALL_AS_ACTIVITY)) return 'activity';
   if (patched(PROVIDER_CALL_AFTER_COMMIT)) await sleep(1);
+  return 'local';
 }
 
 /** Asking the provider what happened: as long as it takes, backing off to once a minute. */

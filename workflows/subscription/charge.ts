@@ -2,7 +2,7 @@ import { log } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest } from '../../activities/subscriptions';
 import { retryDelayMillis } from '../../src/domain/subscriptionPlan';
 import { failureType } from '../failures';
-import { commitBeforeProviderCall } from '../providerActivities';
+import { commitBeforeProviderCall, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
 import { attempts, patient } from './activities';
 import { follow } from './outbox';
@@ -73,9 +73,9 @@ async function chargeOnce(
 ): Promise<ChargeOutcome | 'try_later'> {
   // The charge is decided in the history before the provider is asked: a cancellation arriving
   // while the call is under way waits for it, even when the worker dies mid-call.
-  await commitBeforeProviderCall();
+  const calls = (await commitBeforeProviderCall()) === 'activity' ? remoteAttempts : attempts;
   try {
-    return await attempts.chargeInvoice(request);
+    return await calls.chargeInvoice(request);
   } catch (err) {
     const type = failureType(err);
     if (type === 'unavailable') {
