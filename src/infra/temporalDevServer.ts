@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import { ownChild, stopProcess } from './processes';
+import { OUR_TUNING } from './temporalServerConfig';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -32,6 +33,12 @@ const SEARCH_ATTRIBUTE_TYPES: Record<string, string> = {
   KEYWORD_LIST: 'KeywordList',
 };
 
+/**
+ * The production cluster's own tuning (temporalServerConfig.ts, OUR_TUNING), so the dev server
+ * behaves as production does where the product depends on it.
+ */
+const DEV_SERVER_DYNAMIC_CONFIG = OUR_TUNING;
+
 export function devServerArgs(opts: DevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
   if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
@@ -40,6 +47,9 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of customSearchAttributes) {
     args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPES[key.type] ?? 'Keyword'}`);
+  }
+  for (const [name, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
+    args.push('--dynamic-config-value', `${name}=${JSON.stringify(value)}`);
   }
   return args;
 }

@@ -330,6 +330,7 @@ describe('docker-compose.yml', () => {
     const file = fs.readFileSync(path.join(ROOT, 'deploy/temporal/dynamicconfig.yaml'), 'utf8');
     expect(parse(file)).toEqual(parse(renderDynamicConfig(PRODUCTION_DYNAMIC_CONFIG)));
     expect(parse(file)['history.workflowTaskRetryMaxInterval']).toEqual([{ value: '30s', constraints: {} }]);
+    expect(parse(file)['system.enableActivityEagerExecution']).toEqual([{ value: true, constraints: {} }]);
   });
 });
 

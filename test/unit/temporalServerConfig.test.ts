@@ -1,6 +1,8 @@
 import YAML from 'yaml';
+import { devServerArgs } from '../../src/infra/temporalDevServer';
 import {
   DYNAMIC_CONFIG,
+  OUR_TUNING,
   renderDynamicConfig,
   renderServerConfig,
   renderUiConfig,
@@ -93,5 +95,19 @@ describe('Temporal server config', () => {
       port: 8233,
       auth: { enabled: false },
     });
+  });
+});
+
+describe('the dev server of tests and npm start', () => {
+  it('runs with our tuning too (eager activities, the workflow task retry cap)', () => {
+    const args = devServerArgs({ cliPath: 'temporal', port: 7233 });
+    const values = args.filter((_, i) => args[i - 1] === '--dynamic-config-value');
+    expect(values).toEqual(
+      expect.arrayContaining([
+        'system.enableActivityEagerExecution=true',
+        'history.workflowTaskRetryMaxInterval="30s"',
+      ]),
+    );
+    expect(Object.keys(OUR_TUNING).every((key) => values.some((v) => v.startsWith(`${key}=`)))).toBe(true);
   });
 });
