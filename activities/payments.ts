@@ -38,7 +38,8 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
   const lookupOf = (payment: Payment): PaymentLookup => ({
     idempotencyKey: payment.id,
     mode: payment.cardToken ? 'card' : 'checkout',
-    notBefore: payment.createdAt,
+    // When the call was first sent (its key's); the record's creation when no call is marked.
+    notBefore: payment.providerCallSentAt ?? payment.createdAt,
   });
   const apply = async (paymentId: string, pp: ProviderPayment): Promise<'settled' | 'created' | 'missing'> => {
     const payment = await applyProviderPayment(orm.em.fork(), paymentId, pp);

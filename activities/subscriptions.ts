@@ -381,7 +381,13 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
 /** Used on replay paths, where the recorded answer wins and this one is never applied. */
 /** How the provider finds what became of one charge attempt of an invoice. */
 function chargeLookup(invoice: Invoice, attempt: number): PaymentLookup {
-  return { idempotencyKey: invoiceAttemptKey(invoice.id, attempt), mode: 'card', notBefore: invoice.createdAt };
+  // The mark is this attempt's (cleared once an attempt is known declined): a retry days after the
+  // invoice opened lists only what was created since it was sent, not since the invoice opened.
+  return {
+    idempotencyKey: invoiceAttemptKey(invoice.id, attempt),
+    mode: 'card',
+    notBefore: invoice.providerCallSentAt ?? invoice.createdAt,
+  };
 }
 
 /** How the provider finds what became of a subscription's hosted card authorization. */
