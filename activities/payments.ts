@@ -18,15 +18,14 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
   /**
    * The payment's provider. Missing (its configuration was removed): when asking what became of
    * a request, retried until an operator restores it (the outcome must be learnt); an attempt
-   * checks first (`unconfigured`) and decides, since nothing was sent.
+   * decides instead (`failUnconfigured`), since nothing was sent.
    */
   const providerOf = async (payment: Payment): Promise<PaymentProvider> => {
     const provider = await recordProvider(providers, payment);
     if (!provider) throw ApplicationFailure.retryable(`no provider ${payment.processor}`, 'provider_not_configured');
     return provider;
   };
-  const unconfigured = async (payment: Payment): Promise<AttemptResult | null> => {
-    if (await recordProvider(providers, payment)) return null;
+  const failUnconfigured = async (payment: Payment): Promise<AttemptResult> => {
     logger.error({ paymentId: payment.id, processor: payment.processor }, 'no provider configured; payment failed');
     await failUnsentPayment(orm.em.fork(), payment.id, {
       code: 'provider_not_configured',
@@ -74,11 +73,10 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       const payment = await load(paymentId);
       if (!payment) return { kind: 'missing' };
       if (payment.status !== 'created') return { kind: 'settled' };
-      const decided = await unconfigured(payment);
-      if (decided) return decided;
+      const provider = await recordProvider(providers, payment);
+      if (!provider) return failUnconfigured(payment);
       let pp: ProviderPayment;
       try {
-        const provider = await providerOf(payment);
         pp = await sentProviderCall(orm, 'payments', payment.id, () =>
           provider.createPayment({
             idempotencyKey: payment.id,

@@ -114,7 +114,8 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       const refund = await load(refundId);
       if (!refund) return 'missing';
       if (refund.status !== 'pending') return 'settled';
-      if (!(await recordProvider(providers, refund.payment))) {
+      const provider = await recordProvider(providers, refund.payment);
+      if (!provider) {
         // Nothing can be sent, and waiting will not change it: failed, the balance released.
         logger.error({ refundId, processor: refund.payment.processor }, 'no provider configured; refund failed');
         await settleRefund(orm.em.fork(), refundId, {
@@ -125,7 +126,6 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
         return 'settled';
       }
       try {
-        const provider = await providerOf(refund);
         const pr = await sentProviderCall(orm, 'refunds', refund.id, () =>
           provider.createRefund(refundRequest(refund)),
         );

@@ -231,11 +231,10 @@ export function createSubscriptionActivities({ orm, providers, publicBaseUrl, lo
       const s = await load(subscriptionId);
       if (!s) return { kind: 'missing' };
       if (s.status !== 'created') return { kind: 'settled' };
+      const provider = await providerOf(s);
       let pp: ProviderPayment;
       try {
-        pp = await (
-          await providerOf(s)
-        ).createPayment({
+        pp = await provider.createPayment({
           idempotencyKey: s.id,
           amountMinor: 0,
           currency: s.currency,
