@@ -6,6 +6,7 @@ import { errorText } from '../db/dbErrors';
 import { createApp } from '../api/app';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { providerRegistryFromConfig } from '../providers/registry';
+import { PaymentOutcomeListener } from '../db/paymentOutcomes';
 
 /** The API process: stateless, run as many copies as needed behind a load balancer. */
 async function main(): Promise<void> {
@@ -15,7 +16,9 @@ async function main(): Promise<void> {
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const temporal = Connection.lazy(temporalConnectionOptions(config));
   const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE });
+  const outcomes = PaymentOutcomeListener.start(config.databaseUrl, logger);
   const app = createApp({
+    outcomes,
     orm,
     client,
     temporal,
@@ -45,7 +48,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'api shutting down');
     server.close(() => {
-      void Promise.allSettled([orm.close(), temporal.close()]).then(() => process.exit(0));
+      void Promise.allSettled([orm.close(), temporal.close(), outcomes.close()]).then(() => process.exit(0));
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(0), 10_000).unref();

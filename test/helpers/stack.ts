@@ -9,6 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { openOrm } from '../../src/db/orm';
 import { createApp, type ApiSettings, type AppDeps } from '../../src/api/app';
+import { PaymentOutcomeListener } from '../../src/db/paymentOutcomes';
 import { createLogger } from '../../src/logger';
 import { createMerchant } from '../../src/domain/merchants';
 import { createWorker } from '../../src/worker';
@@ -91,7 +92,9 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     ? Connection.lazy({ address: opts.temporalAddress, connectTimeout: 500 })
     : await Connection.connect({ address: testStack().temporalAddress });
   const client = new Client({ connection: temporal, namespace: opts.namespace ?? 'default' });
+  const outcomes = PaymentOutcomeListener.start(opts.databaseUrl ?? testStack().databaseUrl, testLogger);
   const app = createApp({
+    outcomes,
     orm,
     client,
     temporal,
@@ -135,6 +138,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       await temporal.close();
+      await outcomes.close();
       if (!opts.orm) await orm.close();
     },
   };
