@@ -23,6 +23,9 @@ const flagOn = z
 // Development defaults: fine for `npm start`, refused in production.
 const DEV_SANDBOX_API_KEY = 'sk_sandbox_dev';
 const DEV_SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_dev';
+const DEV_CURSOR_SECRET = 'cursor-secret-for-development-only';
+/** A rate or burst of the rate limits (PRODUCT.md, "Rate limits"); 0 disables that limit. */
+const limit = (fallback: number) => z.coerce.number().int().min(0).max(1_000_000_000).default(fallback);
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -110,6 +113,18 @@ export const envSchema = z.object({
 
   // Verified API keys are cached at most this long; a revoked key is refused within it.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),
+
+  /** Signs list cursors (PRODUCT.md, "Lists"); the same in every API process. Required in production. */
+  CURSOR_SECRET: z.string().min(32).default(DEV_CURSOR_SECRET),
+  // Rate limits (PRODUCT.md, "Rate limits"; docs/decisions.md), shared by every API process through PostgreSQL.
+  /** Requests per second per API key, sustained; 0 disables the per-key limit. */
+  RATE_LIMIT_PER_SECOND: limit(100),
+  /** Requests per API key at once (the bucket's size); 0 disables the per-key limit. */
+  RATE_LIMIT_BURST: limit(200),
+  /** Failed authentications per minute per client address, sustained; 0 disables that limit. */
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: limit(10),
+  /** Failed authentications per client address at once; 0 disables that limit. */
+  RATE_LIMIT_AUTH_FAILURES_BURST: limit(20),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -210,6 +225,8 @@ function productionRefusals(env: Env): string[] {
   if (env.SANDBOX_WEBHOOK_SECRET === DEV_SANDBOX_WEBHOOK_SECRET) {
     refusals.push('SANDBOX_WEBHOOK_SECRET: is the development default');
   }
+  if (env.CURSOR_SECRET === DEV_CURSOR_SECRET)
+    refusals.push('CURSOR_SECRET: required in production (the development default is refused)');
   const required = ['SANDBOX_ADMIN_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_BASE_URL'] as const;
   for (const name of required) {
     if (env[name] === undefined) refusals.push(`${name}: required in production`);

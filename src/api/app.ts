@@ -19,8 +19,9 @@ import { paymentRoutes, type PaymentSettings } from './routes/payments';
 import { webhookRoutes } from './routes/webhooks';
 import { refundRoutes, type RefundSettings } from './routes/refunds';
 import { subscriptionRoutes, type SubscriptionSettings } from './routes/subscriptions';
+import { listRoutes, type ListSettings } from './routes/lists';
 
-export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings {
+export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
   publicBaseUrl?: string;
 }
@@ -53,6 +54,7 @@ export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | '
     }),
     ...refundRoutes({ em, client: deps.client, settings: deps.settings }),
     ...subscriptionRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
+    ...listRoutes({ em, settings: deps.settings }),
   ];
 }
 

@@ -136,7 +136,11 @@ export const PaymentSchema = new EntitySchema<Payment>({
   tableName: 'payments',
   uniques: [{ properties: ['merchant', 'externalId'], name: 'payments_merchant_external_id_unique' }],
   indexes: [
-    { properties: ['merchant', 'createdAt'], name: 'payments_merchant_created_idx' },
+    // The list (GET /payments), newest first by keyset on (created_at, id).
+    {
+      properties: ['merchant', 'environment', 'createdAt', 'id'],
+      name: 'payments_merchant_env_created_idx',
+    },
     // The orphan sweeper's candidates (never reached the provider), paged by (created_at, id).
     {
       name: 'payments_sweep_candidates_idx',
@@ -376,7 +380,13 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
   class: Subscription,
   tableName: 'subscriptions',
   uniques: [{ properties: ['merchant', 'externalId'], name: 'subscriptions_merchant_external_id_unique' }],
-  indexes: [{ properties: ['merchant', 'createdAt'], name: 'subscriptions_merchant_created_idx' }],
+  // The list (GET /subscriptions), newest first by keyset on (created_at, id).
+  indexes: [
+    {
+      properties: ['merchant', 'environment', 'createdAt', 'id'],
+      name: 'subscriptions_merchant_env_created_idx',
+    },
+  ],
   checks: [
     { name: 'subscriptions_amount_positive_check', expression: 'amount_minor > 0' },
     {
@@ -487,6 +497,8 @@ export const InvoiceSchema = new EntitySchema<Invoice>({
   uniques: [{ properties: ['subscription', 'periodIndex'], name: 'invoices_subscription_period_unique' }],
   indexes: [
     { properties: ['merchant', 'createdAt'], name: 'invoices_merchant_created_idx' },
+    // A subscription's invoices (GET /subscriptions/{id}/invoices), newest first.
+    { properties: ['subscription', 'createdAt', 'id'], name: 'invoices_subscription_created_idx' },
     // Periods are billed in order: at most one open invoice per subscription.
     {
       name: 'invoices_one_open_per_subscription',
@@ -573,6 +585,36 @@ export const MerchantProviderSchema = new EntitySchema<MerchantProvider>({
   },
 });
 
+/**
+ * A token bucket of the rate limits (src/api/rateLimiter.ts), shared by every API process:
+ * `key:<apiKeyId>` or `addr:<client address>`. Written with SQL only (one atomic upsert per lease).
+ */
+export class RateLimitBucket {
+  key!: string;
+  /** Tokens left at `refreshedAt`. */
+  tokens!: number;
+  /** Tokens the last lease took. */
+  granted!: number;
+  refreshedAt!: Date;
+  /** When the bucket is full again: from then on the row is as good as absent. */
+  fullAt!: Date;
+}
+
+const preciseTimestamp = { type: 'Date', columnType: 'timestamptz(6)' } as const;
+
+export const RateLimitBucketSchema = new EntitySchema<RateLimitBucket>({
+  class: RateLimitBucket,
+  tableName: 'rate_limit_buckets',
+  indexes: [{ properties: ['fullAt'], name: 'rate_limit_buckets_full_at_idx' }],
+  properties: {
+    key: { type: 'string', primary: true, length: 200 },
+    tokens: { type: 'double', columnType: 'double precision' },
+    granted: { type: 'integer' },
+    refreshedAt: { ...preciseTimestamp },
+    fullAt: { ...preciseTimestamp },
+  },
+});
+
 export const entities = [
   MerchantSchema,
   ApiKeySchema,
@@ -585,4 +627,5 @@ export const entities = [
   InvoiceSchema,
   SweepWatermarkSchema,
   MerchantProviderSchema,
+  RateLimitBucketSchema,
 ];

@@ -57,7 +57,7 @@ export function presentPayment(p: PaymentView) {
 
 export type PaymentResponse = ReturnType<typeof presentPayment>;
 
-const VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, currency, status, amount_refunded_minor,
+export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, currency, status, amount_refunded_minor,
   amount_pending_refund_minor, provider_transaction_id, redirect_url, save_card_enabled, customer, billing, metadata,
   description, callback_url, return_url, failure_code, failure_message, expires_at, created_at, updated_at`;
 
@@ -69,11 +69,15 @@ export async function findPaymentView(em: EntityManager, id: string, scope: Reco
   const row: Record<string, unknown> | undefined = await em
     .getConnection()
     .execute(
-      `select ${VIEW_COLUMNS} from payments where id = ? and merchant_id = ? and environment = ?`,
+      `select ${PAYMENT_VIEW_COLUMNS} from payments where id = ? and merchant_id = ? and environment = ?`,
       [id, scope.merchantId, scope.environment],
       'get',
     );
-  if (!row) return null;
+  return row ? paymentViewOfRow(row) : null;
+}
+
+/** A row of PAYMENT_VIEW_COLUMNS, selected without the ORM, as a view. */
+export function paymentViewOfRow(row: Record<string, unknown>): PaymentView {
   return {
     id: row.id as string,
     externalId: row.external_id as string,

@@ -12,6 +12,7 @@ import {
 } from '../db/entities';
 import { newId } from '../ids';
 import { toMajor } from './money';
+import { invoiceStatusOf } from './invoices';
 import { recordEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
@@ -64,7 +65,7 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
     retryScheduleDays: s.retryScheduleDays,
     latestInvoice: latestInvoice && {
       id: latestInvoice.id,
-      status: latestInvoice.status,
+      status: invoiceStatusOf(latestInvoice, s),
       amount: toMajor(latestInvoice.amountMinor, latestInvoice.currency),
       periodStart: latestInvoice.periodStart.toISOString(),
       periodEnd: latestInvoice.periodEnd.toISOString(),

@@ -35,6 +35,7 @@ async function main(): Promise<void> {
       refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
       billingDaySeconds: config.BILLING_DAY_SECONDS,
       subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
+      cursorSecret: config.CURSOR_SECRET,
     },
   });
   const server = app.listen(config.PORT, config.HOST, () => {

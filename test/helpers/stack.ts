@@ -66,6 +66,9 @@ export function testProviders(
   });
 }
 
+/** CURSOR_SECRET of the test APIs: one for the run, so a cursor from one test API is valid on another. */
+export const TEST_CURSOR_SECRET = 'cursor-secret-of-the-test-apis-0123456789';
+
 export interface TestApi {
   baseUrl: string;
   orm: MikroORM;
@@ -110,6 +113,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
       refundPollInitialSeconds: 2,
       billingDaySeconds: 86400,
       subscriptionAuthorizationExpirySeconds: 86400,
+      cursorSecret: TEST_CURSOR_SECRET,
       ...opts.settings,
     },
     extraRoutes: opts.extraRoutes,

@@ -35,6 +35,7 @@ describe('production profile (PRODUCT.md)', () => {
         'DATABASE_URL',
         'TEMPORAL_ADDRESS',
         'PUBLIC_BASE_URL',
+        'CURSOR_SECRET',
       ]) {
         expect(stderr).toContain(`  ${name}: `);
       }

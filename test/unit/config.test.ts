@@ -57,6 +57,7 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
     SANDBOX_API_KEY: 'sk_sandbox_real_secret',
     SANDBOX_WEBHOOK_SECRET: 'whsec_real_secret',
     SANDBOX_ADMIN_TOKEN: 'admin-token-real',
+    CURSOR_SECRET: 'a-real-cursor-secret-of-at-least-32-characters',
   };
 
   it('starts with every production variable set', () => {
@@ -86,6 +87,7 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
       'DATABASE_URL',
       'TEMPORAL_ADDRESS',
       'PUBLIC_BASE_URL',
+      'CURSOR_SECRET',
     ]) {
       expect(message).toMatch(new RegExp(`\\n  ${name}: `));
     }
@@ -98,6 +100,8 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
     ['DATABASE_URL', ''],
     ['TEMPORAL_ADDRESS', ''],
     ['PUBLIC_BASE_URL', ''],
+    ['CURSOR_SECRET', ''],
+    ['CURSOR_SECRET', 'cursor-secret-for-development-only'],
   ])('refuses %s=%j and names only it', (name, value) => {
     expect(() => loadConfig({ ...productionReady, [name]: value })).toThrow(
       new RegExp(`^Invalid configuration:\\n  ${name}: [^\\n]+$`),

@@ -82,7 +82,10 @@ function commandText(command: Service['command']): string {
 }
 
 /** Dummy secrets for the variables whose value has a shape (src/config.ts validates it). */
-const SHAPED_SECRETS: Record<string, string> = { PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') };
+const SHAPED_SECRETS: Record<string, string> = {
+  PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+  CURSOR_SECRET: Buffer.alloc(32, 9).toString('base64'),
+};
 
 /** `${VAR:?msg}` substituted by a dummy secret, `${VAR:-default}` by its default, `$$` by `$`. */
 function interpolate(value: string, required: string[]): string {
@@ -202,6 +205,7 @@ describe('docker-compose.yml', () => {
         'SANDBOX_WEBHOOK_SECRET',
         'SANDBOX_ADMIN_TOKEN',
         'PAYMENTS_DB_PASSWORD',
+        'CURSOR_SECRET',
       ]),
     );
   });

@@ -13,6 +13,7 @@ import {
   planOf,
   type SubscriptionResponse,
 } from '../../domain/subscriptions';
+import { INVOICE_VIEW_STATUSES } from '../../domain/invoices';
 import type { ProviderRegistry } from '../../providers/registry';
 import { temporalReachable } from '../../temporal/reachability';
 import { workflowServiceUnavailable } from '../temporalOutcome';
@@ -135,7 +136,7 @@ export const subscriptionSchema = z
     latestInvoice: z
       .object({
         id: z.string(),
-        status: z.enum(['open', 'paid', 'void']),
+        status: z.enum(INVOICE_VIEW_STATUSES),
         amount: z.number(),
         periodStart: timestamp,
         periodEnd: timestamp,
