@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   amount_exceeds_refundable: 'The amount exceeds the remaining refundable balance (`details.amountRefundable`).',
   concurrent_request: 'A concurrent request with the same externalId is being processed; retry.',
   invalid_signature: 'A provider webhook whose signature does not verify.',
+  rate_limited:
+    "Too many requests: over the API key's rate limit, or too many failed authentications from this address. Retry after the `Retry-After` header (seconds); `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` describe the limit.",
   not_ready: 'A dependency (PostgreSQL or Temporal) is unreachable.',
   service_unavailable:
     'A dependency (PostgreSQL or Temporal) is down or restarting; the message names which. Retry after the `Retry-After` header (seconds) with the same externalId: a repeat never charges twice.',
@@ -57,4 +59,7 @@ export const errors = {
   forbidden: (message = 'Merchant access required.') => new AppError(403, 'forbidden', message),
   merchantInactive: () => new AppError(403, 'merchant_inactive', 'The merchant is not active.'),
   notFound: (what = 'Resource') => new AppError(404, 'not_found', `${what} not found.`),
+  /** `headers`: Retry-After and the RateLimit-* headers (src/api/rateLimiter.ts). */
+  rateLimited: (message: string, headers: Record<string, string>) =>
+    new AppError(429, 'rate_limited', message, {}, headers),
 };

@@ -20,10 +20,13 @@ import { webhookRoutes } from './routes/webhooks';
 import { refundRoutes, type RefundSettings } from './routes/refunds';
 import { subscriptionRoutes, type SubscriptionSettings } from './routes/subscriptions';
 import { listRoutes, type ListSettings } from './routes/lists';
+import { rateLimiters, type RateLimitSettings } from './rateLimiter';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
   publicBaseUrl?: string;
+  /** Absent: no rate limits (tests that do not test them). */
+  rateLimit?: RateLimitSettings;
 }
 
 export interface AppDeps {
@@ -79,7 +82,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
   const webhooks = webhookRoutes({ client: deps.client, providers: deps.providers, logger: deps.logger });
   const api = new Router<AppState>();
-  mountRoutes(api, routes, authenticate(authenticator));
+  const limits = rateLimiters(deps.orm.em, deps.settings.rateLimit, deps.logger);
+  mountRoutes(api, routes, authenticate(authenticator, limits));
 
   app.use(requestContext(deps.logger));
   app.use(errorHandler());

@@ -14,9 +14,25 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Payload too large',
   415: 'Unsupported media type',
   422: 'Unprocessable',
+  429: 'Too many requests',
   500: 'Internal error',
   502: 'Bad gateway',
   503: 'Service unavailable',
+};
+
+/** The headers of a 429 `rate_limited` (PRODUCT.md, "Rate limits"). */
+const RATE_LIMITED_HEADERS = {
+  'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' } },
+  'RateLimit-Limit': {
+    description:
+      'Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on.',
+    schema: { type: 'integer' },
+  },
+  'RateLimit-Remaining': { description: 'Requests left now (0 when limited).', schema: { type: 'integer' } },
+  'RateLimit-Reset': {
+    description: 'Whole seconds until the full limit is available again.',
+    schema: { type: 'integer' },
+  },
 };
 
 /**
@@ -55,6 +71,7 @@ export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: stri
     for (const [status, codes] of Object.entries(errorStatuses)) {
       responses[status] = {
         description: `${STATUS_TEXT[Number(status)] ?? 'Error'}: ${codes.map((c) => `\`${c}\``).join(', ')}`,
+        ...(status === '429' ? { headers: RATE_LIMITED_HEADERS } : {}),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }

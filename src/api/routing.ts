@@ -43,6 +43,7 @@ export function defineRoute<B = undefined, Q = undefined, P = undefined>(def: Ro
 export const AUTH_ERRORS = {
   401: ['unauthorized'],
   403: ['forbidden', 'merchant_inactive'],
+  429: ['rate_limited'],
 } as const;
 
 export function koaPath(openApiPath: string): string {

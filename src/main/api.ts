@@ -36,6 +36,12 @@ async function main(): Promise<void> {
       billingDaySeconds: config.BILLING_DAY_SECONDS,
       subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
       cursorSecret: config.CURSOR_SECRET,
+      rateLimit: {
+        perSecond: config.RATE_LIMIT_PER_SECOND,
+        burst: config.RATE_LIMIT_BURST,
+        authFailuresPerMinute: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
+        authFailuresBurst: config.RATE_LIMIT_AUTH_FAILURES_BURST,
+      },
     },
   });
   const server = app.listen(config.PORT, config.HOST, () => {

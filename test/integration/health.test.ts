@@ -34,7 +34,7 @@ describe('health, readiness and docs (no auth)', () => {
     };
     expect(doc.openapi).toBe('3.1.0');
     const op = doc.paths['/merchant/api-keys']?.get;
-    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '401', '403']);
+    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '401', '403', '429']);
     expect(Object.keys(doc.components.schemas.ApiKey?.properties ?? {})).toEqual(
       expect.arrayContaining(['id', 'publicKey', 'environment', 'isActive', 'createdAt', 'revokedAt']),
     );

@@ -1,10 +1,67 @@
+import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Authenticator } from '../../auth/authenticator';
-import type { AppState } from '../context';
+import { AppError, errors } from '../../errors';
+import type { AppContext, AppState } from '../context';
+import { rateLimitHeaders, type RateLimiter } from '../rateLimiter';
 
-export function authenticate(authenticator: Authenticator): Middleware<AppState> {
+/** The rate limits of authenticated routes (PRODUCT.md, "Rate limits"); an absent one is off. */
+export interface AuthLimits {
+  /** Per API key, across every API process. */
+  perKey?: RateLimiter;
+  /** Failed authentications per client address, across every API process. */
+  authFailures?: RateLimiter;
+}
+
+/**
+ * The client's address: the one the nearest proxy saw (the last `X-Forwarded-For` entry, as the
+ * app trusts proxies), else the socket's peer. The last entry, not the first: the first is
+ * whatever the client wrote, so a client could pick a fresh address per attempt.
+ */
+export function clientAddress(ctx: AppContext): string {
+  const forwarded = ctx.request.ips;
+  const address = forwarded.length > 0 ? forwarded[forwarded.length - 1]! : (ctx.req.socket.remoteAddress ?? '');
+  // Bounded key length whatever a header carries.
+  return address.length <= 64 ? address : createHash('sha256').update(address).digest('hex');
+}
+
+export function authenticate(authenticator: Authenticator, limits: AuthLimits = {}): Middleware<AppState> {
+  const { perKey, authFailures } = limits;
   return async (ctx, next) => {
-    ctx.state.caller = await authenticator.authenticate(ctx.get('Authorization') || undefined);
+    const header = ctx.get('Authorization') || undefined;
+    // An address over its failed-authentication budget is refused before its credentials are
+    // checked, right ones included: otherwise guessing would go on at full speed.
+    const address = authFailures ? `addr:${clientAddress(ctx)}` : '';
+    const blocked = authFailures?.blocked(address);
+    if (blocked) throw tooManyFailures(blocked);
+    try {
+      ctx.state.caller = await authenticator.authenticate(header);
+    } catch (err) {
+      // Presented credentials that are refused (401) count; no credentials at all do not.
+      if (authFailures && header !== undefined && err instanceof AppError && err.status === 401) {
+        const decision = await authFailures.consume(address);
+        if (!decision.allowed) throw tooManyFailures(decision);
+      }
+      throw err;
+    }
+    if (perKey) {
+      const decision = await perKey.consume(`key:${ctx.state.caller.apiKeyId}`);
+      // On every answer of the route, errors included (the error handler keeps set headers).
+      ctx.set(rateLimitHeaders(decision));
+      if (!decision.allowed) {
+        throw errors.rateLimited(
+          `Rate limit exceeded: at most ${perKey.rule.burst} requests at once and ${perKey.rule.ratePerSecond} per second per API key. Retry after ${decision.retryAfterSeconds} s.`,
+          rateLimitHeaders(decision),
+        );
+      }
+    }
     return next();
   };
+}
+
+function tooManyFailures(decision: Parameters<typeof rateLimitHeaders>[0]): AppError {
+  return errors.rateLimited(
+    `Too many failed authentications from this address. Retry after ${decision.retryAfterSeconds} s.`,
+    rateLimitHeaders(decision),
+  );
 }
