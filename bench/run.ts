@@ -60,7 +60,8 @@ import {
  * Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_GET_CONNECTIONS (20),
  * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1),
  * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips),
- * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED).
+ * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED), BENCH_RATE_LIMIT (10000: the
+ * API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED (1; 0 skips the GET without rate limits).
  */
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);
@@ -83,6 +84,16 @@ const REFUNDS_TOTAL = envInt('BENCH_REFUNDS_TOTAL', 1000);
 const REFUNDS_SERIAL_TOTAL = envInt('BENCH_REFUNDS_SERIAL_TOTAL', 200, 0);
 const REFUND_PAYMENT_AMOUNT = 1000;
 const REFUND_AMOUNT = 0.01;
+/**
+ * Rate limiting is ON in the API (PRODUCT.md, "Rate limits"), with a per-key limit above what the
+ * GET scenario sends (2 cores give ~2-4k req/s), so every request goes through the limiter (its
+ * leases included: about 20 per second at a key's full rate) and none is refused: the figure is
+ * what the limiter costs. BENCH_RATE_LIMIT sets RATE_LIMIT_PER_SECOND (burst twice that); 0 turns
+ * limiting off. BENCH_GET_UNLIMITED=0 skips the diagnostic GET on a second API process without
+ * limits (the limiter's cost measured in the same run).
+ */
+const RATE_LIMIT = envInt('BENCH_RATE_LIMIT', 10_000, 0);
+const GET_UNLIMITED = RATE_LIMIT > 0 && process.env.BENCH_GET_UNLIMITED !== '0';
 /** BENCH_FLOOR=0 skips the Temporal floor scenarios. */
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 /** The floor's callers: the POST's connections, then one. */
@@ -91,6 +102,7 @@ const FLOOR_CALLERS = POST_CONNECTIONS;
 /** The watchdog: the autocannon part takes ~90 s, the floor ~30 s; the refunds get a generous 200 ms each on top. */
 const RUN_TIMEOUT_MS =
   170_000 +
+  (GET_UNLIMITED ? (WARMUP_S + DURATION_S) * 1000 : 0) +
   (FLOOR ? 40_000 + 2 * (WARMUP_S + DURATION_S) * 1000 : 0) +
   (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
 
@@ -345,7 +357,8 @@ async function main(): Promise<void> {
     say('  (the machine is busy with other work: numbers will be lower; see "outside this benchmark" below)');
   }
 
-  const [pgPort, temporalPort, apiPort, sandboxPort, baselinePort] = (await freePorts(5)) as [
+  const [pgPort, temporalPort, apiPort, sandboxPort, baselinePort, unlimitedPort] = (await freePorts(6)) as [
+    number,
     number,
     number,
     number,
@@ -374,10 +387,21 @@ async function main(): Promise<void> {
     // Per-request info logs would be part of what is measured; warn keeps errors visible.
     LOG_LEVEL: 'warn',
     DATA_DIR: dir,
+    RATE_LIMIT_PER_SECOND: String(RATE_LIMIT),
+    RATE_LIMIT_BURST: String(RATE_LIMIT * 2),
   };
   spawnProcess('sandbox', 'src/main/sandbox.ts', childEnv, logDir);
   spawnProcess('api', 'src/main/api.ts', childEnv, logDir);
   spawnProcess('worker', 'src/main/worker.ts', childEnv, logDir);
+  const unlimitedUrl = `http://127.0.0.1:${unlimitedPort}`;
+  if (GET_UNLIMITED) {
+    spawnProcess(
+      'api-unlimited',
+      'src/main/api.ts',
+      { ...childEnv, PORT: String(unlimitedPort), RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_BURST: '0' },
+      logDir,
+    );
+  }
   spawnProcess(
     'baseline',
     'bench/baseline.ts',
@@ -389,6 +413,7 @@ async function main(): Promise<void> {
   const floor = FLOOR ? await startFloor({ temporalAddress: temporal.address, dir, logDir }) : undefined;
 
   await waitFor('the API (/readyz)', 60_000, () => getOk(`${apiUrl}/readyz`));
+  if (GET_UNLIMITED) await waitFor('the API without limits', 60_000, () => getOk(`${unlimitedUrl}/readyz`));
   await waitFor('the sandbox', 30_000, () => getOk(`${sandboxUrl}/_admin/faults`));
   await waitFor('the baseline', 30_000, () => getOk(`${baselineUrl}/healthz`));
   // The sandbox answers instantly: no faults, no latency.
@@ -444,6 +469,15 @@ async function main(): Promise<void> {
     connections: GET_CONNECTIONS,
     headers: { authorization: basic },
   });
+
+  // Diagnostic: the same GET on an API process without rate limits, for the limiter's cost.
+  const productGetUnlimited = GET_UNLIMITED
+    ? await measure('product GET /payments/{id}, rate limiting off', {
+        url: `${unlimitedUrl}/payments/${paymentId}`,
+        connections: GET_CONNECTIONS,
+        headers: { authorization: basic },
+      })
+    : undefined;
 
   // The Temporal floor: the POST's Temporal part alone, at the POST's concurrency, then at 1.
   const timing = { warmupS: WARMUP_S, durationS: DURATION_S };
@@ -754,7 +788,7 @@ async function main(): Promise<void> {
   // Update-with-Start floor at the same concurrency).
   const ratio = productGet.requestsPerSec / baseline.requestsPerSec;
   const floorOf = (r: ScenarioResult): ScenarioResult | undefined => {
-    if (r === productGet) return baseline;
+    if (r === productGet || r === productGetUnlimited) return baseline;
     if (r === productPost || r === refunds?.result) return floorAt10;
     if (r === serial?.result || r === refundsSerial?.result) return floorAt1;
     return undefined;
@@ -774,6 +808,7 @@ async function main(): Promise<void> {
   const rows: ScenarioResult[] = [
     baseline,
     productGet,
+    ...(productGetUnlimited ? [productGetUnlimited] : []),
     ...(floorAt10 ? [floorAt10] : []),
     ...(floorAt1 ? [floorAt1] : []),
     productPost,
@@ -812,7 +847,7 @@ async function main(): Promise<void> {
       String(r.errors),
       r.stackCpuMsPerRequest.toFixed(2),
       x(vsFloor(r)?.requestsPerSec),
-      r === productGet ? '-' : x(vsFloor(r)?.p50),
+      r === productGet || r === productGetUnlimited ? '-' : x(vsFloor(r)?.p50),
     ]),
   ];
   const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
@@ -831,6 +866,14 @@ async function main(): Promise<void> {
       `\nfloor at 1 caller: p50 ${floorAt1.latencyMs.p50} ms, p95 ${floorAt1.latencyMs.p95} ms; ` +
         `at ${FLOOR_CALLERS}: ${floorAt10?.requestsPerSec.toFixed(1)}/s, p50 ${floorAt10?.latencyMs.p50} ms, ` +
         `p95 ${floorAt10?.latencyMs.p95} ms`,
+    );
+  }
+  if (productGetUnlimited) {
+    say(
+      `rate limiting (RATE_LIMIT_PER_SECOND=${RATE_LIMIT}): product GET ${productGet.requestsPerSec.toFixed(0)} req/s ` +
+        `with it, ${productGetUnlimited.requestsPerSec.toFixed(0)} req/s without ` +
+        `(${(productGet.requestsPerSec / productGetUnlimited.requestsPerSec).toFixed(3)}x); stack CPU per GET ` +
+        `${productGet.stackCpuMsPerRequest} ms vs ${productGetUnlimited.stackCpuMsPerRequest} ms`,
     );
   }
   const cpuRatio = baseline.stackCpuMsPerRequest / productGet.stackCpuMsPerRequest;
@@ -891,6 +934,8 @@ async function main(): Promise<void> {
       getConnections: GET_CONNECTIONS,
       postConnections: POST_CONNECTIONS,
       serialPost: SERIAL_POST,
+      rateLimitPerSecond: RATE_LIMIT,
+      rateLimitBurst: RATE_LIMIT * 2,
       cpuProfiles: CPU_PROF,
       floor: FLOOR ? { callers: [FLOOR_CALLERS, 1], warmupS: WARMUP_S, durationS: DURATION_S } : false,
       refunds: REFUNDS
@@ -908,6 +953,7 @@ async function main(): Promise<void> {
     scenarios: {
       baseline,
       productGet,
+      ...(productGetUnlimited ? { productGetUnlimited } : {}),
       productPost,
       ...(serial ? { productPostSerial: serial.result } : {}),
       ...(refunds ? { refunds: refunds.result } : {}),
@@ -920,6 +966,9 @@ async function main(): Promise<void> {
     /** Each product scenario against its floor (product / floor; for latencies, above 1 is slower). */
     vsFloor: Object.fromEntries(rows.flatMap((r) => (vsFloor(r) ? [[r.name, vsFloor(r)]] : []))),
     getThroughputRatio: Number(ratio.toFixed(3)),
+    ...(productGetUnlimited
+      ? { getRateLimitingCost: Number((productGet.requestsPerSec / productGetUnlimited.requestsPerSec).toFixed(3)) }
+      : {}),
     getCpuPerRequestRatio: Number(cpuRatio.toFixed(3)),
     targets,
     ledgerCheck,
