@@ -539,6 +539,9 @@ async function runCluster(workers: number): Promise<{ phases: PhaseResult[]; ext
       WORKER_PROCESSES: String(workers),
       API_PROCESSES: String(API_PROCESSES),
       BILLING_DAY_SECONDS: String(BILLING_DAY_S),
+      // Capacity, not the per-key rate limit (the load is one merchant key): limiting stays on, above the load.
+      RATE_LIMIT_PER_SECOND: process.env.RATE_LIMIT_PER_SECOND ?? '10000',
+      RATE_LIMIT_BURST: process.env.RATE_LIMIT_BURST ?? '20000',
     },
     readyTimeoutMs: 600_000,
   });
