@@ -14,7 +14,7 @@ import type { RecordScope } from './scope';
 
 /**
  * The lists of PRODUCT.md, "Lists": newest first, by keyset on (created_at, id) descending, on
- * the composite indexes of Migration20261127000000ListsAndRateLimits (never OFFSET: a page costs
+ * the composite indexes of Migration20261128000000ListsAndRateLimits (never OFFSET: a page costs
  * the same at the first row as at the millionth). Every query is scoped by merchant and
  * environment. A page asks for one row more than it answers, to know whether there is a next one.
  */

@@ -11,7 +11,7 @@ import { Migration } from '@mikro-orm/migrations';
  * with failed authentications, shared by every API process (src/api/rateLimiter.ts). A row whose
  * `full_at` has passed is a full bucket, as good as no row: those are deleted now and then.
  */
-export class Migration20261127000000ListsAndRateLimits extends Migration {
+export class Migration20261128000000ListsAndRateLimits extends Migration {
   override async up(): Promise<void> {
     this.addSql(
       `create index "payments_merchant_env_created_idx" on "payments" ("merchant_id", "environment", "created_at", "id");`,
