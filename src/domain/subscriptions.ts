@@ -233,8 +233,15 @@ class OutboxWriter {
     return `${this.subscription.id}:${suffix}`;
   }
 
+  /** Ids of the rows recorded by this change (all there is to answer when nothing is expected). */
+  private readonly recordedEmailIds: string[] = [];
+  private readonly recordedEventIds: string[] = [];
+  /** Rows of a previous run are named: ids() must look them up. */
+  private expecting = false;
+
   /** Names outbox rows a previous run of this change recorded (nothing is recorded again). */
   expect(emailSuffixes: string[], eventSuffixes: string[]): void {
+    this.expecting = true;
     this.emailKeys.push(...emailSuffixes.map((s) => this.key(s)));
     this.eventKeys.push(...eventSuffixes.map((s) => this.key(s)));
   }
@@ -254,7 +261,7 @@ class OutboxWriter {
     await this.tx.flush();
     const data = await viewOf(this.tx, s);
     for (const { type, dedupeKey } of this.events) {
-      recordEvent(this.tx, {
+      const event = recordEvent(this.tx, {
         merchant: s.merchant,
         type,
         resourceId: s.id,
@@ -262,6 +269,7 @@ class OutboxWriter {
         callbackUrl: s.callbackUrl,
         data,
       });
+      if (event) this.recordedEventIds.push(event.id);
     }
   }
 
@@ -271,16 +279,20 @@ class OutboxWriter {
     if (!to) return; // nobody to write to; the merchant still gets its callback
     const dedupeKey = this.key(suffix);
     this.emailKeys.push(dedupeKey);
-    recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to, ...subscriptionEmail(kind, s, facts) });
+    const email = recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to, ...subscriptionEmail(kind, s, facts) });
+    this.recordedEmailIds.push(email.id);
   }
 
   async ids(): Promise<{ emailIds: string[]; eventIds: string[] }> {
     await this.tx.flush();
+    // A first run knows what it recorded (rows are never sent before their transaction commits);
+    // only a re-run that names earlier rows looks them up. No callbackUrl: no events at all.
+    if (!this.expecting) return { emailIds: [...this.recordedEmailIds], eventIds: [...this.recordedEventIds] };
     const [emails, events] = await Promise.all([
       this.emailKeys.length
         ? this.tx.find(Email, { dedupeKey: { $in: this.emailKeys }, sentAt: null }, { fields: ['id'] })
         : [],
-      this.eventKeys.length
+      this.eventKeys.length && this.subscription.callbackUrl
         ? this.tx.find(MerchantEvent, { dedupeKey: { $in: this.eventKeys }, deliveredAt: null }, { fields: ['id'] })
         : [],
     ]);
