@@ -7,6 +7,7 @@ import { Authenticator } from '../auth/authenticator';
 import type { ProviderRegistry } from '../providers/registry';
 import type { AppState } from './context';
 import { errorHandler } from './middleware/errorHandler';
+import { httpMetrics } from '../metrics/api';
 import { requestContext } from './middleware/requestContext';
 import { authenticate } from './middleware/authenticate';
 import { mountRoutes, type RouteDef } from './routing';
@@ -70,6 +71,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const api = new Router<AppState>();
   mountRoutes(api, routes, authenticate(authenticator));
 
+  app.use(httpMetrics());
   app.use(requestContext(deps.logger));
   app.use(errorHandler());
   app.use(health.routes());
