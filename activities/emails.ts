@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { ActivityDeps } from './deps';
+import { workerMetrics } from '../src/metrics/worker';
 
 export type SendResult = 'sent' | 'already_sent' | 'missing';
 
@@ -57,11 +58,13 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
         messageId: `<${emailId}@payments.local>`,
       });
     } catch (err) {
+      workerMetrics.email('failed');
       const reason = (err as Error).message.slice(0, 500);
       // Released at once: the next attempt need not wait for the claim to lapse.
       await sql().execute(`update emails set claimed_until = null, last_error = ? where id = ?`, [reason, emailId]);
       throw new Error(`email ${emailId} not sent: ${reason}`);
     }
+    workerMetrics.email('sent');
     await recordSent(emailId);
     return 'sent';
   }

@@ -17,6 +17,7 @@ import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
 import type { Outbox, Plan } from './subscriptionPlan';
 import type { RecordScope } from './scope';
+import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
 /**
  * Subscription rules on the database side: the response shape, creation, and every state
@@ -425,6 +426,8 @@ export async function applyInvoiceCharge(
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
   let applied = { kind: 'missing' } as
     { kind: 'paid' | 'void' | 'missing' } | { kind: 'declined'; nextAttemptAt: string | null };
+  // Set only when this call recorded the attempt (subscription_charges_total counts it once).
+  let recorded = null as SubscriptionChargeOutcome | null;
   const outbox = await change(em, target.subscription.id, async (tx, s, out) => {
     const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const receipt = [`email:receipt:${invoice.id}`];
@@ -463,6 +466,7 @@ export async function applyInvoiceCharge(
       out.event('subscription.charge_succeeded', succeeded[0]!);
       out.email('receipt', receipt[0]!, { invoice });
       applied = { kind: 'paid' };
+      recorded = 'succeeded';
       return;
     }
     invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
@@ -479,7 +483,9 @@ export async function applyInvoiceCharge(
       out.event('subscription.past_due', failedEvents[1]!);
     }
     applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null };
+    recorded = 'failed';
   });
+  if (outbox && recorded) workerMetrics.subscriptionCharge(recorded);
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
   return { ...applied, outbox } as AppliedCharge;
 }
