@@ -5,6 +5,7 @@ import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/dom
 import { ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
@@ -103,7 +104,9 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         if (refused) {
           // Refused outright (e.g. a bad token): nothing was captured, so nothing is kept and
           // the merchant's externalId stays free for a corrected request.
-          await orm.em.fork().nativeDelete(Payment, { id: paymentId, status: 'created' });
+          if (await orm.em.fork().nativeDelete(Payment, { id: paymentId, status: 'created' })) {
+            workerMetrics.payment('rejected');
+          }
           logger.info({ paymentId, code: refused.code }, 'provider rejected the payment; discarded');
           const rejected = {
             kind: 'rejected' as const,

@@ -8,6 +8,7 @@ import type { ProviderRegistry } from '../providers/registry';
 import type { PaymentOutcomeListener } from '../db/paymentOutcomes';
 import type { AppState } from './context';
 import { errorHandler } from './middleware/errorHandler';
+import { httpMetrics } from '../metrics/api';
 import { requestContext } from './middleware/requestContext';
 import { authenticate } from './middleware/authenticate';
 import { mountRoutes, type RouteDef } from './routing';
@@ -85,6 +86,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const limits = rateLimiters(deps.orm.em, deps.settings.rateLimit, deps.logger);
   mountRoutes(api, routes, authenticate(authenticator, limits));
 
+  app.use(httpMetrics());
   app.use(requestContext(deps.logger));
   app.use(errorHandler());
   app.use(health.routes());

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Authenticator } from '../../auth/authenticator';
 import { AppError, errors } from '../../errors';
+import { apiMetrics } from '../../metrics/api';
 import type { AppContext, AppState } from '../context';
 import { rateLimitHeaders, type RateLimiter } from '../rateLimiter';
 
@@ -27,6 +28,7 @@ export function clientAddress(ctx: AppContext): string {
 
 export function authenticate(authenticator: Authenticator, limits: AuthLimits = {}): Middleware<AppState> {
   const { perKey, authFailures } = limits;
+  const failures = apiMetrics().authFailures;
   return async (ctx, next) => {
     const header = ctx.get('Authorization') || undefined;
     // An address over its failed-authentication budget is refused before its credentials are
@@ -37,7 +39,9 @@ export function authenticate(authenticator: Authenticator, limits: AuthLimits = 
     try {
       ctx.state.caller = await authenticator.authenticate(header);
     } catch (err) {
-      // Presented credentials that are refused (401) count; no credentials at all do not.
+      // A refusal (401 / 403); a database outage is no authentication failure.
+      if (err instanceof AppError) failures.inc({ code: err.code });
+      // Presented credentials that are refused (401) count against the address; none at all do not.
       if (authFailures && header !== undefined && err instanceof AppError && err.status === 401) {
         const decision = await authFailures.consume(address);
         if (!decision.allowed) throw tooManyFailures(decision);
