@@ -8,6 +8,7 @@ import { ROOT } from '../main/stackParts';
 import { Recorder, sleep, type ChaosMerchant } from './client';
 import { defaultFaultPlan, runFaults, setSandboxFaults, type FaultPlan } from './faults';
 import { checkInvariants } from './invariants';
+import { checkMetrics, watchMetrics } from './metricsCheck';
 import { runLoad } from './load';
 import type { ChaosReport } from './report';
 import { countUnsettled, readDatabase, readDeliveries, readLedger } from './witnesses';
@@ -45,6 +46,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   opts.log(`chaos: starting the cluster in ${dataDir} (first start builds the Temporal server)...`);
   const clusterChild = await startClusterChild({ dataDir, env: { BILLING_DAY_SECONDS: '15', ...opts.env } });
   const { env, restarts, file: cluster } = clusterChild;
+  let metricsWatch: ReturnType<typeof watchMetrics> | undefined;
   try {
     const clusterStartS = (Date.now() - started) / 1000;
     opts.log(`chaos: cluster ready in ${clusterStartS.toFixed(0)} s; creating merchants`);
@@ -54,6 +56,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     ];
     const merchantIds = merchants.map((m) => m.id);
 
+    // The workers' counters through the run (kills included), held against the database after it.
+    metricsWatch = watchMetrics(cluster.metrics?.workers ?? []);
     const recorder = new Recorder(cluster.apiUrl);
     const loadStarted = Date.now();
     const until = loadStarted + opts.durationS * 1000;
@@ -80,24 +84,37 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       unsettled = await countUnsettled(cluster.databaseUrl, merchantIds).catch(() => unsettled);
     }
     const drainS = (Date.now() - drainStarted) / 1000;
+    const scrapes = await metricsWatch.stop();
 
     const [ledger, db] = await Promise.all([
       readLedger(cluster.sandboxUrl),
       readDatabase(cluster.databaseUrl, merchantIds),
     ]);
     const ours = new Set(db.payments.map((p) => p.id));
-    const invariants = checkInvariants({
-      // The sandbox serves only this run's cluster; the demo merchant takes no traffic.
-      ledger: ledger.filter((e) => !e.metadata.paymentId || ours.has(e.metadata.paymentId)),
-      ...db,
-      deliveries: readDeliveries(cluster.mailDir),
-      workerKills: kills.filter((k) => k.kind === 'worker').map((k) => k.at),
-      acknowledgements: recorder.acknowledgements,
-      serverErrors: recorder.serverErrors,
-      answers: recorder.answers.length,
-      crossMerchantProbes: recorder.crossMerchantProbes,
-      crossMerchantLeaks: recorder.crossMerchantLeaks,
-    });
+    const invariants = [
+      ...checkInvariants({
+        // The sandbox serves only this run's cluster; the demo merchant takes no traffic.
+        ledger: ledger.filter((e) => !e.metadata.paymentId || ours.has(e.metadata.paymentId)),
+        ...db,
+        deliveries: readDeliveries(cluster.mailDir),
+        workerKills: kills.filter((k) => k.kind === 'worker').map((k) => k.at),
+        acknowledgements: recorder.acknowledgements,
+        serverErrors: recorder.serverErrors,
+        answers: recorder.answers.length,
+        crossMerchantProbes: recorder.crossMerchantProbes,
+        crossMerchantLeaks: recorder.crossMerchantLeaks,
+      }),
+      checkMetrics({
+        scrapes,
+        recorded: {
+          payments_total: db.payments.filter((p) => ['succeeded', 'partially_refunded', 'refunded'].includes(p.status))
+            .length,
+          refunds_total: db.refunds.filter((r) => r.status === 'succeeded').length,
+          subscription_charges_total: db.invoices.filter((i) => i.status === 'paid' && i.amountMinor > 0).length,
+        },
+        workerKills: kills.filter((k) => k.kind === 'worker').map((k) => k.at),
+      }),
+    ];
     return {
       machine:
         `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.cpus()[0]?.model ?? ''}`.trim(),
@@ -113,6 +130,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       invariants,
     };
   } finally {
+    await metricsWatch?.stop();
     await clusterChild.stop();
   }
 }

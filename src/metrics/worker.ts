@@ -44,6 +44,7 @@ export const WORKER_METRIC_NAMES = {
   reconcileRetries: 'reconciliation_retries_total',
   callbacks: 'merchant_callback_deliveries_total',
   emails: 'emails_total',
+  processStart: 'process_start_time_seconds',
 } as const;
 
 /** Bucket bounds (seconds) of the provider call histogram: PROVIDER_TIMEOUT_MS defaults to 3 s. */
@@ -125,6 +126,11 @@ class WorkerMetrics {
       'Provider API call duration, failed calls included',
     );
     this.providerErrors = counter(n.providerErrors, 'Failed provider API calls, by error kind');
+    // As prom-client's default metric of the same name: a restart shows as a new value (the SDK's
+    // exporter serves no process metrics of its own).
+    meter
+      .createGauge(n.processStart, 'float', 's', 'Start time of the process since the Unix epoch')
+      .set(Math.round(Date.now() / 1000 - process.uptime()));
   }
 
   providerCall(processor: string, operation: ProviderOperation, seconds: number, errorKind: string | null): void {
