@@ -7,7 +7,17 @@ import globals from 'globals';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', '.data/', '.test-data/', 'bench/.out/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'coverage/',
+      '.data/',
+      '.test-data/',
+      'bench/.out/',
+      'clients/typescript/src/schema.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,67 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import createClient, { type Client } from 'openapi-fetch';
+import type { components, paths } from './schema';
+
+export type { components, paths };
+export type Payment = components['schemas']['Payment'];
+export type Refund = components['schemas']['Refund'];
+export type Subscription = components['schemas']['Subscription'];
+
+export interface PaymentsClientOptions {
+  /** The API's base URL, e.g. `http://localhost:3000`. */
+  baseUrl: string;
+  /** The API key pair (HTTP Basic: public key as user, secret key as password). */
+  publicKey: string;
+  secretKey: string;
+  /** Another fetch (tests, proxies); default the global one. */
+  fetch?: typeof fetch;
+}
+
+/** A client whose paths, bodies, query strings and answers are typed from the API's OpenAPI document. */
+export function createPaymentsClient(options: PaymentsClientOptions): Client<paths> {
+  const credentials = Buffer.from(`${options.publicKey}:${options.secretKey}`).toString('base64');
+  return createClient<paths>({
+    baseUrl: options.baseUrl,
+    headers: { authorization: `Basic ${credentials}` },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+}
+
+/**
+ * Checks a callback's `X-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` against
+ * the merchant's webhook secret, on the raw body exactly as received, in constant time; a
+ * signature older (or newer) than `toleranceSeconds` is refused, so a captured callback cannot be
+ * replayed later.
+ */
+export function verifyCallbackSignature(
+  rawBody: string,
+  signatureHeader: string | null | undefined,
+  webhookSecret: string,
+  toleranceSeconds = 300,
+  nowMs = Date.now(),
+): boolean {
+  if (!signatureHeader) return false;
+  const fields: Record<string, string> = {};
+  for (const part of signatureHeader.split(',')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key) fields[key] = rest.join('=');
+  }
+  const timestamp = Number(fields.t);
+  const mac = fields.v1 ?? '';
+  if (!Number.isSafeInteger(timestamp) || !/^[0-9a-f]{64}$/.test(mac)) return false;
+  if (Math.abs(nowMs / 1000 - timestamp) > toleranceSeconds) return false;
+  const expected = createHmac('sha256', Buffer.from(webhookSecret, 'utf8')).update(`${timestamp}.${rawBody}`).digest();
+  return timingSafeEqual(expected, Buffer.from(mac, 'hex'));
+}
+
+/** Walks every page of a list (`nextCursor` until null), yielding its items. */
+export async function* allPages<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>,
+): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  do {
+    const { items, nextCursor } = await page(cursor);
+    yield* items;
+    cursor = nextCursor ?? undefined;
+  } while (cursor);
+}

@@ -1,0 +1,1445 @@
+/**
+ * Generated from the API's /openapi.json by openapi-typescript (npm run client:generate).
+ * Do not edit: regenerate. `npm test` fails when this file no longer matches the API.
+ */
+
+export interface paths {
+    "/merchant/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's API keys, active and revoked (public part only), newest first. */
+        get: operations["listApiKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's payments (its merchant and its key's environment), newest first.
+         * @description Newest first (by creation time, then id). A page holds at most `limit` items; `nextCursor` fetches the next one and is null on the last. Walking with cursors never shows an item twice nor skips one, however many are created meanwhile (new items appear on a walk started afterwards). A cursor is bound to its list, its filters and the caller: another one, or one altered, is 400 `validation_error`. Filters: `status`, `externalId`, `createdFrom` (inclusive) and `createdTo` (exclusive).
+         */
+        get: operations["listPayments"];
+        put?: never;
+        /**
+         * Create a payment (hosted page, or saved-card token) or return the one this externalId names.
+         * @description With `cardToken` the answer carries the outcome (`succeeded` or `failed`); without, the payment is `created` with a `redirectUrl` for the customer. The same externalId with the same amount and currency returns the existing payment.
+         */
+        post: operations["createPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{paymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a payment. */
+        get: operations["getPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{paymentId}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a captured payment in full or in part (the same externalId returns the existing refund).
+         * @description Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 422 `amount_exceeds_refundable`. The answer is the refund, terminal or `pending`.
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{paymentId}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a payment's refunds, newest first (possibly empty). */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/refunds/{refundId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a refund. */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's subscriptions (its merchant and its key's environment), newest first.
+         * @description Newest first (by creation time, then id). A page holds at most `limit` items; `nextCursor` fetches the next one and is null on the last. Walking with cursors never shows an item twice nor skips one, however many are created meanwhile (new items appear on a walk started afterwards). A cursor is bound to its list, its filters and the caller: another one, or one altered, is 400 `validation_error`. Filters: `status`, `externalId`.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Create a subscription (saved-card token, or card authorized by the customer at `redirectUrl`).
+         * @description With `cardToken` the first charge is made at once and the answer is `active` (or `past_due` when declined; a free first phase activates without a charge). Without, the answer is `pending` with a `redirectUrl` where the customer authorizes a card. The same externalId with the same amount and currency returns the existing subscription.
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{subscriptionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a subscription (from PostgreSQL; workers need not be up). */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a subscription now and for good; answers it in its resulting state.
+         * @description Query: `reason` (recorded as `cancellationReason`, default `merchant_request`), `notify` (`true`|`false`, default true: email the customer). The current period stays valid (`currentPeriodEnd` unchanged), no proration, open invoices are voided; a charge already in flight finishes first and no new one starts. A cancelled subscription is answered unchanged.
+         */
+        delete: operations["cancelSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{subscriptionId}/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a subscription's invoices (one per billing period), newest first.
+         * @description Newest first (by creation time, then id). A page holds at most `limit` items; `nextCursor` fetches the next one and is null on the last. Walking with cursors never shows an item twice nor skips one, however many are created meanwhile (new items appear on a walk started afterwards). A cursor is bound to its list, its filters and the caller: another one, or one altered, is 400 `validation_error`.
+         */
+        get: operations["listInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        ApiKey: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            id: string;
+            isActive: boolean;
+            lastUsedAt: string | null;
+            /** @description public part only; secrets are never returned */
+            publicKey: string;
+            revokedAt: string | null;
+            /** @enum {string} */
+            role: "merchant" | "admin";
+        };
+        Error: {
+            /** @description stable snake_case error code */
+            code: string;
+            details: {
+                [key: string]: unknown;
+            };
+            message: string;
+        };
+        Invoice: {
+            amount: number;
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            currency: string;
+            failureCode: string | null;
+            failureMessage: string | null;
+            id: string;
+            nextAttemptAt: string | null;
+            paidAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            periodEnd: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            periodStart: string;
+            /** @enum {string} */
+            status: "open" | "paid" | "void" | "uncollectible";
+            subscriptionId: string;
+        };
+        Payment: {
+            amount: number;
+            amountRefundable: number;
+            amountRefunded: number;
+            billing: {
+                [key: string]: unknown;
+            } | null;
+            callbackUrl: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            currency: string;
+            customer: {
+                email: string;
+                externalId?: string;
+                name?: string;
+            };
+            description: string | null;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            expiresAt: string;
+            externalId: string;
+            failureCode: string | null;
+            failureMessage: string | null;
+            id: string;
+            metadata: {
+                [key: string]: string;
+            } | null;
+            processor: string;
+            providerTransactionId: string | null;
+            redirectUrl: string | null;
+            returnUrl: string | null;
+            saveCardEnabled: boolean;
+            /** @enum {string} */
+            status: "created" | "succeeded" | "failed" | "refunded" | "voided" | "partially_refunded";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            updatedAt: string;
+        };
+        Refund: {
+            amount: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            currency: string;
+            externalId: string;
+            failureCode: string | null;
+            failureMessage: string | null;
+            id: string;
+            paymentAmountRefundable: number;
+            paymentAmountRefunded: number;
+            paymentId: string;
+            providerRefundId: string | null;
+            reason: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            updatedAt: string;
+        };
+        Subscription: {
+            amount: number;
+            billingIntervalDays: number;
+            callbackUrl: string | null;
+            cancellationReason: string | null;
+            cancelledAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            currency: string;
+            currentPeriodEnd: string | null;
+            currentPeriodStart: string | null;
+            customer: {
+                email: string;
+                externalId?: string;
+                name?: string;
+            } | null;
+            description: string | null;
+            /** @enum {string} */
+            environment: "test" | "live";
+            externalId: string;
+            id: string;
+            latestInvoice: {
+                amount: number;
+                attempts: number;
+                failureCode: string | null;
+                failureMessage: string | null;
+                id: string;
+                nextAttemptAt: string | null;
+                paidAt: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp with milliseconds
+                 */
+                periodEnd: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp with milliseconds
+                 */
+                periodStart: string;
+                /** @enum {string} */
+                status: "open" | "paid" | "void" | "uncollectible";
+            } | null;
+            metadata: {
+                [key: string]: string;
+            } | null;
+            phases: {
+                amount: number;
+                billingIntervalDays: number;
+                id: string;
+                iterations: number | null;
+                name: string;
+                order: number;
+            }[];
+            processor: string;
+            redirectUrl: string | null;
+            retryScheduleDays: number[];
+            returnUrl: string | null;
+            /** @enum {string} */
+            status: "created" | "pending" | "active" | "past_due" | "cancelled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            updatedAt: string;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        apiKeys: components["schemas"]["ApiKey"][];
+                    };
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                createdFrom?: string;
+                createdTo?: string;
+                cursor?: string;
+                externalId?: string;
+                limit?: number;
+                status?: "created" | "succeeded" | "failed" | "refunded" | "voided" | "partially_refunded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description pass as `cursor` for the next page; null on the last page */
+                        nextCursor: string | null;
+                        payments: components["schemas"]["Payment"][];
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description major units (12.34 USD, 1200 JPY); at most the currency's decimals, > 0, <= 1,000,000,000 */
+                    amount: number;
+                    billing?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uri */
+                    callbackUrl?: string;
+                    /** @description saved-card token flow; a bad token gives 400 invalid_card_token */
+                    cardToken?: string;
+                    /** @description ISO 4217 alphabetic code, any case; answered upper case */
+                    currency: string;
+                    customer: {
+                        /** Format: email */
+                        email: string;
+                        externalId?: string;
+                        name?: string;
+                    };
+                    description?: string;
+                    /** @description the merchant's own identifier; the idempotency key of the create */
+                    externalId: string;
+                    /** @description free-form: at most 50 keys of <= 40 characters, string values of <= 500 */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** Format: uri */
+                    returnUrl?: string;
+                    saveCardEnabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description Bad request: `validation_error`, `invalid_card_token`, `external_id_conflict` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `provider_not_configured` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad gateway: `provider_invalid_response` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `provider_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description major units; omitted: the whole remaining refundable balance */
+                    amount?: number;
+                    /** @description if sent, must be the payment's currency */
+                    currency?: string;
+                    /** @description the merchant's own identifier; the idempotency key of the create */
+                    externalId: string;
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            /** @description Bad request: `validation_error`, `external_id_conflict` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `payment_not_refundable`, `refund_in_flight` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `amount_exceeds_refundable` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad gateway: `provider_invalid_response` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `provider_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        refunds: components["schemas"]["Refund"][];
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                refundId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                externalId?: string;
+                limit?: number;
+                status?: "created" | "pending" | "active" | "past_due" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description pass as `cursor` for the next page; null on the last page */
+                        nextCursor: string | null;
+                        subscriptions: components["schemas"]["Subscription"][];
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description evergreen amount per period, major units */
+                    amount: number;
+                    /** @description whole days between charges, 1..3650 */
+                    billingIntervalDays: number;
+                    /** Format: uri */
+                    callbackUrl?: string;
+                    /** @description saved-card token; without, the customer authorizes a card at `redirectUrl` */
+                    cardToken?: string;
+                    /** @description ISO 4217 alphabetic code, any case; answered upper case */
+                    currency: string;
+                    customer?: {
+                        /** Format: email */
+                        email: string;
+                        externalId?: string;
+                        name?: string;
+                    };
+                    description?: string;
+                    /** @description the merchant's own identifier; the idempotency key of the create */
+                    externalId: string;
+                    /** @description free-form: at most 50 keys of <= 40 characters, string values of <= 500 */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description run in order before the evergreen phase */
+                    phases?: {
+                        /** @description per period, major units; 0 is a free phase */
+                        amount: number;
+                        /** @description whole days between charges, 1..3650 */
+                        billingIntervalDays: number;
+                        /** @description billing periods in this phase */
+                        iterations: number;
+                        name: string;
+                    }[];
+                    /** @description billing days before each retry of a failed charge (default [1, 3, 5]) */
+                    retryScheduleDays?: number[];
+                    /** Format: uri */
+                    returnUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Bad request: `validation_error`, `invalid_card_token`, `external_id_conflict` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `provider_not_configured` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad gateway: `provider_invalid_response` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: {
+                notify?: "true" | "false";
+                reason?: string;
+            };
+            header?: never;
+            path: {
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInvoices: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        invoices: components["schemas"]["Invoice"][];
+                        /** @description pass as `cursor` for the next page; null on the last page */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
