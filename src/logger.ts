@@ -1,7 +1,10 @@
 import pino, { type Logger } from 'pino';
 import { databaseErrorSummary } from './db/dbErrors';
+import { currentLogContext } from './logContext';
 
 export type { Logger };
+
+const NO_CONTEXT = Object.freeze({});
 
 /**
  * Structured JSON logs. Credentials never reach a log line: request logging records
@@ -30,6 +33,8 @@ export function createLogger(level: string, name: string, destination?: pino.Des
     },
     // `err` by convention; `error` is where the Temporal SDK puts a failed activity's error.
     serializers: { err: serializeError, error: serializeError },
+    // The request id (and workflow) of the request or activity the line is written in.
+    mixin: () => currentLogContext() ?? NO_CONTEXT,
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -16,6 +16,8 @@ import { ProviderRegistry, type ProviderSettings } from '../../src/providers/reg
 import { createSandbox } from '../../src/sandbox/server';
 import { startMailCatcher } from '../../src/mail/catcher';
 import { testStack } from '../setup/stackInfo';
+import { requestIdClientOptions } from '../../src/temporal/requestId';
+import type { Logger } from '../../src/logger';
 
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
 
@@ -90,7 +92,11 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const temporal = opts.temporalAddress
     ? Connection.lazy({ address: opts.temporalAddress, connectTimeout: 500 })
     : await Connection.connect({ address: testStack().temporalAddress });
-  const client = new Client({ connection: temporal, namespace: opts.namespace ?? 'default' });
+  const client = new Client({
+    connection: temporal,
+    namespace: opts.namespace ?? 'default',
+    ...requestIdClientOptions,
+  });
   const app = createApp({
     orm,
     client,
@@ -174,18 +180,25 @@ export interface TestWorker {
 /** A real worker on the given task queue, using the run's workflow bundle. */
 export async function startTestWorker(
   orm: MikroORM,
-  opts: { taskQueue: string; providers?: ProviderRegistry; publicBaseUrl?: string; smtpUrl?: string },
+  opts: {
+    taskQueue: string;
+    providers?: ProviderRegistry;
+    publicBaseUrl?: string;
+    smtpUrl?: string;
+    /** The worker's logger (default: the quiet test logger); a test reading log lines gives its own. */
+    logger?: Logger;
+  },
 ): Promise<TestWorker> {
   const stack = testStack();
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
   const clientConnection = await Connection.connect({ address: stack.temporalAddress });
-  const client = new Client({ connection: clientConnection, namespace: 'default' });
+  const client = new Client({ connection: clientConnection, namespace: 'default', ...requestIdClientOptions });
   const worker = await createWorker({
     connection,
     namespace: 'default',
     taskQueue: opts.taskQueue,
     orm,
-    logger: testLogger,
+    logger: opts.logger ?? testLogger,
     providers: opts.providers ?? testProviders(orm),
     publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
     client,
