@@ -4,8 +4,6 @@ import { currentLogContext } from './logContext';
 
 export type { Logger };
 
-const NO_CONTEXT = Object.freeze({});
-
 /**
  * Structured JSON logs. Credentials never reach a log line: request logging records
  * method, path, status and timing only, and these paths are redacted as a second guard.
@@ -33,8 +31,9 @@ export function createLogger(level: string, name: string, destination?: pino.Des
     },
     // `err` by convention; `error` is where the Temporal SDK puts a failed activity's error.
     serializers: { err: serializeError, error: serializeError },
-    // The request id (and workflow) of the request or activity the line is written in.
-    mixin: () => currentLogContext() ?? NO_CONTEXT,
+    // The request id (and workflow) of the request or activity the line is written in. A new
+    // object each line: pino merges the line's own fields into it.
+    mixin: () => ({ ...currentLogContext() }),
   };
   return destination ? pino(options, destination) : pino(options);
 }

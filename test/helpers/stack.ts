@@ -84,6 +84,8 @@ export interface TestApiOptions {
   temporalAddress?: string;
   /** Another namespace (e.g. one the server does not know); default `default`. */
   namespace?: string;
+  /** The API's logger (default: the quiet test logger); a test reading log lines gives its own. */
+  logger?: Logger;
 }
 
 /** The real Koa app on an ephemeral port, against the run's PostgreSQL and Temporal. */
@@ -102,7 +104,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     client,
     temporal,
     providers: opts.providers ?? testProviders(orm),
-    logger: testLogger,
+    logger: opts.logger ?? testLogger,
     settings: {
       authCacheTtlMs: 5000,
       taskQueue: 'unused',
@@ -290,17 +292,25 @@ export async function startPaymentStack(
   settings: Partial<ApiSettings> = {},
   providerTimeoutMs = 1500,
   providerOptions: Partial<ProviderSettings> = {},
+  /** One logger for the API and the worker (default: the quiet test logger). */
+  { logger }: { logger?: Logger } = {},
 ): Promise<PaymentStack> {
   const orm = await openTestOrm();
   const sandbox = createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET });
   const running = await sandbox.listen(0);
   const providers = testProviders(orm, running.url, providerTimeoutMs, providerOptions);
   const taskQueue = uniqueTaskQueue(name);
-  const api = await startTestApi({ orm, providers, settings: { taskQueue, ...settings } });
+  const api = await startTestApi({
+    orm,
+    providers,
+    settings: { taskQueue, ...settings },
+    ...(logger ? { logger } : {}),
+  });
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), `mail-${name}-`));
   const catcher = await startMailCatcher({ port: 0, dir: mailDir });
   const smtpUrl = `smtp://127.0.0.1:${catcher.port}`;
-  let worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl });
+  const workerOptions = { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl, ...(logger ? { logger } : {}) };
+  let worker = await startTestWorker(orm, workerOptions);
   const stack: PaymentStack = {
     orm,
     api,
@@ -311,7 +321,7 @@ export async function startPaymentStack(
     taskQueue,
     providers,
     restartWorker: async () => {
-      worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl });
+      worker = await startTestWorker(orm, workerOptions);
       return worker;
     },
     sandbox: async (path: string, body?: unknown) => {
