@@ -1,8 +1,9 @@
 /**
  * Screenshots of the Temporal UI showing what the platform's workflows tell an operator
  * (docs/observability.md, "Reading workflows in the Temporal UI"):
- *   docs/images/temporal-ui-workflows.png         the list: type, merchant, externalId, status columns
- *   docs/images/temporal-ui-workflow-summary.png  a payment's page: its summary, details and memo
+ *   docs/images/temporal-ui-workflows.png         the list: type, externalId and status columns
+ *   docs/images/temporal-ui-workflow-summary.png  a payment's User Metadata tab: its summary and details
+ *   docs/images/temporal-ui-workflow-memo.png     its Memo tab: the request id
  *
  * With `npm start` running (same DATA_DIR, PORT, TEMPORAL_UI_PORT as it), this makes a few
  * records for the demo merchant through the API (fixed externalIds, so a second run finds the
@@ -21,8 +22,8 @@ import type { DemoCredentials } from '../src/domain/demo';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { customSearchAttributes } from '../workflows/searchAttributes';
 
-const WIDTH = 1600;
-const HEIGHT = 900;
+const WIDTH = 1920;
+const HEIGHT = 960;
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -49,38 +50,51 @@ async function main(): Promise<void> {
     const query = encodeURIComponent(`MerchantId = "${demo.merchantId}"`);
     await browser.open(`${ui}/namespaces/${namespace}/workflows?query=${query}`);
     await browser.waitForText(['paymentWorkflow', 'refundWorkflow', 'subscriptionWorkflow']);
-    await browser.screenshot(path.join(outDir, 'temporal-ui-workflows.png'));
+    await browser.screenshot(path.join(outDir, 'temporal-ui-workflows.png'), 480);
 
-    await browser.open(
-      `${ui}/namespaces/${namespace}/workflows/${encodeURIComponent(payment.workflowId)}/${payment.runId}/history`,
+    const run = `${ui}/namespaces/${namespace}/workflows/${encodeURIComponent(payment.workflowId)}/${payment.runId}`;
+    await browser.open(`${run}/user-metadata`);
+    await browser.waitForText(['Payment 12.50 EUR', 'Merchant callbacks']);
+    // The UI sizes a markdown frame to its content once, on load; headless, that can be before
+    // the frame's styles apply, which cuts the details short. Sized again to the content's end.
+    await browser.evaluate(
+      `document.querySelectorAll('iframe').forEach((f) => {
+        const content = f.contentDocument?.querySelector('main');
+        if (content) f.height = Math.max(100, Math.ceil(content.getBoundingClientRect().bottom) + 16) + 'px';
+      })`,
     );
-    await browser.waitForText(['Payment 12.50 EUR']);
-    await browser.screenshot(path.join(outDir, 'temporal-ui-workflow-summary.png'));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await browser.screenshot(path.join(outDir, 'temporal-ui-workflow-summary.png'), 840);
+    await browser.open(`${run}/memo`);
+    // The request that started the workflow (on a second run: the first run's request).
+    await browser.waitForText([String(payment.memo?.requestId)]);
+    await browser.screenshot(path.join(outDir, 'temporal-ui-workflow-memo.png'), 500);
   } finally {
     await browser.close();
   }
   process.stdout.write(`Screenshots in ${outDir}\n`);
 }
 
+/** The list is filtered by merchant: its column is left out, as are PaymentId and the run id. */
 function listColumns() {
-  const statusAttributes = customSearchAttributes.map((key) => key.name).filter((name) => name !== 'PaymentId');
+  const attributes = customSearchAttributes
+    .map((key) => key.name)
+    .filter((name) => name !== 'MerchantId' && name !== 'PaymentId');
   return [
     { label: 'Status', pinned: true },
     { label: 'Workflow ID', pinned: true },
     { label: 'Type', pinned: false },
-    ...statusAttributes.map((label) => ({ label, pinned: false })),
-    { label: 'Start', pinned: false },
+    ...attributes.map((label) => ({ label, pinned: false })),
   ];
 }
 
 /** A few records of every kind for the demo merchant; answers the id of the 12.50 EUR payment. */
 async function makeRecords(api: string, demo: DemoCredentials): Promise<string> {
   const auth = `Basic ${Buffer.from(`${demo.publicKey}:${demo.secretKey}`).toString('base64')}`;
-  let n = 0;
   const post = async (route: string, body: unknown): Promise<Record<string, unknown>> => {
     const res = await fetch(`${api}${route}`, {
       method: 'POST',
-      headers: { authorization: auth, 'content-type': 'application/json', 'x-request-id': `screenshot-${++n}` },
+      headers: { authorization: auth, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
     const answer = (await res.json()) as Record<string, unknown>;
@@ -96,7 +110,13 @@ async function makeRecords(api: string, demo: DemoCredentials): Promise<string> 
     cardToken: 'tok_success',
   });
   await post('/payments', { amount: 49, currency: 'USD', externalId: 'order-1002', customer });
-  await post('/payments', { amount: 1200, currency: 'JPY', externalId: 'order-1003', customer, cardToken: 'tok_decline' });
+  await post('/payments', {
+    amount: 1200,
+    currency: 'JPY',
+    externalId: 'order-1003',
+    customer,
+    cardToken: 'tok_decline',
+  });
   await post(`/payments/${paid.id as string}/refund`, { externalId: 'refund-1001', amount: 5 });
   await post('/subscriptions', {
     amount: 9.99,
@@ -194,8 +214,19 @@ class Browser {
 
   /** Until every text is on the page, then a moment for the last renders. */
   async waitForText(texts: string[]): Promise<void> {
-    const expression = `(() => { const t = document.body.innerText; return ${JSON.stringify(texts)}.every((s) => t.includes(s)); })()`;
-    await this.until(async () => (await this.evaluate(expression)) === true, `the page to show ${texts.join(', ')}`);
+    // The UI renders markdown (a summary, details) in same-origin iframes: their text counts too.
+    const expression = `(() => {
+      const frames = [...document.querySelectorAll('iframe')].map((f) => f.contentDocument?.body?.innerText ?? '');
+      const t = [document.body.innerText, ...frames].join('\\n');
+      return ${JSON.stringify(texts)}.every((s) => t.includes(s));
+    })()`;
+    await this.until(
+      async () => (await this.evaluate(expression)) === true,
+      `the page to show ${texts.join(', ')}`,
+    ).catch(async (err: Error) => {
+      const shown = String(await this.evaluate('document.body.innerText')).slice(0, 2000);
+      throw new Error(`${err.message}; the page shows:\n${shown}`);
+    });
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 
@@ -207,8 +238,12 @@ class Browser {
     }
   }
 
-  async screenshot(file: string): Promise<void> {
-    const { data } = (await this.send('Page.captureScreenshot', { format: 'png' })) as { data: string };
+  /** The top `height` pixels of the page. */
+  async screenshot(file: string, height = HEIGHT): Promise<void> {
+    const { data } = (await this.send('Page.captureScreenshot', {
+      format: 'png',
+      clip: { x: 0, y: 0, width: WIDTH, height, scale: 1 },
+    })) as { data: string };
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, Buffer.from(data, 'base64'));
   }

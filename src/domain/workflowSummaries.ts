@@ -6,6 +6,9 @@ import type { Plan } from './subscriptionPlan';
  * one-line static summary and markdown details, set when the platform starts the workflow
  * (Temporal's user metadata). One pure function per kind of workflow.
  *
+ * Kept to a few lines: the UI shows the details in a small frame. The status is the record's
+ * search attribute (PaymentStatus, RefundStatus, SubscriptionStatus), kept current by the workflow.
+ *
  * Only identifiers, amounts and facts about the workflow go in: never a secret, a card token, a
  * customer's email address or name, a URL the merchant gave (a callback URL may carry a token).
  * Text the merchant chose (externalId) is escaped, so it shows as text and never as markdown;
@@ -45,14 +48,12 @@ export function paymentWorkflowSummary(p: PaymentSummaryInput): WorkflowSummary 
       `merchant ${p.merchantId}`,
       `externalId ${text(clip(p.externalId))}`,
     ]),
-    staticDetails: details(`Payment ${p.id}`, [
+    staticDetails: details(`Payment ${p.id}${p.environment ? ` · ${p.environment}` : ''}`, [
       ['Merchant', p.merchantId],
       ['Amount', amount],
       ['External id', text(p.externalId)],
-      ['Environment', p.environment],
       ['Expires at', p.expiresAt?.toISOString()],
       ['Merchant callbacks', yesNo(p.callbacks)],
-      ['Status', 'search attribute `PaymentStatus`; the payment record in PostgreSQL is authoritative'],
     ]),
   };
 }
@@ -81,7 +82,6 @@ export function refundWorkflowSummary(r: RefundSummaryInput): WorkflowSummary {
       ['Amount', amount],
       ['External id', text(r.externalId)],
       ['Merchant callbacks', yesNo(r.callbacks)],
-      ['Status', 'search attribute `RefundStatus`; the refund record in PostgreSQL is authoritative'],
     ]),
   };
 }
@@ -111,10 +111,9 @@ export function subscriptionWorkflowSummary(s: SubscriptionSummaryInput): Workfl
       `merchant ${s.merchantId}`,
       `externalId ${text(clip(s.externalId))}`,
     ]),
-    staticDetails: details(`Subscription ${s.id}`, [
+    staticDetails: details(`Subscription ${s.id}${s.environment ? ` · ${s.environment}` : ''}`, [
       ['Merchant', s.merchantId],
       ['External id', text(s.externalId)],
-      ['Environment', s.environment],
       [
         'Plan',
         phases
@@ -135,7 +134,6 @@ export function subscriptionWorkflowSummary(s: SubscriptionSummaryInput): Workfl
             : 'token given by the merchant',
       ],
       ['Merchant callbacks', yesNo(s.callbacks)],
-      ['Status', 'search attribute `SubscriptionStatus`; the subscription record in PostgreSQL is authoritative'],
     ]),
   };
 }
