@@ -23,6 +23,17 @@ function withRequestIdMemo<T extends { memo?: Record<string, unknown> }>(options
   return { ...options, memo: { ...options.memo, [REQUEST_ID_MEMO]: requestId } };
 }
 
+/** A start's header and memo, inside a request's log context. */
+function stampStart<T extends { headers: Headers; options: { memo?: Record<string, unknown> } }>(input: T): T {
+  const requestId = currentLogContext()?.requestId;
+  if (!requestId) return input;
+  return {
+    ...input,
+    headers: withRequestIdHeader(input.headers, requestId),
+    options: withRequestIdMemo(input.options, requestId),
+  };
+}
+
 /**
  * For every Temporal client of the platform: a workflow started (start, signal-with-start,
  * update-with-start) while a request is handled gets the request's id as memo `requestId`
@@ -30,33 +41,8 @@ function withRequestIdMemo<T extends { memo?: Record<string, unknown> }>(options
  * a request (the sweeper, a CLI) nothing is added.
  */
 export const requestIdClientInterceptor: WorkflowClientInterceptor = {
-  start: (input, next) => {
-    const requestId = currentLogContext()?.requestId;
-    if (!requestId) return next(input);
-    return next({
-      ...input,
-      headers: withRequestIdHeader(input.headers, requestId),
-      options: withRequestIdMemo(input.options, requestId),
-    });
-  },
-  startWithDetails: (input, next) => {
-    const requestId = currentLogContext()?.requestId;
-    if (!requestId) return next(input);
-    return next({
-      ...input,
-      headers: withRequestIdHeader(input.headers, requestId),
-      options: withRequestIdMemo(input.options, requestId),
-    });
-  },
-  signalWithStart: (input, next) => {
-    const requestId = currentLogContext()?.requestId;
-    if (!requestId) return next(input);
-    return next({
-      ...input,
-      headers: withRequestIdHeader(input.headers, requestId),
-      options: withRequestIdMemo(input.options, requestId),
-    });
-  },
+  startWithDetails: (input, next) => next(stampStart(input)),
+  signalWithStart: (input, next) => next(stampStart(input)),
   startUpdateWithStart: (input, next) => {
     const requestId = currentLogContext()?.requestId;
     if (!requestId) return next(input);
