@@ -98,7 +98,7 @@ describe('workflows in the Temporal UI: summaries, status, and the request id', 
 
       const { d, summary, details } = await describeWorkflow(workflowId);
       expect(summary).toBe(`Payment 12.50 EUR · test · merchant ${merchant.merchantId} · externalId ${externalId}`);
-      expect(details).toContain(`**Payment ${paymentId}**`);
+      expect(details).toContain(`**Payment ${paymentId} · test**`);
       expect(details).toContain('- Amount: 12.50 EUR');
       expect(details).toContain('- Merchant callbacks: yes');
       // Nothing of the customer, the card or the callback URL.
