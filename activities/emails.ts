@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { ActivityDeps } from './deps';
+import { workerMetrics } from '../src/metrics/worker';
 
 export type SendResult = 'sent' | 'already_sent' | 'missing';
 
@@ -19,7 +20,16 @@ const RECORD_SENT_RETRY_MS = 15_000;
  */
 export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@payments.local>' }: ActivityDeps) {
   let transport: Transporter | undefined;
-  const mailer = () => (transport ??= createTransport({ url: smtpUrl ?? 'smtp://127.0.0.1:2525', ...SMTP_TIMEOUTS }));
+  // Pooled: a renewal storm sends one receipt per charge, and a new SMTP connection (greeting,
+  // EHLO) per email cost more than the send; an idle connection closes after 2 s.
+  const mailer = () =>
+    (transport ??= createTransport({
+      url: smtpUrl ?? 'smtp://127.0.0.1:2525',
+      pool: true,
+      maxConnections: 5,
+      idleTimeout: 2_000,
+      ...SMTP_TIMEOUTS,
+    }));
   const sql = () => orm.em.getConnection();
 
   /** Sends one email unless it was sent already; throws (after recording why) when it cannot. */
@@ -48,11 +58,13 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
         messageId: `<${emailId}@payments.local>`,
       });
     } catch (err) {
+      workerMetrics.email('failed');
       const reason = (err as Error).message.slice(0, 500);
       // Released at once: the next attempt need not wait for the claim to lapse.
       await sql().execute(`update emails set claimed_until = null, last_error = ? where id = ?`, [reason, emailId]);
       throw new Error(`email ${emailId} not sent: ${reason}`);
     }
+    workerMetrics.email('sent');
     await recordSent(emailId);
     return 'sent';
   }

@@ -13,6 +13,7 @@ import {
   type ResolveHost,
 } from '../src/net/pinnedPost';
 import type { ActivityDeps } from './deps';
+import { workerMetrics } from '../src/metrics/worker';
 
 /**
  * The environment of the record an event reports (a refund's is its payment's). Unknown: live,
@@ -108,6 +109,7 @@ export function createMerchantEventActivities({
         event.attempts += 1;
         event.lastError = `refused: ${refused}`;
         await em.flush();
+        workerMetrics.callback('refused');
         logger.warn({ eventId, type: event.type, environment, refused }, 'merchant callback refused');
         // Retrying would not change the answer for long enough to matter: ended, not retried.
         throw ApplicationFailure.nonRetryable(`callback ${eventId} refused: ${refused}`, 'callback_refused');
@@ -141,6 +143,7 @@ export function createMerchantEventActivities({
       event.lastError = failure;
       if (!failure) event.deliveredAt = new Date();
       await em.flush();
+      workerMetrics.callback(failure ? 'failed' : 'delivered');
       if (failure) {
         logger.info(
           { eventId, type: event.type, attempts: event.attempts, failure },

@@ -1,9 +1,11 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
+import { publishPaymentOutcome } from '../src/db/paymentOutcomes';
 import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/domain/payments';
 import { ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
+import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
@@ -31,6 +33,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       code: 'provider_not_configured',
       message: `No payment provider is configured for ${payment.processor}; nothing was charged.`,
     });
+    await publishPaymentOutcome(orm, payment.id, { kind: 'settled' }, logger);
     return { kind: 'settled' };
   };
   /** How the provider finds what became of this payment's request (its idempotency key). */
@@ -101,18 +104,29 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         if (refused) {
           // Refused outright (e.g. a bad token): nothing was captured, so nothing is kept and
           // the merchant's externalId stays free for a corrected request.
-          await orm.em.fork().nativeDelete(Payment, { id: paymentId, status: 'created' });
+          if (await orm.em.fork().nativeDelete(Payment, { id: paymentId, status: 'created' })) {
+            workerMetrics.payment('rejected');
+          }
           logger.info({ paymentId, code: refused.code }, 'provider rejected the payment; discarded');
-          return { kind: 'rejected', code: refused.code ?? 'provider_rejected', message: refused.message };
+          const rejected = {
+            kind: 'rejected' as const,
+            code: refused.code ?? 'provider_rejected',
+            message: refused.message,
+          };
+          await publishPaymentOutcome(orm, paymentId, rejected, logger);
+          return rejected;
         }
         throw attemptFailure(err);
       }
+      let kind: Awaited<ReturnType<typeof apply>>;
       try {
-        return { kind: await apply(paymentId, pp) };
+        kind = await apply(paymentId, pp);
       } catch (err) {
         // Not retried here: the workflow goes on to reconcile, where it is retried visibly.
         throw unmatched(payment, err, false);
       }
+      if (kind !== 'missing') await publishPaymentOutcome(orm, paymentId, { kind }, logger);
+      return { kind };
     },
 
     /** Asks the provider what became of our request (its transaction, or its idempotency key) and follows it. */

@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import { ProviderError, type ProviderMismatchError } from '../src/providers/errors';
+import { workerMetrics } from '../src/metrics/worker';
+import { UNAVAILABLE_AFTER_EARLIER_CALL } from './providerCalls';
 
 /** The failure type of a provider record that does not match ours (see mismatchFailure). */
 export const RECONCILIATION_MISMATCH = 'reconciliation_mismatch';
@@ -13,7 +15,13 @@ export const RECONCILIATION_MISMATCH = 'reconciliation_mismatch';
  * outcome must be reconciled, not retried blindly.
  */
 export function attemptFailure(err: unknown): unknown {
-  if (!(err instanceof ProviderError)) return err;
+  if (!(err instanceof ProviderError)) {
+    // An `unavailable` after an earlier call that may have been performed (src: providerCalls.ts).
+    if (err instanceof ApplicationFailure && err.type === UNAVAILABLE_AFTER_EARLIER_CALL)
+      workerMetrics.ambiguous(err.type);
+    return err;
+  }
+  if (err.ambiguous) workerMetrics.ambiguous(err.kind);
   return err.kind === 'unavailable'
     ? ApplicationFailure.retryable(err.message, 'unavailable')
     : ApplicationFailure.nonRetryable(err.message, err.kind);
@@ -39,7 +47,9 @@ export function refusal(err: unknown, logger: Logger, context: Record<string, un
 
 /** A question to the provider ("what became of it?"): every kind of trouble is retried. */
 export function reconcileFailure(err: unknown): unknown {
-  return err instanceof ProviderError ? ApplicationFailure.retryable(err.message, err.kind) : err;
+  if (!(err instanceof ProviderError)) return err;
+  workerMetrics.reconcileRetry(err.kind);
+  return ApplicationFailure.retryable(err.message, err.kind);
 }
 
 /**

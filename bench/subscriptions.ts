@@ -625,21 +625,29 @@ async function main(): Promise<void> {
     );
     return Number(rows[0]?.n ?? 0);
   };
+  // Due: every storm subscription whose first period was paid, including any whose creation
+  // answered late (a 503 under load, then active): the API's answers alone would undercount.
+  const { rows: dueRows } = await db.query<{ n: string }>(
+    `select count(*)::text as n from invoices i join subscriptions s on s.id = i.subscription_id
+      where s.external_id like $1 and i.period_index = 0 and i.status = 'paid'`,
+    [prefix],
+  );
+  const stormDue = Number(dueRows[0]?.n ?? createdOk);
   while (Date.now() < dueAt - 500) await sleep(100);
   const cpuStorm0 = sampleCpu();
   const stormT0 = Date.now();
-  say(`\nStorm: ${createdOk} renewals fall due from ${new Date(dueAt).toISOString()}...`);
+  say(`\nStorm: ${stormDue} renewals fall due from ${new Date(dueAt).toISOString()}...`);
   let paid = 0;
   let lastStormPrint = Date.now();
   const stormTimeline: Array<{ s: number; paid: number }> = [];
   while (Date.now() - stormT0 < STORM_TIMEOUT_S * 1000) {
     paid = await countPaid();
     stormTimeline.push({ s: round((Date.now() - dueAt) / 1000, 1), paid });
-    if (paid >= createdOk) break;
+    if (paid >= stormDue) break;
     if (Date.now() - lastStormPrint >= 10_000) {
       lastStormPrint = Date.now();
       say(
-        `  ${paid}/${createdOk} paid at T+${((Date.now() - dueAt) / 1000).toFixed(0)} s; worker RSS ` +
+        `  ${paid}/${stormDue} paid at T+${((Date.now() - dueAt) / 1000).toFixed(0)} s; worker RSS ` +
           `${mib(sampler.points.at(-1)?.workerKiB ?? 0)} MiB`,
       );
     }
@@ -667,9 +675,9 @@ async function main(): Promise<void> {
   const sr = stormRows[0]!;
   const lags = (sr.lag_ms ?? []).map(Number);
   const stormSeconds = sr.last_paid ? (sr.last_paid.getTime() - sr.first_due.getTime()) / 1000 : null;
-  const stormComplete = Number(sr.paid) === createdOk;
+  const stormComplete = Number(sr.paid) >= stormDue;
   const stormResult = {
-    due: createdOk,
+    due: stormDue,
     paid: Number(sr.paid),
     complete: stormComplete,
     firstDue: sr.first_due.toISOString(),
@@ -691,7 +699,7 @@ async function main(): Promise<void> {
     timeline: stormTimeline.filter((_, i) => i % 4 === 0 || i === stormTimeline.length - 1),
   };
   say(
-    `  ${stormResult.paid}/${createdOk} due charges settled in ${stormResult.seconds} s ` +
+    `  ${stormResult.paid}/${stormDue} due charges settled in ${stormResult.seconds} s ` +
       `(${stormResult.chargesPerSecond} charges/s; due spread ${stormResult.dueSpreadS} s; ` +
       `due-to-paid p50 ${(stormResult.lagMs.p50 / 1000).toFixed(1)} s, p99 ${(stormResult.lagMs.p99 / 1000).toFixed(1)} s, ` +
       `max ${(stormResult.lagMs.max / 1000).toFixed(1)} s)${stormComplete ? '' : ' -- INCOMPLETE'}`,
@@ -917,7 +925,7 @@ async function main(): Promise<void> {
         ? {
             stormChargesPerSecond: {
               value: stormResult.chargesPerSecond,
-              ...(stormComplete ? {} : { flaw: incomplete(stormResult.paid, createdOk) }),
+              ...(stormComplete ? {} : { flaw: incomplete(stormResult.paid, stormDue) }),
             },
           }
         : {}),
@@ -929,12 +937,12 @@ async function main(): Promise<void> {
             },
           }
         : {}),
-      stormN: createdOk,
+      stormN: stormDue,
       ...(stormResult.seconds !== null
         ? {
             stormSeconds: {
               value: stormResult.seconds,
-              ...(stormComplete ? {} : { flaw: incomplete(stormResult.paid, createdOk) }),
+              ...(stormComplete ? {} : { flaw: incomplete(stormResult.paid, stormDue) }),
             },
           }
         : {}),

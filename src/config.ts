@@ -9,6 +9,8 @@ import { secretsKeyProblem } from './providers/secrets';
  * The keys of this schema are the contract that docker-compose.yml is checked against.
  */
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+/** A port where `0` turns the listener off. */
+const optionalPort = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -38,6 +40,15 @@ export const envSchema = z.object({
   PG_PORT: port(5433),
   SMTP_PORT: port(2525),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  /**
+   * Prometheus `/metrics` (docs/observability.md), each on a port of its own, never behind
+   * merchant auth: the API's on METRICS_PORT, a worker's on WORKER_METRICS_PORT (`npm run
+   * cluster` gives worker #i WORKER_METRICS_PORT + i - 1). `0` turns one off. METRICS_HOST: the
+   * address both bind to (default HOST); bind it where only the scraper reaches it.
+   */
+  METRICS_PORT: optionalPort(9464),
+  WORKER_METRICS_PORT: optionalPort(9465),
+  METRICS_HOST: z.string().min(1).optional(),
   /** `npm run cluster`: API processes sharing PORT (Node's cluster module) and worker processes. */
   API_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
   WORKER_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
@@ -122,6 +133,8 @@ export interface Config extends Env {
   sandboxUrl: string;
   publicBaseUrl: string;
   smtpUrl: string;
+  /** Where the metrics endpoints bind: METRICS_HOST, else HOST. */
+  metricsHost: string;
   /** True when PostgreSQL / Temporal are external services rather than embedded ones. */
   externalDatabase: boolean;
   externalTemporal: boolean;
@@ -194,6 +207,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`,
     smtpUrl: env.SMTP_URL ?? `smtp://127.0.0.1:${env.SMTP_PORT}`,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT}`).replace(/\/$/, ''),
+    metricsHost: env.METRICS_HOST ?? env.HOST,
     externalDatabase: env.DATABASE_URL !== undefined,
     externalTemporal: env.TEMPORAL_ADDRESS !== undefined,
   };

@@ -69,3 +69,12 @@ export const PROVIDER_CALL_AS_ACTIVITY = 'provider-call-as-activity-v1';
  * dying) no longer leaves the payment `created` until its expiry. Found by the 30-minute chaos run.
  */
 export const ATTEMPT_ON_START = 'attempt-on-start-v1';
+
+/**
+ * A renewal in two workflow tasks instead of four: the invoice is opened by a local activity in
+ * the task the period's timer wakes (then the charge is scheduled, so the decision to charge is
+ * still committed before the provider is asked), and outbox emails are first tried by a local
+ * activity in the task that records the charge. Either falls back to its regular activity (retried
+ * through an outage) when the quick try fails. Found by the renewal storm of issue 12.
+ */
+export const RENEWAL_LOCAL_STEPS = 'renewal-local-steps-v1';

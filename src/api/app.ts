@@ -5,8 +5,10 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { Authenticator } from '../auth/authenticator';
 import type { ProviderRegistry } from '../providers/registry';
+import type { PaymentOutcomeListener } from '../db/paymentOutcomes';
 import type { AppState } from './context';
 import { errorHandler } from './middleware/errorHandler';
+import { httpMetrics } from '../metrics/api';
 import { requestContext } from './middleware/requestContext';
 import { authenticate } from './middleware/authenticate';
 import { mountRoutes, type RouteDef } from './routing';
@@ -32,16 +34,24 @@ export interface AppDeps {
   providers: ProviderRegistry;
   logger: Logger;
   settings: ApiSettings;
+  /** Hints of settled payment attempts (absent: the API waits for the workflow's Update). */
+  outcomes?: PaymentOutcomeListener;
   /** Routes mounted after the product's own, through the same pipeline (used by tests). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous route list
   extraRoutes?: RouteDef<any, any, any>[];
 }
 
-export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | 'settings'>) {
+export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | 'settings' | 'outcomes'>) {
   const em = deps.orm.em;
   return [
     ...apiKeyRoutes(em),
-    ...paymentRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
+    ...paymentRoutes({
+      em,
+      client: deps.client,
+      providers: deps.providers,
+      settings: deps.settings,
+      outcomes: deps.outcomes,
+    }),
     ...refundRoutes({ em, client: deps.client, settings: deps.settings }),
     ...subscriptionRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
   ];
@@ -70,6 +80,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const api = new Router<AppState>();
   mountRoutes(api, routes, authenticate(authenticator));
 
+  app.use(httpMetrics());
   app.use(requestContext(deps.logger));
   app.use(errorHandler());
   app.use(health.routes());

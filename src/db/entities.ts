@@ -142,6 +142,11 @@ export const PaymentSchema = new EntitySchema<Payment>({
       name: 'payments_sweep_candidates_idx',
       expression: `create index "payments_sweep_candidates_idx" on "payments" ("created_at", "id") where status = 'created' and provider_transaction_id is null`,
     },
+    // Payments in flight by expiry: the payments_stuck_created gauge (src/metrics/backlog.ts).
+    {
+      name: 'payments_created_expiry_idx',
+      expression: `create index "payments_created_expiry_idx" on "payments" ("expires_at") where status = 'created'`,
+    },
   ],
   checks: [
     { name: 'payments_amount_positive_check', expression: 'amount_minor > 0' },

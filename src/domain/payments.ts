@@ -6,6 +6,7 @@ import { recordEvent, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
+import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
 
@@ -116,7 +117,8 @@ export async function applyProviderPayment(
   paymentId: string,
   pp: ProviderPayment,
 ): Promise<Payment | null> {
-  return em.transactional(async (tx) => {
+  let moved: PaymentOutcome | null = null;
+  const applied = await em.transactional(async (tx) => {
     const payment = await tx.findOne(
       Payment,
       { id: paymentId },
@@ -150,9 +152,11 @@ export async function applyProviderPayment(
       payment.failureCode = pp.failureCode ?? 'payment_failed';
       payment.failureMessage = pp.failureMessage ?? 'The payment failed.';
     }
-    await settle(tx, payment, next);
+    moved = await settle(tx, payment, next);
     return payment;
   });
+  if (moved) workerMetrics.payment(moved);
+  return applied;
 }
 
 /** Voids a payment that never reached the provider (or was cancelled there) at its expiry. */
@@ -175,7 +179,8 @@ async function closeUnsent(
   next: 'voided' | 'failed',
   failure?: { code: string; message: string },
 ): Promise<Payment | null> {
-  return em.transactional(async (tx) => {
+  let moved: PaymentOutcome | null = null;
+  const closed = await em.transactional(async (tx) => {
     const payment = await tx.findOne(
       Payment,
       { id: paymentId },
@@ -186,12 +191,15 @@ async function closeUnsent(
       payment.failureCode = failure.code;
       payment.failureMessage = failure.message;
     }
-    await settle(tx, payment, next);
+    moved = await settle(tx, payment, next);
     return payment;
   });
+  if (moved) workerMetrics.payment(moved);
+  return closed;
 }
 
-async function settle(tx: EntityManager, payment: Payment, next: PaymentStatus): Promise<void> {
+/** Moves the payment to `next`; answers the settled outcome when it moved to one (for payments_total). */
+async function settle(tx: EntityManager, payment: Payment, next: PaymentStatus): Promise<PaymentOutcome | null> {
   const changed = next !== payment.status;
   payment.status = next;
   payment.updatedAt = new Date();
@@ -207,4 +215,5 @@ async function settle(tx: EntityManager, payment: Payment, next: PaymentStatus):
     });
   }
   await tx.flush();
+  return changed && (next === 'succeeded' || next === 'failed' || next === 'voided') ? next : null;
 }

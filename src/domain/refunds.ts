@@ -7,6 +7,7 @@ import { toMajor, toMinor } from './money';
 import { presentPayment, refundableMinor } from './payments';
 import { recordEvent } from './events';
 import type { RecordScope } from './scope';
+import { workerMetrics } from '../metrics/worker';
 
 /**
  * Refund rules. Every check and the reservation of the in-flight slot happen in one
@@ -163,7 +164,8 @@ export interface RefundSettlement {
  * one transaction. Idempotent: a settled refund is never settled again.
  */
 export async function settleRefund(em: EntityManager, refundId: string, s: RefundSettlement): Promise<Refund | null> {
-  return em.transactional(async (tx) => {
+  let settled = false;
+  const result = await em.transactional(async (tx) => {
     const head = await tx.findOne(Refund, { id: refundId });
     if (!head) return null;
     // Lock order everywhere: payment, then refund.
@@ -209,6 +211,10 @@ export async function settleRefund(em: EntityManager, refundId: string, s: Refun
       });
     }
     await tx.flush();
+    settled = true;
     return refund;
   });
+  // Counted once the transition committed, and only when this call made it (refunds_total).
+  if (settled) workerMetrics.refund(s.status);
+  return result;
 }

@@ -17,6 +17,7 @@ import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
 import type { Outbox, Plan } from './subscriptionPlan';
 import type { RecordScope } from './scope';
+import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
 /**
  * Subscription rules on the database side: the response shape, creation, and every state
@@ -233,8 +234,15 @@ class OutboxWriter {
     return `${this.subscription.id}:${suffix}`;
   }
 
+  /** Ids of the rows recorded by this change (all there is to answer when nothing is expected). */
+  private readonly recordedEmailIds: string[] = [];
+  private readonly recordedEventIds: string[] = [];
+  /** Rows of a previous run are named: ids() must look them up. */
+  private expecting = false;
+
   /** Names outbox rows a previous run of this change recorded (nothing is recorded again). */
   expect(emailSuffixes: string[], eventSuffixes: string[]): void {
+    this.expecting = true;
     this.emailKeys.push(...emailSuffixes.map((s) => this.key(s)));
     this.eventKeys.push(...eventSuffixes.map((s) => this.key(s)));
   }
@@ -254,7 +262,7 @@ class OutboxWriter {
     await this.tx.flush();
     const data = await viewOf(this.tx, s);
     for (const { type, dedupeKey } of this.events) {
-      recordEvent(this.tx, {
+      const event = recordEvent(this.tx, {
         merchant: s.merchant,
         type,
         resourceId: s.id,
@@ -262,6 +270,7 @@ class OutboxWriter {
         callbackUrl: s.callbackUrl,
         data,
       });
+      if (event) this.recordedEventIds.push(event.id);
     }
   }
 
@@ -271,16 +280,20 @@ class OutboxWriter {
     if (!to) return; // nobody to write to; the merchant still gets its callback
     const dedupeKey = this.key(suffix);
     this.emailKeys.push(dedupeKey);
-    recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to, ...subscriptionEmail(kind, s, facts) });
+    const email = recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to, ...subscriptionEmail(kind, s, facts) });
+    this.recordedEmailIds.push(email.id);
   }
 
   async ids(): Promise<{ emailIds: string[]; eventIds: string[] }> {
     await this.tx.flush();
+    // A first run knows what it recorded (rows are never sent before their transaction commits);
+    // only a re-run that names earlier rows looks them up. No callbackUrl: no events at all.
+    if (!this.expecting) return { emailIds: [...this.recordedEmailIds], eventIds: [...this.recordedEventIds] };
     const [emails, events] = await Promise.all([
       this.emailKeys.length
         ? this.tx.find(Email, { dedupeKey: { $in: this.emailKeys }, sentAt: null }, { fields: ['id'] })
         : [],
-      this.eventKeys.length
+      this.eventKeys.length && this.subscription.callbackUrl
         ? this.tx.find(MerchantEvent, { dedupeKey: { $in: this.eventKeys }, deliveredAt: null }, { fields: ['id'] })
         : [],
     ]);
@@ -413,6 +426,8 @@ export async function applyInvoiceCharge(
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
   let applied = { kind: 'missing' } as
     { kind: 'paid' | 'void' | 'missing' } | { kind: 'declined'; nextAttemptAt: string | null };
+  // Set only when this call recorded the attempt (subscription_charges_total counts it once).
+  let recorded = null as SubscriptionChargeOutcome | null;
   const outbox = await change(em, target.subscription.id, async (tx, s, out) => {
     const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const receipt = [`email:receipt:${invoice.id}`];
@@ -451,6 +466,7 @@ export async function applyInvoiceCharge(
       out.event('subscription.charge_succeeded', succeeded[0]!);
       out.email('receipt', receipt[0]!, { invoice });
       applied = { kind: 'paid' };
+      recorded = 'succeeded';
       return;
     }
     invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
@@ -467,7 +483,9 @@ export async function applyInvoiceCharge(
       out.event('subscription.past_due', failedEvents[1]!);
     }
     applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null };
+    recorded = 'failed';
   });
+  if (outbox && recorded) workerMetrics.subscriptionCharge(recorded);
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
   return { ...applied, outbox } as AppliedCharge;
 }

@@ -1,4 +1,6 @@
+import cluster from 'node:cluster';
 import { Client, Connection } from '@temporalio/client';
+import { AggregatorRegistry } from 'prom-client';
 import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
@@ -7,6 +9,11 @@ import { createApp } from '../api/app';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { requestIdClientOptions } from '../temporal/requestId';
 import { providerRegistryFromConfig } from '../providers/registry';
+import { PaymentOutcomeListener } from '../db/paymentOutcomes';
+import { collectProcessMetrics, renderApiMetrics } from '../metrics/api';
+import { registerBacklogGauges } from '../metrics/backlog';
+import { startMetricsServer, type MetricsServer } from '../metrics/server';
+import { metricsUrl } from '../metrics/address';
 
 /** The API process: stateless, run as many copies as needed behind a load balancer. */
 async function main(): Promise<void> {
@@ -16,7 +23,9 @@ async function main(): Promise<void> {
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const temporal = Connection.lazy(temporalConnectionOptions(config));
   const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE, ...requestIdClientOptions });
+  const outcomes = PaymentOutcomeListener.start(config.databaseUrl, logger);
   const app = createApp({
+    outcomes,
     orm,
     client,
     temporal,
@@ -35,8 +44,26 @@ async function main(): Promise<void> {
       subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
     },
   });
+  // Metrics: this process's own endpoint, unless it is one of `npm run cluster`'s API processes
+  // sharing PORT: there the cluster primary serves them all, aggregated (src/main/cluster.ts).
+  registerBacklogGauges(orm, logger);
+  collectProcessMetrics();
+  let metrics: MetricsServer | null = null;
+  if (cluster.isWorker) {
+    new AggregatorRegistry(); // answers the primary's requests for this process's metrics
+  } else if (config.METRICS_PORT > 0) {
+    metrics = await startMetricsServer({
+      host: config.metricsHost,
+      port: config.METRICS_PORT,
+      report: (message) => logger.error(message),
+      render: renderApiMetrics,
+    });
+  }
   const server = app.listen(config.PORT, config.HOST, () => {
-    logger.info({ port: config.PORT }, 'api listening');
+    logger.info(
+      { port: config.PORT, metrics: metrics ? metricsUrl(config.metricsHost, config.METRICS_PORT) : undefined },
+      'api listening',
+    );
   });
   server.keepAliveTimeout = 65_000;
 
@@ -46,7 +73,9 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'api shutting down');
     server.close(() => {
-      void Promise.allSettled([orm.close(), temporal.close()]).then(() => process.exit(0));
+      void Promise.allSettled([orm.close(), temporal.close(), outcomes.close(), metrics?.close()]).then(() =>
+        process.exit(0),
+      );
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(0), 10_000).unref();

@@ -7,7 +7,18 @@ import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
 import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
 import { supervise, type Supervised } from '../infra/supervisor';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
-import { prepareStack, ROOT, readyBanner, startEntry, waitForWorkers, waitUntilReady } from './stackParts';
+import { AggregatorRegistry } from 'prom-client';
+import { startMetricsServer } from '../metrics/server';
+import {
+  metricsEndpoints,
+  prepareStack,
+  ROOT,
+  readyBanner,
+  startEntry,
+  waitForWorkers,
+  waitUntilReady,
+  workerMetricsPort,
+} from './stackParts';
 
 /**
  * `npm run cluster`: the production shape on one machine. PostgreSQL, the real Temporal server
@@ -122,6 +133,7 @@ async function main(): Promise<void> {
       databaseUrl,
       mailDir: config.SMTP_URL ? null : path.join(config.dataDir, 'mail'),
       demoMerchant: demo,
+      metrics: metricsEndpoints(config, config.WORKER_PROCESSES),
     };
     publish();
 
@@ -156,11 +168,25 @@ async function main(): Promise<void> {
         (child) => (pids.api[slot] = child.pid),
       );
     }
+    // The API processes' metrics, aggregated here (prom-client's AggregatorRegistry asks each
+    // over the cluster's IPC at every scrape): one endpoint for the API port, as one scrape target.
+    if (config.METRICS_PORT > 0) {
+      const aggregator = new AggregatorRegistry();
+      const metrics = await startMetricsServer({
+        host: config.metricsHost,
+        port: config.METRICS_PORT,
+        report: say,
+        render: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
+      });
+      if (metrics) cleanups.push(metrics.close);
+    }
     for (let i = 1; i <= config.WORKER_PROCESSES; i++) {
       const slot = `worker#${i}`;
+      // Each worker its own metrics port (WORKER_METRICS_PORT + i - 1), kept across its restarts.
+      const workerEnv = { ...childEnv, WORKER_METRICS_PORT: String(workerMetricsPort(config, i)) };
       keep(
         slot,
-        () => startEntry('worker', childEnv, logTo('worker')),
+        () => startEntry('worker', workerEnv, logTo('worker')),
         (child) => (pids.worker[slot] = child.pid),
       );
     }
@@ -175,6 +201,7 @@ async function main(): Promise<void> {
         demo,
         temporalUi: temporalServer.uiUrl ?? '(not available: the UI server could not be built; see the log above)',
         logsDir,
+        workers: config.WORKER_PROCESSES,
         extraLines: [
           `Processes    PostgreSQL, Temporal ${temporalServer.services.map((s) => s.name).join('/')}, ` +
             `API x${config.API_PROCESSES}, worker x${config.WORKER_PROCESSES}, sandbox (pids: ${clusterFilePath(config.dataDir)})`,

@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ownChild, stopProcess } from '../infra/processes';
-import { freeLoopbackPort } from '../infra/ports';
+import { freeLoopbackPort, freeLoopbackPortRange } from '../infra/ports';
 import {
   allPorts,
   MAX_MEMBERSHIP_PORT,
@@ -80,9 +80,15 @@ export async function startClusterChild(opts: ClusterChildOptions = {}): Promise
     SMTP_PORT: String(await freeLoopbackPort()),
     TEMPORAL_UI_PORT: String(await freeLoopbackPort()),
     TEMPORAL_PORT: String(await freeTemporalFrontendPort()),
+    METRICS_PORT: String(await freeLoopbackPort()),
     LOG_LEVEL: 'warn',
     ...opts.env,
   };
+  // Worker #i's metrics on WORKER_METRICS_PORT + i - 1: a run of free ports (the default count is 2).
+  env.WORKER_METRICS_PORT =
+    opts.env?.WORKER_METRICS_PORT ?? String(await freeLoopbackPortRange(Number(env.WORKER_PROCESSES || 2)));
+  // Bound to loopback: only this tool scrapes them.
+  env.METRICS_HOST = opts.env?.METRICS_HOST ?? '127.0.0.1';
   // The cluster runs its own database, Temporal server, sandbox and mail catcher.
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SANDBOX_URL', 'SMTP_URL', 'PUBLIC_BASE_URL'])
     delete env[name];

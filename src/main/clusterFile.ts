@@ -10,6 +10,8 @@ export interface ClusterFile {
   databaseUrl: string;
   mailDir: string | null;
   demoMerchant: { merchantId: string; publicKey: string; secretKey: string };
+  /** Prometheus endpoints: the API's (aggregated over its processes) and worker #i's at index i - 1. */
+  metrics: { api: string | null; workers: string[] };
   /** Rewritten whenever a process (re)starts. */
   pids: {
     postgres?: number;

@@ -10,6 +10,7 @@ import { ensureDemoMerchant, type DemoCredentials } from '../domain/demo';
 import { startMailCatcher } from '../mail/catcher';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { ownChild } from '../infra/processes';
+import { metricsUrl } from '../metrics/address';
 
 /** The parts `npm start` and `npm run cluster` share: child processes, readiness waits, the banner. */
 export const ROOT = path.resolve(__dirname, '../..');
@@ -124,12 +125,36 @@ export async function waitForWorkers(
   }
 }
 
+/**
+ * The port of worker #`slot` (1-based) of a stack: WORKER_METRICS_PORT + slot - 1, so several
+ * workers on one host each get their own; 0 (off) stays 0.
+ */
+export function workerMetricsPort(config: Pick<Config, 'WORKER_METRICS_PORT'>, slot: number): number {
+  if (config.WORKER_METRICS_PORT === 0) return 0;
+  const port = config.WORKER_METRICS_PORT + slot - 1;
+  return port <= 65535 ? port : 0;
+}
+
+/** Where a stack's processes serve Prometheus metrics (null / absent: off). */
+export function metricsEndpoints(
+  config: Pick<Config, 'METRICS_PORT' | 'WORKER_METRICS_PORT' | 'metricsHost'>,
+  workers: number,
+): { api: string | null; workers: string[] } {
+  const ports = Array.from({ length: workers }, (_, i) => workerMetricsPort(config, i + 1)).filter((p) => p > 0);
+  return {
+    api: config.METRICS_PORT > 0 ? metricsUrl(config.metricsHost, config.METRICS_PORT) : null,
+    workers: ports.map((p) => metricsUrl(config.metricsHost, p)),
+  };
+}
+
 export interface BannerFacts {
   startedAt: number;
   config: Config;
   demo: DemoCredentials;
   temporalUi: string;
   logsDir: string;
+  /** Worker processes (for their metrics ports); default 1. */
+  workers?: number;
   extraLines?: string[];
 }
 
@@ -137,6 +162,7 @@ export function readyBanner(facts: BannerFacts): string {
   const { config, demo } = facts;
   const base = `http://localhost:${config.PORT}`;
   const basic = Buffer.from(`${demo.publicKey}:${demo.secretKey}`).toString('base64');
+  const metrics = metricsEndpoints(config, facts.workers ?? 1);
   const mail = config.SMTP_URL
     ? config.SMTP_URL
     : `smtp://127.0.0.1:${config.SMTP_PORT} -> ${path.join(config.dataDir, 'mail')}/*.eml`;
@@ -147,6 +173,7 @@ Ready in ${((Date.now() - facts.startedAt) / 1000).toFixed(1)} s.
   Docs         ${base}/docs   (OpenAPI: ${base}/openapi.json)
   Sandbox      ${config.sandboxUrl}   (provider test surface: /_admin/ledger, /_admin/faults)
   Temporal UI  ${facts.temporalUi}
+  Metrics      API ${metrics.api ?? 'off (METRICS_PORT=0)'}; worker ${metrics.workers.join(', ') || 'off (WORKER_METRICS_PORT=0)'}
   Logs         ${facts.logsDir}
   Mail         ${mail}
 ${(facts.extraLines ?? []).map((l) => `  ${l}\n`).join('')}

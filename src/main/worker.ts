@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { loadConfigOrExit, type Config } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
 import { errorText } from '../db/dbErrors';
 import { temporalConnectionOptions } from '../temporal/connection';
-import { temporalSdkLogger } from '../temporal/sdkLogger';
+import { installWorkerRuntime } from '../metrics/workerRuntime';
 import { requestIdClientOptions } from '../temporal/requestId';
 import { createWorker } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
@@ -69,11 +69,8 @@ function touchWhileRunning(file: string, worker: Worker): NodeJS.Timeout {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, 'worker');
-  Runtime.install({
-    logger: temporalSdkLogger(logger),
-    // Graceful: on a signal the worker stops polling, lets running tasks finish, then run() resolves.
-    shutdownSignals: ['SIGINT', 'SIGTERM'],
-  });
+  // The SDK's logger and signals, and the metrics endpoint (the SDK's metrics and ours).
+  const metricsUrl = installWorkerRuntime({ logger, host: config.metricsHost, port: config.WORKER_METRICS_PORT });
   // First: a missing production bundle stops the worker before it connects anywhere.
   const bundle = await workflowBundle(config, (msg) => logger.info(msg));
   const buildId = config.WORKER_BUILD_ID ?? bundle.manifest.buildId;
@@ -125,6 +122,7 @@ async function main(): Promise<void> {
       namespace: config.TEMPORAL_NAMESPACE,
       deploymentName: config.WORKER_VERSIONING ? config.WORKER_DEPLOYMENT_NAME : undefined,
       buildId: config.WORKER_VERSIONING ? buildId : 'unversioned',
+      metrics: metricsUrl ?? 'off',
     },
     'worker running',
   );

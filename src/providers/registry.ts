@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { KEY_ENVIRONMENTS, MerchantProvider, type KeyEnvironment, type Processor } from '../db/entities';
 import type { Logger } from '../logger';
 import { SandboxProvider } from './sandbox/client';
+import { instrumentProvider } from './instrumented';
 import { StripeProvider } from './stripe/client';
 import { ProviderSecrets, type ProviderSecretField } from './secrets';
 import type { PaymentProvider } from './types';
@@ -82,7 +83,8 @@ const UNCONFIGURED: Resolved = { processor: null, provider: null, version: null 
  * `cacheTtlMs`; a built adapter is reused while the row is unchanged.
  */
 export class ProviderRegistry {
-  readonly sandbox: SandboxProvider;
+  /** The built-in sandbox, instrumented like every provider the registry hands out. */
+  readonly sandbox: PaymentProvider;
   private readonly orm: MikroORM;
   private readonly secrets: ProviderSecrets | null;
   private readonly stripeFactory: StripeProviderFactory;
@@ -93,12 +95,14 @@ export class ProviderRegistry {
   private readonly cache = new Map<string, { expiresAt: number; resolved: Promise<Resolved> }>();
 
   constructor(settings: ProviderSettings) {
-    this.sandbox = new SandboxProvider({
-      baseUrl: settings.sandboxUrl.replace(/\/$/, ''),
-      apiKey: settings.sandboxApiKey,
-      webhookSecret: settings.sandboxWebhookSecret,
-      timeoutMs: settings.timeoutMs,
-    });
+    this.sandbox = instrumentProvider(
+      new SandboxProvider({
+        baseUrl: settings.sandboxUrl.replace(/\/$/, ''),
+        apiKey: settings.sandboxApiKey,
+        webhookSecret: settings.sandboxWebhookSecret,
+        timeoutMs: settings.timeoutMs,
+      }),
+    );
     this.orm = settings.orm;
     this.secrets = settings.secretsKey ? ProviderSecrets.fromBase64(settings.secretsKey) : null;
     this.stripeFactory = settings.stripe ?? ((s) => new StripeProvider(s));
@@ -190,7 +194,7 @@ export class ProviderRegistry {
         if (provider.name !== row.processor) {
           throw new Error(`the stripe factory built a provider named ${provider.name}`);
         }
-        return provider;
+        return instrumentProvider(provider);
       }
     }
   }

@@ -9,7 +9,11 @@ const ROOT = path.resolve(__dirname, '../..');
  * The product's worker (`src/main/worker.ts`) as a child process on the stack's task queue, so a
  * test can kill it with SIGKILL mid-work, as a crash would.
  */
-export function startWorkerProcess(stack: PaymentStack, dataDir: string): ChildProcess {
+export function startWorkerProcess(
+  stack: PaymentStack,
+  dataDir: string,
+  extraEnv: NodeJS.ProcessEnv = {},
+): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
     cwd: ROOT,
     stdio: 'ignore',
@@ -28,6 +32,9 @@ export function startWorkerProcess(stack: PaymentStack, dataDir: string): ChildP
       // Unversioned, like the in-process test workers it takes over from on the same task
       // queue (versioned workers: test/integration/deployVersioning.test.ts).
       WORKER_VERSIONING: 'false',
+      // Test files run side by side: no fixed metrics port (test/integration/metrics.test.ts sets one).
+      WORKER_METRICS_PORT: '0',
+      ...extraEnv,
     },
   });
 }

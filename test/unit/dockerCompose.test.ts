@@ -44,6 +44,8 @@ const REQUIRED_SERVICES = [
   'worker',
   'provider-sandbox',
   'smtp',
+  'prometheus',
+  'grafana',
 ];
 
 function loadCompose(): ComposeFile {
@@ -237,7 +239,7 @@ describe('docker-compose.yml', () => {
     if (name !== 'provider-sandbox') expect(new URL(config.sandboxUrl).hostname).toBe('provider-sandbox');
   });
 
-  it.each(['temporal-ui', 'smtp', 'temporal'])('publishes %s on 127.0.0.1 only', (name) => {
+  it.each(['temporal-ui', 'smtp', 'temporal', 'prometheus', 'grafana'])('publishes %s on 127.0.0.1 only', (name) => {
     const ports = (services[name]?.ports ?? []).map(String);
     expect(ports.length).toBeGreaterThan(0);
     for (const port of ports) expect(port).toMatch(/^127\.0\.0\.1:/);
@@ -246,7 +248,17 @@ describe('docker-compose.yml', () => {
   it('health-checks every long-running service', () => {
     const longRunning = Object.entries(services).filter(([, service]) => service.restart !== 'no');
     expect(longRunning.map(([name]) => name).sort()).toEqual(
-      ['api', 'postgres', 'provider-sandbox', 'smtp', 'temporal', 'temporal-ui', 'worker'].sort(),
+      [
+        'api',
+        'grafana',
+        'postgres',
+        'prometheus',
+        'provider-sandbox',
+        'smtp',
+        'temporal',
+        'temporal-ui',
+        'worker',
+      ].sort(),
     );
     const missing = longRunning.filter(([, service]) => healthcheckText(service) === '').map(([name]) => name);
     expect(missing).toEqual([]);
@@ -320,6 +332,50 @@ describe('docker-compose.yml', () => {
         type: key.type.replace(/_/g, ''),
       });
     }
+  });
+
+  it('runs Prometheus on ops/prometheus, scraping the api and worker metrics ports by service name', () => {
+    const prometheus = services.prometheus!;
+    expect(prometheus.volumes).toContain('./ops/prometheus:/etc/prometheus:ro');
+    expect(commandText(prometheus.command)).toContain('--config.file=/etc/prometheus/prometheus.yml');
+    const scrape = parse(fs.readFileSync(path.join(ROOT, 'ops/prometheus/prometheus.yml'), 'utf8')) as {
+      rule_files: string[];
+      scrape_configs: Array<{ job_name: string; dns_sd_configs?: Array<{ names: string[]; port: number }> }>;
+    };
+    for (const rules of scrape.rule_files) expect(fs.existsSync(path.join(ROOT, 'ops/prometheus', rules))).toBe(true);
+    const target = (job: string) => scrape.scrape_configs.find((c) => c.job_name === job)?.dns_sd_configs?.[0];
+    // What each process listens on, as src/config.ts reads the service's environment.
+    const configOf = (name: string) =>
+      loadConfig({ ...containerEnvironment(services[name]!).env, DATA_DIR: '/tmp/nowhere-compose-test' });
+    expect(target('payment-api')).toMatchObject({ names: ['api'], port: configOf('api').METRICS_PORT });
+    expect(target('payment-worker')).toMatchObject({ names: ['worker'], port: configOf('worker').WORKER_METRICS_PORT });
+    // Reachable from the prometheus container: bound on every interface of the app containers.
+    expect(configOf('api').metricsHost).toBe('0.0.0.0');
+    expect(configOf('worker').metricsHost).toBe('0.0.0.0');
+    // ...and never published on the host.
+    expect(containerPorts(services.api?.ports)).not.toContain(configOf('api').METRICS_PORT);
+  });
+
+  it('runs Grafana with the provisioned Prometheus datasource and the ops/grafana dashboards', () => {
+    const grafana = services.grafana!;
+    const volumes = grafana.volumes as string[];
+    const mount = (source: string) => volumes.find((v) => v.startsWith(`${source}:`))?.split(':')[1];
+    expect(mount('./ops/grafana/provisioning')).toBe('/etc/grafana/provisioning');
+    const dashboards = mount('./ops/grafana/dashboards');
+    const provider = parse(
+      fs.readFileSync(path.join(ROOT, 'ops/grafana/provisioning/dashboards/payment-platform.yml'), 'utf8'),
+    ) as { providers: Array<{ options: { path: string } }> };
+    expect(provider.providers[0]!.options.path).toBe(dashboards);
+    const datasources = parse(
+      fs.readFileSync(path.join(ROOT, 'ops/grafana/provisioning/datasources/prometheus.yml'), 'utf8'),
+    ) as { datasources: Array<{ url: string; type: string }> };
+    const prometheusPort = containerPorts(services.prometheus?.ports)[0];
+    expect(datasources.datasources[0]).toMatchObject({
+      type: 'prometheus',
+      url: `http://prometheus:${prometheusPort}`,
+    });
+    expect(containerEnvironment(grafana).required).toEqual(['GRAFANA_ADMIN_PASSWORD']);
+    expect(dependsOn(grafana)).toContain('prometheus');
   });
 
   it('runs Temporal with our dynamic config (the file equals PRODUCTION_DYNAMIC_CONFIG)', () => {

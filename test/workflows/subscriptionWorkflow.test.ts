@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import type { ChargeRequest } from '../../activities/subscriptions';
 import type { Outbox, SubscriptionStatus } from '../../src/domain/subscriptionPlan';
@@ -330,4 +331,59 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     });
     expect((await runLengths(subscriptionWorkflowId(wf.subscriptionId))).length).toBeGreaterThanOrEqual(2);
   }, 180_000);
+
+  /** Activity types the run scheduled as regular activities, and its workflow tasks. */
+  async function taskCounts(workflowId: string) {
+    const events = (await runHistories(testEnv(), workflowId)).flat();
+    const scheduled = events
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((name): name is string => !!name);
+    const workflowTasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
+    return { scheduled, workflowTasks };
+  }
+
+  it('a renewal opens its invoice and sends its receipt inside workflow tasks: only the charge is scheduled', async () => {
+    const billing = fakeBilling({});
+    const wf = input();
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 4, 30 * DAY_MS);
+      return cancelAndFinish(handle);
+    });
+    const { scheduled, workflowTasks } = await taskCounts(subscriptionWorkflowId(wf.subscriptionId));
+    expect(new Set(scheduled)).toEqual(new Set(['awaitRecordVisible', 'chargeInvoice', 'cancelSubscriptionRecord']));
+    expect(scheduled.filter((name) => name === 'chargeInvoice').length).toBe(billing.paid());
+    // Per paid period: the task its timer wakes (invoice opened, charge scheduled), then the task
+    // that records the charge (receipt sent, next timer); plus the start and the cancellation.
+    expect(workflowTasks).toBeLessThanOrEqual(2 * billing.paid() + 4);
+    expect(
+      billing.activities.sendEmail.mock.calls.map(([id]) => String(id)).filter((id) => id.endsWith('-receipt')),
+    ).toHaveLength(billing.paid());
+  }, 120_000);
+
+  it('when the quick tries fail, the invoice and the emails go through their regular activities, once', async () => {
+    const billing = fakeBilling({});
+    const { openInvoice, sendEmail } = billing.activities;
+    const failLocal = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+      jest.fn(async (...args: A): Promise<R> => {
+        if (Context.current().info.isLocal) throw new Error('database busy (local try)');
+        return fn(...args);
+      });
+    billing.activities.openInvoice = failLocal(openInvoice);
+    billing.activities.sendEmail = failLocal(sendEmail);
+    const wf = input();
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 3, 30 * DAY_MS);
+      return cancelAndFinish(handle);
+    });
+    const { scheduled } = await taskCounts(subscriptionWorkflowId(wf.subscriptionId));
+    expect(scheduled.filter((name) => name === 'openInvoice').length).toBeGreaterThanOrEqual(3);
+    for (const invoice of billing.invoices().filter((inv) => inv.status === 'paid')) {
+      expect(billing.attemptsOf(invoice.id)).toEqual([1]);
+    }
+    // Every email the outbox named was sent by a regular activity (the local tries all failed).
+    const sentRegular = sendEmail.mock.calls.map(([id]) => String(id));
+    expect(sentRegular.filter((id) => id.endsWith('-receipt'))).toHaveLength(billing.paid());
+    expect(sentRegular.filter((id) => id.endsWith('-activated'))).toHaveLength(1);
+    expect(new Set(sentRegular).size).toBe(sentRegular.length);
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import { merchantEventsWorkflowSummary } from '../../src/domain/workflowSummarie
 import { merchantEventsWorkflow } from '../merchantEvents';
 import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../searchAttributes';
 import { subscriptionWorkflowId } from '../subscriptionApi';
-import { mail } from './activities';
+import { sendEmail } from './activities';
 import type { SubscriptionState } from './state';
 
 /** The workflow's status follows the record's; operators filter on the search attribute. */
@@ -23,7 +23,7 @@ export function follow(s: SubscriptionState, outbox: Outbox | null | undefined):
   if (!outbox) return;
   setStatus(s, outbox.status);
   for (const emailId of outbox.emailIds) {
-    inBackground(s, mail.sendEmail(emailId), 'email not sent (gave up after a day; the outbox row says why)', {
+    inBackground(s, sendEmail(emailId), 'email not sent (gave up after a day; the outbox row says why)', {
       emailId,
     });
   }

@@ -1,5 +1,5 @@
 import { periodMillis, phaseOfPeriod } from '../../src/domain/subscriptionPlan';
-import { records } from './activities';
+import { openInvoice } from './activities';
 import { cancelStep } from './cancel';
 import { collect } from './charge';
 import { follow } from './outbox';
@@ -23,7 +23,7 @@ export async function bill(s: SubscriptionState): Promise<void> {
       if (!(await waitUntil(s, s.periodStartMs!))) return;
       const periodEnd = periodEndMs(s);
       const { phase } = phaseOfPeriod(s.input.plan, s.periodIndex);
-      const opened = await records.openInvoice({
+      const opened = await openInvoice({
         subscriptionId: s.input.subscriptionId,
         periodIndex: s.periodIndex,
         phaseId: phase.id,

@@ -3,6 +3,7 @@ import { isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcError
 import { databaseUnavailability } from '../../db/dbErrors';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
+import { apiMetrics } from '../../metrics/api';
 
 interface HttpLikeError {
   status?: number;
@@ -56,6 +57,7 @@ export function fromTemporalError(err: unknown): AppError | undefined {
  * its stack and answered as a bare 500.
  */
 export function errorHandler(): Middleware<AppState> {
+  const errorAnswers = apiMetrics().errors;
   return async (ctx, next) => {
     try {
       await next();
@@ -73,6 +75,7 @@ export function errorHandler(): Middleware<AppState> {
       const err =
         known ?? new AppError(500, 'internal_error', 'Internal error. Quote the request id when asking for help.');
       if (!known) ctx.state.log.error({ err: raw }, 'unhandled error');
+      errorAnswers.inc({ code: err.code });
       ctx.status = err.status;
       ctx.set(err.headers);
       ctx.body = { code: err.code, message: err.message, details: err.details };

@@ -6,6 +6,7 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
   type Client,
 } from '@temporalio/client';
 import { Merchant, Payment } from '../../db/entities';
@@ -16,6 +17,7 @@ import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
+import type { PaymentOutcomeListener } from '../../db/paymentOutcomes';
 import { paymentWorkflow } from '../../../workflows/payment';
 import { PAYMENT_UPDATE_REFUSED, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
 import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
@@ -192,8 +194,33 @@ export function paymentRoutes(deps: {
   client: Client;
   providers: ProviderRegistry;
   settings: PaymentSettings;
+  outcomes?: PaymentOutcomeListener;
 }) {
-  const { client, providers, settings } = deps;
+  const { client, providers, settings, outcomes } = deps;
+
+  /**
+   * The Update's outcome. With a listener: the Update accepted, then whichever comes first, the
+   * worker's hint that the attempt's outcome is committed or the Update's result (the hint saves
+   * the workflow task that completes the Update: one Temporal dispatch).
+   */
+  async function updateOutcome(op: WithStartWorkflowOperation<typeof paymentWorkflow>, paymentId: string) {
+    if (!outcomes) return client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op });
+    const hint = outcomes.waitFor(paymentId);
+    const stopPolling = new AbortController();
+    try {
+      const handle = await client.workflow.startUpdateWithStart(submitPaymentUpdate, {
+        startWorkflowOperation: op,
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      const result = client.withAbortSignal(stopPolling.signal, () => handle.result());
+      // Not awaited once the hint wins; its abort must not surface as unhandled.
+      result.catch(() => undefined);
+      return await Promise.race([result, hint.outcome]);
+    } finally {
+      hint.cancel();
+      stopPolling.abort();
+    }
+  }
 
   /**
    * Update-with-Start: start `payment-<id>` if needed and wait (bounded) for the outcome.
@@ -209,9 +236,7 @@ export function paymentRoutes(deps: {
         paymentWorkflowStartOptions(payment, settings, { attemptOnStart: true }),
       );
       try {
-        return await client.withDeadline(deadline, () =>
-          client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op }),
-        );
+        return await client.withDeadline(deadline, () => updateOutcome(op, payment.id));
       } catch (err) {
         if (isHandingOver(err) && Date.now() + HANDOVER_RETRY_MS < deadline) {
           await new Promise((resolve) => setTimeout(resolve, HANDOVER_RETRY_MS));

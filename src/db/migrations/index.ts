@@ -9,6 +9,7 @@ import { Migration20261123010000SweepWatermarks } from './Migration2026112301000
 import { Migration20261124000000OutboxRelay } from './Migration20261124000000OutboxRelay';
 import { Migration20261125000000ProviderCallSent } from './Migration20261125000000ProviderCallSent';
 import { Migration20261126000000MerchantProviders } from './Migration20261126000000MerchantProviders';
+import { Migration20261127120000PaymentExpiryIndex } from './Migration20261127120000PaymentExpiryIndex';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -22,4 +23,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124000000OutboxRelay', class: Migration20261124000000OutboxRelay },
   { name: 'Migration20261125000000ProviderCallSent', class: Migration20261125000000ProviderCallSent },
   { name: 'Migration20261126000000MerchantProviders', class: Migration20261126000000MerchantProviders },
+  { name: 'Migration20261127120000PaymentExpiryIndex', class: Migration20261127120000PaymentExpiryIndex },
 ];

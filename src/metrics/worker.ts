@@ -1,0 +1,168 @@
+import { noopMetricMeter, type MetricCounter, type MetricHistogram, type MetricMeter } from '@temporalio/common';
+
+/**
+ * The worker's own metrics (docs/observability.md). They are recorded through the Temporal
+ * runtime's metric meter, so the one Prometheus endpoint the SDK's core serves on
+ * WORKER_METRICS_PORT carries both the SDK's metrics (`temporal_*`) and these.
+ *
+ * Process-wide, like any metrics registry: `installWorkerMetrics` is called once by the worker
+ * process (src/main/worker.ts); until then (tests, the API, the CLI) every recording is a no-op.
+ *
+ * Money movements are counted where the database transition happens (src/domain/*), after its
+ * transaction committed, and only when the row actually moved: a retried activity, a repeated
+ * webhook or a reconciliation that finds the outcome already recorded counts nothing.
+ */
+
+export const PAYMENT_OUTCOMES = ['succeeded', 'failed', 'voided', 'rejected'] as const;
+export const REFUND_OUTCOMES = ['succeeded', 'failed'] as const;
+export const SUBSCRIPTION_CHARGE_OUTCOMES = ['succeeded', 'failed'] as const;
+export const CALLBACK_OUTCOMES = ['delivered', 'failed', 'refused'] as const;
+export const EMAIL_OUTCOMES = ['sent', 'failed'] as const;
+export const PROVIDER_OPERATIONS = [
+  'createPayment',
+  'findPayment',
+  'cancelPayment',
+  'createRefund',
+  'findRefund',
+] as const;
+
+export type PaymentOutcome = (typeof PAYMENT_OUTCOMES)[number];
+export type RefundOutcome = (typeof REFUND_OUTCOMES)[number];
+export type SubscriptionChargeOutcome = (typeof SUBSCRIPTION_CHARGE_OUTCOMES)[number];
+export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];
+export type EmailOutcome = (typeof EMAIL_OUTCOMES)[number];
+export type ProviderOperation = (typeof PROVIDER_OPERATIONS)[number];
+
+/** Metric names: the contract of the dashboard and the alert rules (ops/). */
+export const WORKER_METRIC_NAMES = {
+  payments: 'payments_total',
+  refunds: 'refunds_total',
+  subscriptionCharges: 'subscription_charges_total',
+  providerDuration: 'provider_call_duration_seconds',
+  providerErrors: 'provider_call_errors_total',
+  ambiguous: 'provider_ambiguous_outcomes_total',
+  reconcileRetries: 'reconciliation_retries_total',
+  callbacks: 'merchant_callback_deliveries_total',
+  emails: 'emails_total',
+} as const;
+
+/** Bucket bounds (seconds) of the provider call histogram: PROVIDER_TIMEOUT_MS defaults to 3 s. */
+export const PROVIDER_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** A counter with one fixed label, its series made up front (so each reads 0 before its first event). */
+class LabelledCounter<L extends string> {
+  private readonly series = new Map<string, MetricCounter>();
+
+  constructor(
+    private readonly counter: MetricCounter,
+    private readonly label: string,
+    values: readonly L[],
+  ) {
+    for (const value of values) this.of(value).add(0);
+  }
+
+  private of(value: string): MetricCounter {
+    let series = this.series.get(value);
+    if (!series) {
+      series = this.counter.withTags({ [this.label]: value });
+      this.series.set(value, series);
+    }
+    return series;
+  }
+
+  inc(value: L | string): void {
+    this.of(value).add(1);
+  }
+}
+
+class WorkerMetrics {
+  readonly payments: LabelledCounter<PaymentOutcome>;
+  readonly refunds: LabelledCounter<RefundOutcome>;
+  readonly subscriptionCharges: LabelledCounter<SubscriptionChargeOutcome>;
+  readonly callbacks: LabelledCounter<CallbackOutcome>;
+  readonly emails: LabelledCounter<EmailOutcome>;
+  readonly ambiguous: LabelledCounter<string>;
+  readonly reconcileRetries: LabelledCounter<string>;
+  private readonly providerDuration: MetricHistogram;
+  private readonly providerErrors: MetricCounter;
+  private readonly durationSeries = new Map<string, MetricHistogram>();
+  private readonly errorSeries = new Map<string, MetricCounter>();
+
+  constructor(meter: MetricMeter) {
+    const counter = (name: string, description: string) => meter.createCounter(name, undefined, description);
+    const n = WORKER_METRIC_NAMES;
+    this.payments = new LabelledCounter(
+      counter(n.payments, 'Payments settled, by outcome (rejected: refused by the provider, nothing kept)'),
+      'outcome',
+      PAYMENT_OUTCOMES,
+    );
+    this.refunds = new LabelledCounter(counter(n.refunds, 'Refunds settled, by outcome'), 'outcome', REFUND_OUTCOMES);
+    this.subscriptionCharges = new LabelledCounter(
+      counter(n.subscriptionCharges, 'Subscription invoice charge attempts recorded, by outcome'),
+      'outcome',
+      SUBSCRIPTION_CHARGE_OUTCOMES,
+    );
+    this.callbacks = new LabelledCounter(
+      counter(n.callbacks, 'Merchant callback delivery attempts, by outcome'),
+      'outcome',
+      CALLBACK_OUTCOMES,
+    );
+    this.emails = new LabelledCounter(counter(n.emails, 'Customer email sends, by outcome'), 'outcome', EMAIL_OUTCOMES);
+    this.ambiguous = new LabelledCounter(
+      counter(n.ambiguous, 'Provider attempts whose outcome is unknown and goes to reconciliation, by reason'),
+      'reason',
+      [],
+    );
+    this.reconcileRetries = new LabelledCounter(
+      counter(n.reconcileRetries, 'Reconciliation tries that could not learn the outcome yet (retried), by reason'),
+      'reason',
+      [],
+    );
+    this.providerDuration = meter.createHistogram(
+      n.providerDuration,
+      'float',
+      's',
+      'Provider API call duration, failed calls included',
+    );
+    this.providerErrors = counter(n.providerErrors, 'Failed provider API calls, by error kind');
+  }
+
+  providerCall(processor: string, operation: ProviderOperation, seconds: number, errorKind: string | null): void {
+    const key = `${processor}|${operation}`;
+    let duration = this.durationSeries.get(key);
+    if (!duration) {
+      duration = this.providerDuration.withTags({ processor, operation });
+      this.durationSeries.set(key, duration);
+    }
+    duration.record(seconds);
+    if (errorKind === null) return;
+    const errorKey = `${key}|${errorKind}`;
+    let errors = this.errorSeries.get(errorKey);
+    if (!errors) {
+      errors = this.providerErrors.withTags({ processor, operation, kind: errorKind });
+      this.errorSeries.set(errorKey, errors);
+    }
+    errors.add(1);
+  }
+}
+
+let current = new WorkerMetrics(noopMetricMeter);
+
+/** Records the worker metrics through `meter` (the Temporal runtime's) from now on. */
+export function installWorkerMetrics(meter: MetricMeter): void {
+  current = new WorkerMetrics(meter);
+}
+
+/** What the worker counts. Cheap: a map lookup and one native call per event. */
+export const workerMetrics = {
+  payment: (outcome: PaymentOutcome) => current.payments.inc(outcome),
+  refund: (outcome: RefundOutcome) => current.refunds.inc(outcome),
+  subscriptionCharge: (outcome: SubscriptionChargeOutcome) => current.subscriptionCharges.inc(outcome),
+  callback: (outcome: CallbackOutcome) => current.callbacks.inc(outcome),
+  email: (outcome: EmailOutcome) => current.emails.inc(outcome),
+  /** An attempt ended without a known outcome (timeout, invalid answer, an earlier call outstanding). */
+  ambiguous: (reason: string) => current.ambiguous.inc(reason),
+  reconcileRetry: (reason: string) => current.reconcileRetries.inc(reason),
+  providerCall: (processor: string, operation: ProviderOperation, seconds: number, errorKind: string | null) =>
+    current.providerCall(processor, operation, seconds, errorKind),
+};

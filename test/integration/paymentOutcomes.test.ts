@@ -1,0 +1,89 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { newId } from '../../src/ids';
+import {
+  PAYMENT_OUTCOME_CHANNEL,
+  PaymentOutcomeListener,
+  publishPaymentOutcome,
+  type PaymentOutcomeHint,
+} from '../../src/db/paymentOutcomes';
+import { openTestOrm, testLogger } from '../helpers/stack';
+import { testStack } from '../setup/stackInfo';
+
+/** The worker's hint that a payment attempt's outcome is committed, over real PostgreSQL. */
+describe('payment outcome hints (LISTEN/NOTIFY)', () => {
+  let orm: MikroORM;
+  let listener: PaymentOutcomeListener;
+  const appName = `outcomes-test-${process.pid}`;
+
+  const until = async (check: () => boolean | Promise<boolean>, ms = 10_000) => {
+    for (const end = Date.now() + ms; Date.now() < end;) {
+      if (await check()) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error('condition not reached');
+  };
+  /** The first of the hint and a short timeout (`none`): a hint that should not come. */
+  const within = (p: Promise<PaymentOutcomeHint>, ms: number) =>
+    Promise.race([p, new Promise<'none'>((resolve) => setTimeout(() => resolve('none'), ms))]);
+
+  beforeAll(async () => {
+    orm = await openTestOrm();
+    listener = PaymentOutcomeListener.start(testStack().databaseUrl, testLogger, appName);
+    await until(() => listener.listening);
+  });
+  afterAll(async () => {
+    await listener.close();
+    await orm.close();
+  });
+
+  it('delivers a hint to the waiters of that payment only', async () => {
+    const [a, b] = [newId('payment'), newId('payment')];
+    const first = listener.waitFor(a);
+    const second = listener.waitFor(a);
+    const other = listener.waitFor(b);
+    await publishPaymentOutcome(orm, a, { kind: 'settled' }, testLogger);
+    await expect(first.outcome).resolves.toEqual({ kind: 'settled' });
+    await expect(second.outcome).resolves.toEqual({ kind: 'settled' });
+    expect(await within(other.outcome, 300)).toBe('none');
+    for (const w of [first, second, other]) w.cancel();
+  });
+
+  it('carries a rejection with its code and message', async () => {
+    const id = newId('payment');
+    const wait = listener.waitFor(id);
+    const rejected = { kind: 'rejected' as const, code: 'card_declined', message: 'Declined.' };
+    await publishPaymentOutcome(orm, id, rejected, testLogger);
+    await expect(wait.outcome).resolves.toEqual(rejected);
+    wait.cancel();
+  });
+
+  it('ignores what is not a hint, and a cancelled waiter hears nothing', async () => {
+    const id = newId('payment');
+    const wait = listener.waitFor(id);
+    const conn = orm.em.getConnection();
+    await conn.execute('select pg_notify(?, ?)', [PAYMENT_OUTCOME_CHANNEL, 'not json']);
+    await conn.execute('select pg_notify(?, ?)', [
+      PAYMENT_OUTCOME_CHANNEL,
+      JSON.stringify({ paymentId: id, outcome: { kind: 'provider_timeout' } }),
+    ]);
+    expect(await within(wait.outcome, 300)).toBe('none');
+    wait.cancel();
+    const cancelled = listener.waitFor(id);
+    cancelled.cancel();
+    await publishPaymentOutcome(orm, id, { kind: 'settled' }, testLogger);
+    expect(await within(cancelled.outcome, 300)).toBe('none');
+  });
+
+  it('listens again after its connection is killed', async () => {
+    await orm.em
+      .getConnection()
+      .execute('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ?', [appName]);
+    await until(() => !listener.listening);
+    await until(() => listener.listening);
+    const id = newId('payment');
+    const wait = listener.waitFor(id);
+    await publishPaymentOutcome(orm, id, { kind: 'created' }, testLogger);
+    await expect(wait.outcome).resolves.toEqual({ kind: 'created' });
+    wait.cancel();
+  });
+});
