@@ -10,7 +10,8 @@ import { subscriptionWorkflowStartOptions } from '../src/temporal/subscriptionWo
 import { outboxEmailWorkflow } from '../workflows/outboxEmail';
 import { merchantEventsWorkflow } from '../workflows/merchantEvents';
 import { MerchantIdKey } from '../workflows/searchAttributes';
-import { Subscription, SubscriptionPhase } from '../src/db/entities';
+import { Subscription, SubscriptionPhase, type KeyEnvironment } from '../src/db/entities';
+import { emailRelayWorkflowSummary, merchantEventsWorkflowSummary } from '../src/domain/workflowSummaries';
 import { planOf } from '../src/domain/subscriptions';
 import type { ActivityDeps } from './deps';
 
@@ -66,6 +67,10 @@ interface PaymentCandidate extends CandidateRow {
   merchant_id: string;
   expires_at: Date;
   callback_url: string | null;
+  /** bigint: the driver answers a string. */
+  amount_minor: string | number;
+  currency: string;
+  environment: KeyEnvironment;
 }
 
 interface RefundCandidate extends CandidateRow {
@@ -73,10 +78,17 @@ interface RefundCandidate extends CandidateRow {
   merchant_id: string;
   payment_id: string;
   callback_url: string | null;
+  amount_minor: string | number;
+  currency: string;
 }
 
 interface OutboxCandidate extends CandidateRow {
   merchant_id: string;
+}
+
+interface MerchantEventCandidate extends OutboxCandidate {
+  type: string;
+  resource_id: string;
 }
 
 /** The workflow that relays one outbox email, or one merchant event: one per row, ever. */
@@ -108,7 +120,8 @@ const orphanKinds = {
   payments: kind<PaymentCandidate>({
     watermarked: true,
     candidates: (byMerchant) =>
-      `select id, created_at, external_id, merchant_id, expires_at, callback_url from payments
+      `select id, created_at, external_id, merchant_id, expires_at, callback_url, amount_minor, currency, environment
+          from payments
           where status = 'created' and provider_transaction_id is null
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
@@ -123,6 +136,9 @@ const orphanKinds = {
             expiresAt: new Date(row.expires_at),
             callbackUrl: row.callback_url,
             merchant: { id: row.merchant_id },
+            amountMinor: Number(row.amount_minor),
+            currency: row.currency,
+            environment: row.environment,
           },
           { taskQueue, callbackRetryInitialSeconds },
         ),
@@ -132,7 +148,7 @@ const orphanKinds = {
   refunds: kind<RefundCandidate>({
     watermarked: true,
     candidates: (byMerchant) =>
-      `select r.id, r.created_at, r.external_id, r.merchant_id, r.payment_id, p.callback_url
+      `select r.id, r.created_at, r.external_id, r.merchant_id, r.payment_id, p.callback_url, r.amount_minor, r.currency
           from refunds r join payments p on p.id = r.payment_id
           where r.status = 'pending' and r.provider_refund_id is null
             and (r.created_at, r.id) > (?, ?) and r.created_at < now() - make_interval(secs => ?)
@@ -147,6 +163,8 @@ const orphanKinds = {
             externalId: row.external_id,
             paymentId: row.payment_id,
             merchantId: row.merchant_id,
+            amountMinor: Number(row.amount_minor),
+            currency: row.currency,
             callbackUrl: row.callback_url,
           },
           {
@@ -201,13 +219,14 @@ const orphanKinds = {
         args: [{ emailId: row.id }],
         ...RELAY_ID_POLICIES,
         typedSearchAttributes: [{ key: MerchantIdKey, value: row.merchant_id }],
+        ...emailRelayWorkflowSummary({ emailId: row.id, merchantId: row.merchant_id }),
       }),
   }),
   // Never attempted: the run that recorded it never started its delivery.
-  merchantEvents: kind<OutboxCandidate>({
+  merchantEvents: kind<MerchantEventCandidate>({
     watermarked: false,
     candidates: (byMerchant) =>
-      `select id, created_at, merchant_id from merchant_events
+      `select id, created_at, merchant_id, type, resource_id from merchant_events
           where delivered_at is null and attempts = 0 and callback_url is not null
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
@@ -219,6 +238,13 @@ const orphanKinds = {
         args: [{ eventIds: [row.id], callbackRetryInitialSeconds }],
         ...RELAY_ID_POLICIES,
         typedSearchAttributes: [{ key: MerchantIdKey, value: row.merchant_id }],
+        ...merchantEventsWorkflowSummary({
+          merchantId: row.merchant_id,
+          eventIds: [row.id],
+          type: row.type,
+          resourceId: row.resource_id,
+          startedBy: 'sweeper',
+        }),
       }),
   }),
 } satisfies Record<OrphanKind, unknown>;

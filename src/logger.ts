@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { databaseErrorSummary } from './db/dbErrors';
+import { currentLogContext } from './logContext';
 
 export type { Logger };
 
@@ -30,6 +31,9 @@ export function createLogger(level: string, name: string, destination?: pino.Des
     },
     // `err` by convention; `error` is where the Temporal SDK puts a failed activity's error.
     serializers: { err: serializeError, error: serializeError },
+    // The request id (and workflow) of the request or activity the line is written in. A new
+    // object each line: pino merges the line's own fields into it.
+    mixin: () => ({ ...currentLogContext() }),
   };
   return destination ? pino(options, destination) : pino(options);
 }

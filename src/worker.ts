@@ -5,7 +5,8 @@ import type { Logger } from './logger';
 import { createActivities } from '../activities';
 import type { ProviderRegistry } from './providers/registry';
 import type { Client } from '@temporalio/client';
-import { WORKFLOWS_PATH } from './workflowBundle';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflowBundle';
+import { requestIdActivityInterceptors } from './temporal/requestId';
 import type { ResolveHost } from './net/pinnedPost';
 
 export { WORKFLOWS_PATH };
@@ -52,6 +53,12 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     activities: createActivities(deps),
+    // The request id of the API request that started a workflow, in its activities' log lines
+    // (a bundle carries the workflow interceptors itself: src/workflowBundle.ts).
+    interceptors: {
+      activity: [requestIdActivityInterceptors],
+      ...(deps.workflowBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+    },
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     ...(deps.versioning
       ? {

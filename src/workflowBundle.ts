@@ -12,6 +12,12 @@ import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 /** The sources the worker runs: every workflow exported from workflows/index.ts. */
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows');
 
+/**
+ * Workflow interceptors bundled with every bundle (request ids: workflows/interceptors.ts). The
+ * bundle carries them, so a worker given a bundle needs no `interceptors.workflowModules`.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = [path.resolve(__dirname, '../workflows/interceptors')];
+
 /** Relative to the working directory, like DATA_DIR (the project root, or /app in the image). */
 export const DEFAULT_WORKFLOW_BUNDLE_PATH = path.join('dist', 'workflow-bundle.js');
 
@@ -62,6 +68,7 @@ export interface BuildWorkflowBundleOptions {
 export async function buildWorkflowBundle(opts: BuildWorkflowBundleOptions): Promise<BuiltWorkflowBundle> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: quietLogger(opts.onError ?? ((msg) => process.stderr.write(`${msg}\n`))),
   });
   const codePath = path.resolve(opts.outPath);

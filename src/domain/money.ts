@@ -74,3 +74,16 @@ export function toMajor(minor: number, currency: string): number {
   if (!Number.isSafeInteger(minor)) throw new Error(`Minor amount ${minor} is not a safe integer`);
   return minor / 10 ** currencyExponent(currency);
 }
+
+/**
+ * Minor units as an operator reads them: every decimal of the currency, then its code
+ * (`1250, 'eur'` -> `12.50 EUR`, `1200, 'JPY'` -> `1200 JPY`). Integer arithmetic, no float.
+ */
+export function formatMoney(minor: number, currency: string): string {
+  if (!Number.isSafeInteger(minor)) throw new Error(`Minor amount ${minor} is not a safe integer`);
+  const exp = currencyExponent(currency);
+  const digits = String(Math.abs(minor)).padStart(exp + 1, '0');
+  const whole = digits.slice(0, digits.length - exp);
+  const fraction = exp > 0 ? `.${digits.slice(digits.length - exp)}` : '';
+  return `${minor < 0 ? '-' : ''}${whole}${fraction} ${currency.toUpperCase()}`;
+}

@@ -7,6 +7,7 @@ import { openOrm } from '../db/orm';
 import { errorText } from '../db/dbErrors';
 import { createApp } from '../api/app';
 import { temporalConnectionOptions } from '../temporal/connection';
+import { requestIdClientOptions } from '../temporal/requestId';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { PaymentOutcomeListener } from '../db/paymentOutcomes';
 import { collectProcessMetrics, renderApiMetrics } from '../metrics/api';
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const temporal = Connection.lazy(temporalConnectionOptions(config));
-  const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE });
+  const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE, ...requestIdClientOptions });
   const outcomes = PaymentOutcomeListener.start(config.databaseUrl, logger);
   const app = createApp({
     outcomes,

@@ -8,6 +8,7 @@ import { openOrm } from '../db/orm';
 import { errorText } from '../db/dbErrors';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { installWorkerRuntime } from '../metrics/workerRuntime';
+import { requestIdClientOptions } from '../temporal/requestId';
 import { createWorker } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
@@ -76,7 +77,11 @@ async function main(): Promise<void> {
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   const connection = await connectWithRetry(temporalConnectionOptions(config), (msg) => logger.warn(msg));
   const clientConnection = await Connection.connect(temporalConnectionOptions(config));
-  const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const client = new Client({
+    connection: clientConnection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    ...requestIdClientOptions,
+  });
   await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
   const identity = `worker-${process.pid}@${os.hostname()}`;
   const worker = await createWorker({

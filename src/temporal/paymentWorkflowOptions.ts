@@ -3,13 +3,18 @@ import type { Payment } from '../db/entities';
 import type { paymentWorkflow } from '../../workflows/payment';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { ExternalIdKey, MerchantIdKey, PaymentStatusKey } from '../../workflows/searchAttributes';
+import { paymentWorkflowSummary } from '../domain/workflowSummaries';
 
 /**
  * How a payment's workflow is started, by the API (Update-with-Start) and by the sweeper that
- * gives orphaned payments their workflow: the same id, input, policies and search attributes.
+ * gives orphaned payments their workflow: the same id, input, policies, search attributes and
+ * summary for the Temporal UI.
  */
 export function paymentWorkflowStartOptions(
-  payment: Pick<Payment, 'id' | 'externalId' | 'expiresAt' | 'callbackUrl'> & { merchant: { id: string } },
+  payment: Pick<
+    Payment,
+    'id' | 'externalId' | 'expiresAt' | 'callbackUrl' | 'amountMinor' | 'currency' | 'environment'
+  > & { merchant: { id: string } },
   settings: { taskQueue: string; callbackRetryInitialSeconds: number },
   /** The API starting the run with the merchant's submit (see PaymentWorkflowInput). */
   { attemptOnStart = false }: { attemptOnStart?: boolean } = {},
@@ -35,5 +40,15 @@ export function paymentWorkflowStartOptions(
       { key: ExternalIdKey, value: payment.externalId },
       { key: PaymentStatusKey, value: 'created' },
     ],
+    ...paymentWorkflowSummary({
+      id: payment.id,
+      merchantId: payment.merchant.id,
+      externalId: payment.externalId,
+      amountMinor: payment.amountMinor,
+      currency: payment.currency,
+      environment: payment.environment,
+      expiresAt: payment.expiresAt,
+      callbacks: payment.callbackUrl !== null,
+    }),
   };
 }

@@ -2,14 +2,23 @@ import type { WorkflowStartOptions } from '@temporalio/client';
 import type { refundWorkflow } from '../../workflows/refund';
 import { refundWorkflowId, type RefundWorkflowInput } from '../../workflows/refundApi';
 import { ExternalIdKey, MerchantIdKey, PaymentIdKey, RefundStatusKey } from '../../workflows/searchAttributes';
+import { refundWorkflowSummary } from '../domain/workflowSummaries';
 
 /**
  * How a refund's workflow is started, by the API (Update-with-Start, after the refund is
  * committed) and by the sweeper that gives a refund left without one its workflow: the same id,
- * input, policies and search attributes.
+ * input, policies, search attributes and summary for the Temporal UI.
  */
 export function refundWorkflowStartOptions(
-  refund: { id: string; externalId: string; paymentId: string; merchantId: string; callbackUrl: string | null },
+  refund: {
+    id: string;
+    externalId: string;
+    paymentId: string;
+    merchantId: string;
+    amountMinor: number;
+    currency: string;
+    callbackUrl: string | null;
+  },
   settings: { taskQueue: string; callbackRetryInitialSeconds: number; refundPollInitialSeconds: number },
 ): WorkflowStartOptions<typeof refundWorkflow> & {
   workflowIdConflictPolicy: 'USE_EXISTING';
@@ -36,5 +45,14 @@ export function refundWorkflowStartOptions(
       { key: PaymentIdKey, value: refund.paymentId },
       { key: RefundStatusKey, value: 'pending' },
     ],
+    ...refundWorkflowSummary({
+      id: refund.id,
+      paymentId: refund.paymentId,
+      merchantId: refund.merchantId,
+      externalId: refund.externalId,
+      amountMinor: refund.amountMinor,
+      currency: refund.currency,
+      callbacks: refund.callbackUrl !== null,
+    }),
   };
 }

@@ -6,7 +6,13 @@ import {
   type Client,
   type ScheduleDescription,
 } from '@temporalio/client';
-import { SWEEP_SCHEDULE_ID, sweepOrphansWorkflow, type SweepOrphansInput } from '../../workflows/sweepOrphans';
+import {
+  ORPHAN_KINDS,
+  SWEEP_SCHEDULE_ID,
+  sweepOrphansWorkflow,
+  type SweepOrphansInput,
+} from '../../workflows/sweepOrphans';
+import { sweepOrphansWorkflowSummary } from '../domain/workflowSummaries';
 
 /** The payments-only sweeper's schedule, replaced by SWEEP_SCHEDULE_ID. */
 const LEGACY_PAYMENT_SWEEP_SCHEDULE_ID = 'sweep-orphan-payments';
@@ -15,6 +21,9 @@ const SWEEP_EVERY_MS = 60_000;
 /** A run stuck (e.g. a workflow task failing) ends here, so SKIP does not hold the schedule forever. */
 const SWEEP_RUN_TIMEOUT_MS = 10 * 60_000;
 export const SWEEP_ARGS: SweepOrphansInput = { graceSeconds: 120, pageSize: 200, maxRows: 5000 };
+
+/** What each sweep run shows in the Temporal UI. */
+const SWEEP_SUMMARY = sweepOrphansWorkflowSummary({ everySeconds: SWEEP_EVERY_MS / 1000, kinds: ORPHAN_KINDS });
 
 /** The sweep schedule as this code defines it. */
 function sweepSchedule(taskQueue: string) {
@@ -27,12 +36,13 @@ function sweepSchedule(taskQueue: string) {
       taskQueue,
       args: [SWEEP_ARGS] as [SweepOrphansInput],
       workflowRunTimeout: SWEEP_RUN_TIMEOUT_MS,
+      ...SWEEP_SUMMARY,
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP },
   };
 }
 
-/** Does the existing schedule run what this code defines (interval, workflow, queue, args, timeout)? */
+/** Does the existing schedule run what this code defines (interval, workflow, queue, args, timeout, summary)? */
 function isCurrent(existing: ScheduleDescription, taskQueue: string): boolean {
   const { action } = existing;
   const intervals = existing.spec.intervals ?? [];
@@ -44,6 +54,8 @@ function isCurrent(existing: ScheduleDescription, taskQueue: string): boolean {
     action.taskQueue === taskQueue &&
     action.workflowRunTimeout === SWEEP_RUN_TIMEOUT_MS &&
     existing.policies.overlap === ScheduleOverlapPolicy.SKIP &&
+    action.staticSummary === SWEEP_SUMMARY.staticSummary &&
+    action.staticDetails === SWEEP_SUMMARY.staticDetails &&
     isDeepStrictEqual(action.args, [SWEEP_ARGS])
   );
 }

@@ -3,13 +3,16 @@ import type { Plan } from '../domain/subscriptionPlan';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import { subscriptionWorkflowId, type SubscriptionWorkflowInput } from '../../workflows/subscriptionApi';
 import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workflows/searchAttributes';
+import { subscriptionWorkflowSummary } from '../domain/workflowSummaries';
 
-/** How a subscription's workflow is started: its id, input, policies and search attributes. */
+/** How a subscription's workflow is started: its id, input, policies, search attributes and UI summary. */
 export function subscriptionWorkflowStartOptions(
   subscription: {
     id: string;
     merchantId: string;
     externalId: string;
+    currency: string;
+    environment?: string;
     cardToken: string | null;
     callbackUrl: string | null;
     plan: Plan;
@@ -46,5 +49,16 @@ export function subscriptionWorkflowStartOptions(
       { key: ExternalIdKey, value: subscription.externalId },
       { key: SubscriptionStatusKey, value: 'created' },
     ],
+    // Not the card token: only whether the merchant gave one.
+    ...subscriptionWorkflowSummary({
+      id: subscription.id,
+      merchantId: subscription.merchantId,
+      externalId: subscription.externalId,
+      currency: subscription.currency,
+      plan: subscription.plan,
+      ...(subscription.environment ? { environment: subscription.environment } : {}),
+      needsAuthorization: input.needsAuthorization,
+      callbacks: input.callbacks,
+    }),
   };
 }

@@ -17,6 +17,8 @@ import { ProviderRegistry, type ProviderSettings } from '../../src/providers/reg
 import { createSandbox } from '../../src/sandbox/server';
 import { startMailCatcher } from '../../src/mail/catcher';
 import { testStack } from '../setup/stackInfo';
+import { requestIdClientOptions } from '../../src/temporal/requestId';
+import type { Logger } from '../../src/logger';
 
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
 
@@ -86,6 +88,8 @@ export interface TestApiOptions {
   temporalAddress?: string;
   /** Another namespace (e.g. one the server does not know); default `default`. */
   namespace?: string;
+  /** The API's logger (default: the quiet test logger); a test reading log lines gives its own. */
+  logger?: Logger;
 }
 
 /** The real Koa app on an ephemeral port, against the run's PostgreSQL and Temporal. */
@@ -94,15 +98,19 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const temporal = opts.temporalAddress
     ? Connection.lazy({ address: opts.temporalAddress, connectTimeout: 500 })
     : await Connection.connect({ address: testStack().temporalAddress });
-  const client = new Client({ connection: temporal, namespace: opts.namespace ?? 'default' });
-  const outcomes = PaymentOutcomeListener.start(opts.databaseUrl ?? testStack().databaseUrl, testLogger);
+  const client = new Client({
+    connection: temporal,
+    namespace: opts.namespace ?? 'default',
+    ...requestIdClientOptions,
+  });
+  const outcomes = PaymentOutcomeListener.start(opts.databaseUrl ?? testStack().databaseUrl, opts.logger ?? testLogger);
   const app = createApp({
     outcomes,
     orm,
     client,
     temporal,
     providers: opts.providers ?? testProviders(orm),
-    logger: testLogger,
+    logger: opts.logger ?? testLogger,
     settings: {
       authCacheTtlMs: 5000,
       taskQueue: 'unused',
@@ -182,18 +190,25 @@ export interface TestWorker {
 /** A real worker on the given task queue, using the run's workflow bundle. */
 export async function startTestWorker(
   orm: MikroORM,
-  opts: { taskQueue: string; providers?: ProviderRegistry; publicBaseUrl?: string; smtpUrl?: string },
+  opts: {
+    taskQueue: string;
+    providers?: ProviderRegistry;
+    publicBaseUrl?: string;
+    smtpUrl?: string;
+    /** The worker's logger (default: the quiet test logger); a test reading log lines gives its own. */
+    logger?: Logger;
+  },
 ): Promise<TestWorker> {
   const stack = testStack();
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
   const clientConnection = await Connection.connect({ address: stack.temporalAddress });
-  const client = new Client({ connection: clientConnection, namespace: 'default' });
+  const client = new Client({ connection: clientConnection, namespace: 'default', ...requestIdClientOptions });
   const worker = await createWorker({
     connection,
     namespace: 'default',
     taskQueue: opts.taskQueue,
     orm,
-    logger: testLogger,
+    logger: opts.logger ?? testLogger,
     providers: opts.providers ?? testProviders(orm),
     publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
     client,
@@ -285,17 +300,25 @@ export async function startPaymentStack(
   settings: Partial<ApiSettings> = {},
   providerTimeoutMs = 1500,
   providerOptions: Partial<ProviderSettings> = {},
+  /** One logger for the API and the worker (default: the quiet test logger). */
+  { logger }: { logger?: Logger } = {},
 ): Promise<PaymentStack> {
   const orm = await openTestOrm();
   const sandbox = createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET });
   const running = await sandbox.listen(0);
   const providers = testProviders(orm, running.url, providerTimeoutMs, providerOptions);
   const taskQueue = uniqueTaskQueue(name);
-  const api = await startTestApi({ orm, providers, settings: { taskQueue, ...settings } });
+  const api = await startTestApi({
+    orm,
+    providers,
+    settings: { taskQueue, ...settings },
+    ...(logger ? { logger } : {}),
+  });
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), `mail-${name}-`));
   const catcher = await startMailCatcher({ port: 0, dir: mailDir });
   const smtpUrl = `smtp://127.0.0.1:${catcher.port}`;
-  let worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl });
+  const workerOptions = { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl, ...(logger ? { logger } : {}) };
+  let worker = await startTestWorker(orm, workerOptions);
   const stack: PaymentStack = {
     orm,
     api,
@@ -306,7 +329,7 @@ export async function startPaymentStack(
     taskQueue,
     providers,
     restartWorker: async () => {
-      worker = await startTestWorker(orm, { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl });
+      worker = await startTestWorker(orm, workerOptions);
       return worker;
     },
     sandbox: async (path: string, body?: unknown) => {

@@ -20,6 +20,7 @@ import { newId } from '../../src/ids';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
+import { emailRelayWorkflowId, merchantEventRelayWorkflowId } from '../../activities/sweeper';
 
 /** The orphan sweeper: paged, past a grace age, skipping records with a workflow, each examined once. */
 describe('orphan sweeper', () => {
@@ -78,6 +79,12 @@ describe('orphan sweeper', () => {
     // One row per page: three pages.
     expect(await sweep()).toEqual({ payments: 3, ...nothingElse });
     for (const id of orphans) expect(await workflowStatus(id)).toBe('RUNNING');
+    // Started by the sweeper: the same summary as the API's, and no request id (no request).
+    const swept = await stack.api.client.workflow.getHandle(paymentWorkflowId(orphans[0]!)).describe();
+    expect(await swept.staticSummary()).toMatch(
+      new RegExp(`^Payment 2\\.00 USD · test · merchant ${merchant.merchantId} · externalId o1-\\d+$`),
+    );
+    expect(swept.memo ?? {}).toEqual({});
     // The watermark is past them: the next sweep examines nothing.
     expect(await sweep()).toEqual({ payments: 0, ...nothingElse });
 
@@ -154,6 +161,20 @@ describe('orphan sweeper', () => {
           250,
         );
         const mailBefore = subs.mail(id).length;
+        // The run's own deliveries ran in children of the subscription, each with its summary.
+        const ownEvents = await stack.orm.em.fork().find(MerchantEvent, { resourceId: id });
+        const childSummaries = await Promise.all(
+          ownEvents.map((e) =>
+            stack.api.client.workflow
+              .getHandle(`${subscriptionWorkflowId(id)}-events-${e.id}`)
+              .describe()
+              .then((d) => d.staticSummary())
+              .catch(() => undefined),
+          ),
+        );
+        expect(childSummaries.filter(Boolean)[0]).toMatch(
+          new RegExp(`^Merchant callbacks?: \\d+ events? of ${id} · merchant ${relayMerchant.merchantId}$`),
+        );
 
         // The lost renewal's rows: the receipt and the event its charge records.
         const { emailId, eventId } = await stack.orm.em.fork().transactional(async (tx) => {
@@ -200,6 +221,15 @@ describe('orphan sweeper', () => {
         expect(receipts()).toEqual([expect.objectContaining({ to: 'customer@example.com' })]);
         expect(receipts()[0]!.subject).toMatch(/^Payment receipt:/);
         expect(deliveries().map((d) => d.json.type)).toEqual(['subscription.charge_succeeded']);
+        // Each relay says what it is in the Temporal UI (never the recipient).
+        const summaryOf = async (workflowId: string) =>
+          (await stack.api.client.workflow.getHandle(workflowId).describe()).staticSummary();
+        expect(await summaryOf(emailRelayWorkflowId(emailId))).toBe(
+          `Customer email ${emailId} · merchant ${relayMerchant.merchantId}`,
+        );
+        expect(await summaryOf(merchantEventRelayWorkflowId(eventId))).toBe(
+          `Merchant callback: subscription.charge_succeeded of ${id} · merchant ${relayMerchant.merchantId}`,
+        );
         const em = stack.orm.em.fork();
         expect(await em.findOneOrFail(Email, { id: emailId })).toMatchObject({ sentAt: expect.any(Date), attempts: 1 });
         expect(await em.findOneOrFail(MerchantEvent, { id: eventId })).toMatchObject({
@@ -287,6 +317,9 @@ describe('orphan sweeper', () => {
         args: [SWEEP_ARGS],
       });
       expect(updated.spec.intervals?.map((i) => i.every)).toEqual([60_000]);
+      expect(updated.action.staticSummary).toBe(
+        'Orphan sweep every 60 s · payments, refunds, subscriptions, emails, merchantEvents',
+      );
       expect(updated.state).toMatchObject({ paused: true, note: 'operator: investigating' });
 
       // Unchanged definition: left alone (the operator's note is not touched either).

@@ -1,4 +1,4 @@
-import { currencyExponent, isCurrency, toMajor, toMinor } from '../../src/domain/money';
+import { currencyExponent, formatMoney, isCurrency, toMajor, toMinor } from '../../src/domain/money';
 
 const minor = (value: number, currency: string) => {
   const r = toMinor(value, currency);
@@ -60,5 +60,17 @@ describe('money', () => {
     for (let cents = 1; cents < 100_000; cents += 7) {
       if (minor(toMajor(cents, 'USD'), 'USD') !== cents) throw new Error(`${cents} does not round-trip`);
     }
+  });
+
+  it.each([
+    [1250, 'eur', '12.50 EUR'],
+    [5, 'USD', '0.05 USD'],
+    [0, 'USD', '0.00 USD'],
+    [1200, 'JPY', '1200 JPY'],
+    [1234, 'KWD', '1.234 KWD'],
+    [100_000_000_000, 'USD', '1000000000.00 USD'],
+    [-1999, 'GBP', '-19.99 GBP'],
+  ])('formats %p %s as %p', (amount, currency, expected) => {
+    expect(formatMoney(amount, currency)).toBe(expected);
   });
 });

@@ -1,5 +1,6 @@
 import { log, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Outbox, SubscriptionStatus } from '../../src/domain/subscriptionPlan';
+import { merchantEventsWorkflowSummary } from '../../src/domain/workflowSummaries';
 import { merchantEventsWorkflow } from '../merchantEvents';
 import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../searchAttributes';
 import { subscriptionWorkflowId } from '../subscriptionApi';
@@ -40,6 +41,13 @@ export function follow(s: SubscriptionState, outbox: Outbox | null | undefined):
           { key: MerchantIdKey, value: s.input.merchantId },
           ...(externalId ? [{ key: ExternalIdKey, value: externalId }] : []),
         ],
+        // The UI's summary (user metadata: not compared on replay).
+        ...merchantEventsWorkflowSummary({
+          merchantId: s.input.merchantId,
+          eventIds: outbox.eventIds,
+          resourceId: subscriptionId,
+          startedBy: 'subscription',
+        }),
       }),
       // Typically: started already by an earlier run of this step (same id).
       'callback workflow not started',

@@ -80,6 +80,8 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
           externalId: refund.externalId,
           paymentId: payment.id,
           merchantId,
+          amountMinor: refund.amountMinor,
+          currency: refund.currency,
           callbackUrl: payment.callbackUrl,
         },
         settings,
