@@ -82,7 +82,7 @@ describe('records whose provider is no longer configured', () => {
     const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 15_000);
     expect(cancelled).toMatchObject({
       cancellationReason: 'payment_failed',
-      latestInvoice: { status: 'void', attempts: 1, failureCode: 'provider_not_configured' },
+      latestInvoice: { status: 'uncollectible', attempts: 1, failureCode: 'provider_not_configured' },
     });
     // Only the first period was charged: the renewal never reached a provider.
     expect((await subs.captures(id)).map((c) => c.status)).toEqual(['succeeded']);

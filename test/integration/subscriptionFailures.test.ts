@@ -77,7 +77,11 @@ describe('subscriptions: failures, retries, hosted authorization', () => {
     expect(created.body.status).toBe('past_due'); // the first charge was declined
     const id = created.body.id as string;
     const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 10_000);
-    expect(cancelled).toMatchObject({ cancellationReason: 'payment_failed', latestInvoice: { status: 'void' } });
+    // Voided by the service after its last attempt: shown as `uncollectible` (docs/decisions.md, Lists).
+    expect(cancelled).toMatchObject({
+      cancellationReason: 'payment_failed',
+      latestInvoice: { status: 'uncollectible' },
+    });
     const captures = await subs.captures(id);
     expect(captures.map((c) => c.status)).toEqual(['failed', 'failed', 'failed']);
     expect(new Set(captures.map((c) => c.idempotencyKey)).size).toBe(3);

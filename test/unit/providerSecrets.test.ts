@@ -113,6 +113,7 @@ describe('PROVIDER_SECRETS_KEY and STRIPE_API_BASE in the configuration', () => 
         DATABASE_URL: 'postgres://u:p@db:5432/payments',
         TEMPORAL_ADDRESS: 'temporal:7233',
         PUBLIC_BASE_URL: 'https://pay.example.com',
+        CURSOR_SECRET: 'a-real-cursor-secret-of-at-least-32-characters',
       };
       expect(loadConfig(production).PROVIDER_SECRETS_KEY).toBeUndefined();
     } finally {
