@@ -19,6 +19,7 @@ import { paymentRoutes, type PaymentSettings } from './routes/payments';
 import { webhookRoutes } from './routes/webhooks';
 import { refundRoutes, type RefundSettings } from './routes/refunds';
 import { subscriptionRoutes, type SubscriptionSettings } from './routes/subscriptions';
+import { subscriptionPaymentMethodRoutes } from './routes/subscriptionPaymentMethod';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings {
   authCacheTtlMs: number;
@@ -53,6 +54,7 @@ export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | '
     }),
     ...refundRoutes({ em, client: deps.client, settings: deps.settings }),
     ...subscriptionRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
+    ...subscriptionPaymentMethodRoutes({ em, client: deps.client, settings: deps.settings }),
   ];
 }
 
