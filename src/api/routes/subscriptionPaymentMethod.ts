@@ -84,7 +84,7 @@ export function subscriptionPaymentMethodRoutes(deps: {
         }
         if (result === 'accepted') {
           throw workflowServiceUnavailable(
-            'The card update is accepted and takes effect as soon as the workers resume; repeat the request to see the result.',
+            'The card update is accepted and not finished yet (workers busy, or the provider slow for a past_due charge); it takes effect without another request. Repeat the request to see the result.',
             { subscription: after, paymentMethod: 'accepted' },
           );
         }
