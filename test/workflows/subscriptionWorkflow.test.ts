@@ -39,6 +39,8 @@ function fakeBilling(rules: {
   unavailable?: (invoice: FakeInvoice, call: number) => boolean;
   /** Whether the customer has authorized a card yet (hosted flow). */
   authorized?: () => boolean;
+  /** Whether the customer has completed the hosted card update page (its card: `tok_page`). */
+  cardPageDone?: () => boolean;
 }) {
   let status: SubscriptionStatus = 'created';
   let card = 'tok_old';
@@ -108,6 +110,16 @@ function fakeBilling(rules: {
       return { kind: 'paid' as const, outbox: outbox([...activate(), 'receipt']) };
     }),
     reconcileInvoiceCharge: jest.fn(async () => ({ kind: 'not_found' as const })),
+    requestCardUpdatePage: jest.fn(async (req: { subscriptionId: string; page: number }) => ({
+      kind: 'pending' as const,
+      transactionId: `seti_${req.page}`,
+    })),
+    checkCardUpdate: jest.fn(async () => {
+      if (!rules.cardPageDone?.()) return 'waiting' as const;
+      card = 'tok_page';
+      return 'authorized' as const;
+    }),
+    closeCardUpdate: jest.fn(async () => 'ended' as const),
     replaceCard: jest.fn(async (req: { subscriptionId: string; cardToken: string }) => {
       if (status !== 'active' && status !== 'past_due') return { kind: 'not_updatable' as const, status };
       if (card === req.cardToken) return { kind: 'unchanged' as const, status };
@@ -376,6 +388,37 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     expect(charges.find((r) => r.invoiceId === 'inv_1' && r.attempt === 1)!.retryDelayMs).toBe(DAY_MS);
     expect(billing.attemptsOf('inv_1')).toEqual([1, 2]);
     expect(billing.activities.replaceCard).toHaveBeenCalledTimes(2);
+  }, 120_000);
+
+  it('hosted card update: watched across continue-as-new, completed, the past_due invoice charged at once', async () => {
+    let done = false;
+    const billing = fakeBilling({ declines: (_inv, _attempt, card) => card === 'tok_old', cardPageDone: () => done });
+    const wf = input({ historyEventLimit: 40 });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.status() === 'past_due', 60_000);
+      const page = () =>
+        handle.executeUpdate(updatePaymentMethodUpdate, { args: [{}], updateId: `page-${Math.random()}` });
+      expect(await page()).toEqual({ kind: 'hosted' });
+      // Webhooks while the customer is on the page grow the history past the bound.
+      for (let i = 0; i < 25; i++) {
+        await handle.signal(providerSubscriptionEventSignal);
+        await testEnv().sleep(60_000);
+      }
+      // Asked again while open: the same page, none created.
+      expect(await page()).toEqual({ kind: 'hosted' });
+      expect(billing.card()).toBe('tok_old');
+      done = true;
+      await handle.signal(providerSubscriptionEventSignal);
+      await skipUntil(() => billing.paid() >= 1, 60_000);
+      return cancelAndFinish(handle);
+    });
+    expect(billing.card()).toBe('tok_page');
+    expect(billing.attemptsOf('inv_0')).toEqual([1, 2]);
+    expect(billing.activities.requestCardUpdatePage).toHaveBeenCalledTimes(1);
+    expect(billing.activities.closeCardUpdate).not.toHaveBeenCalled();
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
   }, 120_000);
 
   it('card update: refused by the validator once cancelled', async () => {

@@ -119,10 +119,12 @@ async function watch(s: SubscriptionState, u: HostedCardUpdate): Promise<void> {
   const subscriptionId = s.input.subscriptionId;
   for (;;) {
     const ms = u.expiresAtMs - Date.now();
-    if (s.cardUpdate === u && !ended() && !s.providerEvent && ms > 0) {
-      await condition(() => s.cardUpdate !== u || ended() || s.providerEvent, ms);
+    if (s.cardUpdate === u && !ended() && !s.providerEvent && !s.closing && ms > 0) {
+      await condition(() => s.cardUpdate !== u || ended() || s.providerEvent || s.closing, ms);
     }
     if (ended()) return;
+    // Handing over: the next run's watcher takes it from the cursor (an event not consumed here).
+    if (s.closing) return;
     let state: CardUpdateState;
     if (s.cardUpdate !== u) {
       await tracked(s, patient.closeCardUpdate({ subscriptionId, transactionId: u.transactionId, apply: false }));
