@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|subscriptions|sweeps|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|subscriptions|card-updates|sweeps|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
   try {
     if (which === 'all' || which === 'payments') await recordPaymentsAndRefunds();
     if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
+    if (which === 'all' || which === 'card-updates') await recordCardUpdates();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
   } finally {
     await globalTeardown();
@@ -251,6 +252,54 @@ async function recordSubscriptions(): Promise<void> {
     await exportHistory('subscription-continued-as-new-last-run', workflowId, chainRuns[chainRuns.length - 1]!.runId);
   } finally {
     await receiver.close();
+    await stack.close();
+  }
+}
+
+/**
+ * Card updates (POST /subscriptions/{id}/payment-method) of past_due subscriptions: a token,
+ * charged at once and paid (then the same request again, which changes nothing); and a hosted
+ * page the customer completes, after which the invoice is charged at once.
+ */
+async function recordCardUpdates(): Promise<void> {
+  const stack = await startPaymentStack('record-cards', {
+    billingDaySeconds: 1,
+    subscriptionAuthorizationExpirySeconds: 30,
+    callbackRetryInitialSeconds: 1,
+  });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Card update recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const update = (id: string, body: unknown) =>
+      call<SubscriptionBody>(stack.api.baseUrl, 'POST', `/subscriptions/${id}/payment-method`, merchant.auth, body);
+    const scenarios: Record<string, string> = {};
+
+    const byToken = await subs.create({ cardToken: 'tok_decline', billingIntervalDays: 30, retryScheduleDays: [30] });
+    const tokenId = byToken.body.id as string;
+    if ((await update(tokenId, { cardToken: 'tok_success' })).body.status !== 'active') throw new Error('not paid');
+    await update(tokenId, { cardToken: 'tok_success' });
+    await subs.cancel(tokenId);
+    scenarios['subscription-card-update-past-due-token'] = tokenId;
+
+    const byPage = await subs.create({ cardToken: 'tok_decline', billingIntervalDays: 30, retryScheduleDays: [30] });
+    const pageId = byPage.body.id as string;
+    const page = await update(pageId, {});
+    await fetch(`${page.body.redirectUrl as string}/pay`, { method: 'POST' });
+    await subs.until(pageId, (s) => s.status === 'active');
+    await subs.cancel(pageId);
+    scenarios['subscription-card-update-past-due-hosted'] = pageId;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
     await stack.close();
   }
 }

@@ -41,6 +41,8 @@ export const ERROR_CODES = {
   refund_in_flight: 'A previous refund of the payment is still in flight (`details.refundId`).',
   amount_exceeds_refundable: 'The amount exceeds the remaining refundable balance (`details.amountRefundable`).',
   concurrent_request: 'A concurrent request with the same externalId is being processed; retry.',
+  subscription_not_updatable:
+    'Only an active or past_due subscription takes a new card (`details.status` is its status).',
   invalid_signature: 'A provider webhook whose signature does not verify.',
   rate_limited:
     "Too many requests: over the API key's rate limit, or too many failed authentications from this address. Retry after the `Retry-After` header (seconds); `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` describe the limit.",

@@ -78,3 +78,12 @@ export const ATTEMPT_ON_START = 'attempt-on-start-v1';
  * through an outage) when the quick try fails. Found by the renewal storm of issue 12.
  */
 export const RENEWAL_LOCAL_STEPS = 'renewal-local-steps-v1';
+
+/**
+ * Card updates (POST /subscriptions/{id}/payment-method): the `updatePaymentMethod` Update, a
+ * hosted update watched beside the billing loop, and a past_due subscription's open invoice
+ * charged at once with the new card (a new attempt with its own key; the retry schedule restarts
+ * only if it is declined). Marked when a run first takes a card update, so that a later change of
+ * these steps can tell the runs that took one under this code; runs without one never reach them.
+ */
+export const SUBSCRIPTION_CARD_UPDATE = 'subscription-card-update-v1';

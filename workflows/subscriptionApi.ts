@@ -48,6 +48,18 @@ export interface SubscriptionCursor {
   collection?: Collection;
   /** A provider webhook arrived and was not looked at yet. */
   providerEvent?: boolean;
+  /** A hosted card update waiting for the customer (the old card is charged meanwhile). */
+  cardUpdate?: HostedCardUpdate;
+  /** Hosted card update pages requested so far (the next one's provider key counts on). */
+  cardPages?: number;
+  /** A past_due subscription's new card is to be charged at once (not started yet). */
+  chargeNow?: boolean;
+}
+
+/** A hosted card update's page at the provider, open until the customer completes it or it expires. */
+export interface HostedCardUpdate {
+  transactionId: string;
+  expiresAtMs: number;
 }
 
 /** An invoice being collected (charged, retried on declines, or waiting for the provider). */
@@ -61,6 +73,11 @@ export interface Collection {
   unavailableStreak: number;
   /** The subscription's very first period: its outcome is the create's answer. */
   first: boolean;
+  /**
+   * Attempts made before the retry schedule last restarted (a new card charged at once): the
+   * next delay is the schedule's entry for the attempts since. Absent: 0.
+   */
+  retryBase?: number;
 }
 
 /** What the API answers a create with: the first thing the workflow established. */
@@ -112,10 +129,51 @@ export const UPDATE_REFUSED = {
   /** Cancelled already (or discarded): nothing to apply. */
   cancelled: 'already_cancelled',
   invalid: 'invalid_request',
+  /** Neither active nor past_due: its card cannot be replaced. */
+  notUpdatable: 'not_updatable',
 } as const;
 
 /** Cancels now; answers once the subscription is cancelled (a charge in flight finishes first). */
 export const cancelSubscriptionUpdate = defineUpdate<SubscriptionStatus, [CancelRequest]>('cancelSubscription');
+
+/** A merchant's card update: a new card token, or (none) a hosted page for the customer. */
+export interface PaymentMethodRequest {
+  cardToken?: string;
+}
+
+export const CARD_TOKEN_MAX_LENGTH = 255;
+
+export function isPaymentMethodRequest(value: unknown): value is PaymentMethodRequest {
+  if (typeof value !== 'object' || value === null) return false;
+  const req = value as Record<string, unknown>;
+  if (Object.keys(req).some((k) => k !== 'cardToken')) return false;
+  return (
+    req.cardToken === undefined ||
+    (typeof req.cardToken === 'string' && req.cardToken.length >= 1 && req.cardToken.length <= CARD_TOKEN_MAX_LENGTH)
+  );
+}
+
+/** What a card update came to (the API then answers the subscription from PostgreSQL). */
+export type PaymentMethodOutcome =
+  /** The card is replaced (a past_due subscription's charge at once made), or was that card already. */
+  | { kind: 'updated' }
+  /** A hosted page waits for the customer (the subscription's `redirectUrl`). */
+  | { kind: 'hosted' }
+  /** The subscription left active / past_due meanwhile. */
+  | { kind: 'not_updatable' }
+  /** The provider refused the card (or the page): nothing changed. */
+  | { kind: 'rejected'; code: string; message: string }
+  /** The provider could not be asked in time: nothing changed. */
+  | { kind: 'provider_unavailable' };
+
+/**
+ * Replaces the subscription's card (`active` or `past_due`); a `past_due` one is charged at once
+ * with it (the open invoice's next attempt). Update ids are derived from the request (see the
+ * API's gateway); the validator refuses a subscription in any other state.
+ */
+export const updatePaymentMethodUpdate = defineUpdate<PaymentMethodOutcome, [PaymentMethodRequest]>(
+  'updatePaymentMethod',
+);
 
 /** The provider reported a change of the card authorization (verified webhook). */
 export const providerSubscriptionEventSignal = defineSignal('providerSubscriptionEvent');

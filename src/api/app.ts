@@ -22,6 +22,7 @@ import { refundRoutes, type RefundSettings } from './routes/refunds';
 import { subscriptionRoutes, type SubscriptionSettings } from './routes/subscriptions';
 import { listRoutes, type ListSettings } from './routes/lists';
 import { rateLimiters, type RateLimitSettings } from './rateLimiter';
+import { subscriptionPaymentMethodRoutes } from './routes/subscriptionPaymentMethod';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
@@ -59,6 +60,7 @@ export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | '
     ...refundRoutes({ em, client: deps.client, settings: deps.settings }),
     ...subscriptionRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
     ...listRoutes({ em, settings: deps.settings }),
+    ...subscriptionPaymentMethodRoutes({ em, client: deps.client, settings: deps.settings }),
   ];
 }
 

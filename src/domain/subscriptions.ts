@@ -16,7 +16,7 @@ import { invoiceStatusOf } from './invoices';
 import { recordEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
-import type { Outbox, Plan } from './subscriptionPlan';
+import type { Outbox, Plan, SubscriptionStatus } from './subscriptionPlan';
 import type { RecordScope } from './scope';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
@@ -524,4 +524,56 @@ export async function cancelSubscription(
 /** The first charge was refused outright (e.g. an unknown card token): nothing is kept. */
 export async function discardSubscription(em: EntityManager, subscriptionId: string): Promise<void> {
   await em.fork().nativeDelete(Subscription, { id: subscriptionId, status: 'created' });
+}
+
+/** The statuses whose card a merchant may replace (PRODUCT.md "Subscription card update"). */
+export const CARD_UPDATABLE_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due'];
+
+export type CardReplacement =
+  { kind: 'replaced' | 'unchanged' | 'not_updatable'; status: SubscriptionStatus } | { kind: 'missing' };
+
+/**
+ * A subscription's new card (a token the provider verified, or one the customer authorized on a
+ * hosted page): charged from the next attempt on. Only while `active` or `past_due`; the same
+ * card again changes nothing. Under the row lock, so a cancellation and a card change never
+ * interleave, and a charge reads either card, never half of a change.
+ */
+export async function replaceSubscriptionCard(
+  em: EntityManager,
+  subscriptionId: string,
+  cardToken: string,
+): Promise<CardReplacement> {
+  let kind: 'replaced' | 'unchanged' | 'not_updatable' = 'not_updatable';
+  const outbox = await change(em, subscriptionId, async (_tx, s) => {
+    if (!CARD_UPDATABLE_STATUSES.includes(s.status)) return;
+    if (s.cardToken === cardToken) {
+      kind = 'unchanged';
+      return;
+    }
+    s.cardToken = cardToken;
+    s.updatedAt = new Date();
+    kind = 'replaced';
+  });
+  return outbox ? { kind, status: outbox.status } : { kind: 'missing' };
+}
+
+/**
+ * A hosted card update's page was created at the provider: the subscription shows it as its
+ * `redirectUrl` (the old card is charged until the customer completes it).
+ */
+export async function markCardUpdatePage(
+  em: EntityManager,
+  subscriptionId: string,
+  setup: { transactionId: string; redirectUrl: string | null },
+): Promise<CardReplacement> {
+  let kind: 'replaced' | 'not_updatable' = 'not_updatable';
+  const outbox = await change(em, subscriptionId, async (_tx, s) => {
+    if (!CARD_UPDATABLE_STATUSES.includes(s.status)) return;
+    kind = 'replaced';
+    if (s.setupTransactionId === setup.transactionId) return;
+    s.setupTransactionId = setup.transactionId;
+    s.redirectUrl = setup.redirectUrl;
+    s.updatedAt = new Date();
+  });
+  return outbox ? { kind, status: outbox.status } : { kind: 'missing' };
 }

@@ -315,7 +315,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     const body = parse(createPaymentBody, await readJson(ctx), 'body');
     const amountMinor = minorAmount(body.amount, body.currency);
     if (body.mode === 'card' && !body.cardToken) throw invalid('cardToken: required when mode is "card".');
-    if (body.mode !== 'card' && body.cardToken) throw invalid('cardToken: only for mode "card".');
+    if (body.mode === 'checkout' && body.cardToken) throw invalid('cardToken: only for mode "card" or "setup".');
     if (body.mode !== 'setup' && amountMinor === 0) throw invalid('amount: must be greater than 0.');
     // From here to the answer nothing awaits: lookup and insert of the key are atomic.
     const payment = store.createPayment(

@@ -182,6 +182,16 @@ export class SandboxStore {
       if (declineCards) failure ??= DECLINES.tok_decline;
       status = failure ? 'failed' : 'succeeded';
     }
+    // A setup with a token verifies the card and saves it at once: no page, nothing moves. A
+    // token whose charges decline is still a card (as a Stripe SetupIntent attaches it).
+    const verify = input.mode === 'setup' && input.cardToken !== null;
+    if (verify) {
+      const token = input.cardToken ?? '';
+      if (!DECLINES[token] && token !== 'tok_success' && !this.savedTokens.has(token)) {
+        throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
+      }
+      status = 'succeeded';
+    }
 
     const id = newSandboxId('txn');
     const payment: PaymentRecord = {
@@ -194,8 +204,8 @@ export class SandboxStore {
       cardToken: input.cardToken,
       failureCode: failure?.code ?? null,
       failureMessage: failure?.message ?? null,
-      checkoutUrl: input.mode === 'card' ? null : `${checkoutBaseUrl}/checkout/${id}`,
-      savedCardToken: null,
+      checkoutUrl: input.mode === 'card' || verify ? null : `${checkoutBaseUrl}/checkout/${id}`,
+      savedCardToken: verify ? input.cardToken : null,
       saveCard: input.saveCard,
       returnUrl: input.returnUrl,
       webhookUrl: input.webhookUrl,

@@ -12,7 +12,10 @@ import {
   cancelSubscriptionUpdate,
   subscriptionStartedUpdate,
   subscriptionWorkflowId,
+  updatePaymentMethodUpdate,
   type CancelRequest,
+  type PaymentMethodOutcome,
+  type PaymentMethodRequest,
   type StartOutcome,
 } from '../../workflows/subscriptionApi';
 import { isTemporalUnreachable, isUpdateAborted } from './grpcErrors';
@@ -115,7 +118,52 @@ export class SubscriptionGateway {
       }
     }
   }
+
+  /**
+   * Replaces the subscription's card through the workflow's Update (`updateId` from
+   * paymentMethodUpdateId), waiting (bounded) for its outcome. A retried request against the
+   * same subscription state attaches to the Update under way; an aborted one is sent again.
+   */
+  async updatePaymentMethod(
+    subscriptionId: string,
+    req: PaymentMethodRequest,
+    updateId: string,
+  ): Promise<PaymentMethodResult> {
+    const deadline = Date.now() + this.settings.waitMs;
+    let accepted = false;
+    for (;;) {
+      try {
+        return await this.client.withDeadline(deadline, async () => {
+          const update = await this.handle(subscriptionId).startUpdate(updatePaymentMethodUpdate, {
+            args: [req],
+            updateId,
+            waitForStage: WorkflowUpdateStage.ACCEPTED,
+          });
+          accepted = true;
+          return await update.result();
+        });
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return 'refused';
+        if (isUpdateAborted(err) && Date.now() + 250 < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          continue;
+        }
+        if (isTemporalUnreachable(err) || isUpdateAborted(err)) return accepted ? 'accepted' : 'no_answer';
+        throw err;
+      }
+    }
+  }
 }
+
+/** What a card update came to within the API's wait. */
+export type PaymentMethodResult =
+  | PaymentMethodOutcome
+  /** Refused by the workflow's validator (neither active nor past_due), or its workflow is closed. */
+  | 'refused'
+  /** Accepted by the workflow, not finished in time: it will happen. */
+  | 'accepted'
+  /** Nothing was decided (Temporal unreachable, or no worker took it): retry. */
+  | 'no_answer';
 
 /** One Update per subscription and request intent (reason, notify): retries attach to it. */
 export function cancelUpdateId(req: CancelRequest): string {
@@ -123,4 +171,18 @@ export function cancelUpdateId(req: CancelRequest): string {
     .update(JSON.stringify([req.reason, req.notify]))
     .digest('hex');
   return `cancel-${intent.slice(0, 24)}`;
+}
+
+/**
+ * One Update per subscription state and request: the subscription's `updatedAt` as the API read
+ * it, and the token (or the hosted page). A retry of a request, or two at once, against the same
+ * state attach to one Update; once the card changed (updatedAt moves) the same request is a new
+ * Update, which finds that card already in place and changes nothing. Temporal keeps Update ids
+ * per run only, so the workflow's state, not the id, is what makes a repeat harmless.
+ */
+export function paymentMethodUpdateId(updatedAt: string, req: PaymentMethodRequest): string {
+  const intent = createHash('sha256')
+    .update(JSON.stringify([updatedAt, req.cardToken ?? null]))
+    .digest('hex');
+  return `payment-method-${intent.slice(0, 32)}`;
 }

@@ -128,6 +128,9 @@ describe('environment scoping: a test key never sees a live record, nor the reve
       getRefund: await api('GET', `/refunds/${theirs.refund}`, auth),
       getSubscription: await api('GET', `/subscriptions/${theirs.subscription}`, auth),
       cancelSubscription: await api('DELETE', `/subscriptions/${theirs.subscription}`, auth),
+      updatePaymentMethod: await api('POST', `/subscriptions/${theirs.subscription}/payment-method`, auth, {
+        cardToken: 'tok_success',
+      }),
     };
     const statuses = Object.fromEntries(Object.entries(answers).map(([name, res]) => [name, res.status]));
     expect(statuses).toEqual({
@@ -137,6 +140,7 @@ describe('environment scoping: a test key never sees a live record, nor the reve
       getRefund: 404,
       getSubscription: 404,
       cancelSubscription: 404,
+      updatePaymentMethod: 404,
     });
     for (const res of Object.values(answers)) expect(res.body).toMatchObject({ code: 'not_found' });
     // Nothing was refunded on the other environment's payment.

@@ -142,6 +142,39 @@ describe('Stripe adapter against stripe-mock', () => {
     });
   });
 
+  describe("a subscription's new card (setup with a token: a confirmed off-session SetupIntent)", () => {
+    it('the request passes validation; a seti_ transaction, no page, amount 0 in our currency', async () => {
+      const p = await stripe.createPayment({
+        idempotencyKey: 'sub_01J0STRIPE.card-abc',
+        amountMinor: 0,
+        currency: 'EUR',
+        mode: 'setup',
+        cardToken: 'cus_QXg1o8vcGmoR32:pm_1PgafzB7WZ01zgkW',
+        description: 'Gold plan',
+        metadata: { subscriptionId: 'sub_01J0STRIPE', merchantId: 'mer_01J0STRIPE' },
+      });
+      expect(p.transactionId).toMatch(/^seti_/);
+      expect(p).toMatchObject({ amountMinor: 0, currency: 'EUR', redirectUrl: null });
+      // stripe-mock's fixture is requires_payment_method: not verified (a succeeded one is mapped
+      // in test/unit/stripeMapping.test.ts).
+      expect(p).toMatchObject({ status: 'failed', savedCardToken: null });
+    });
+
+    it('a token that is not ours to parse is invalid_card_token before anything is sent', async () => {
+      const err = await rejection(
+        stripe.createPayment({
+          idempotencyKey: 'sub_x.card-x',
+          amountMinor: 0,
+          currency: 'EUR',
+          mode: 'setup',
+          cardToken: 'tok_success',
+          metadata,
+        }),
+      );
+      expect(err).toMatchObject({ kind: 'rejected', code: 'invalid_card_token' });
+    });
+  });
+
   describe('lookups', () => {
     it('by transaction: a PaymentIntent and a Checkout Session (expanded), mapped', async () => {
       const pi = await stripe.findPayment({ transactionId: 'pi_1PgafyB7WZ01zgkWSjxsAJo3' });

@@ -10,6 +10,7 @@ import {
   mapEvent,
   mapPaymentIntent,
   mapRefund,
+  mapSetupIntent,
   mapStripeError,
   parseCardToken,
   refundReason,
@@ -127,6 +128,46 @@ describe('PaymentIntent', () => {
     ['another object', { object: 'charge' }],
   ])('%s is invalid_response', (_name, overrides) => {
     expect(providerError(() => mapPaymentIntent(fixture('payment_intent', overrides))).kind).toBe('invalid_response');
+  });
+});
+
+describe("SetupIntent (a subscription's new card, confirmed with a token)", () => {
+  it('succeeded: verified, the card kept as cus_...:pm_..., amount 0 in our currency', () => {
+    const p = mapSetupIntent(
+      fixture('setup_intent', {
+        status: 'succeeded',
+        customer: 'cus_1',
+        payment_method: 'pm_1',
+        last_setup_error: null,
+      }),
+      'eur',
+    );
+    expect(p).toEqual({
+      transactionId: expect.stringMatching(/^seti_/),
+      status: 'succeeded',
+      amountMinor: 0,
+      currency: 'EUR',
+      redirectUrl: null,
+      savedCardToken: 'cus_1:pm_1',
+      failureCode: null,
+      failureMessage: null,
+    });
+  });
+
+  it("not succeeded: failed with Stripe's code, nothing kept", () => {
+    const p = mapSetupIntent(
+      fixture('setup_intent', {
+        status: 'requires_payment_method',
+        last_setup_error: { type: 'card_error', code: 'card_declined', decline_code: 'do_not_honor', message: 'No.' },
+      }),
+      'USD',
+    );
+    expect(p).toMatchObject({
+      status: 'failed',
+      failureCode: 'do_not_honor',
+      failureMessage: 'No.',
+      savedCardToken: null,
+    });
   });
 });
 

@@ -9,6 +9,7 @@ import {
   cancelSubscriptionUpdate,
   providerSubscriptionEventSignal,
   subscriptionWorkflowId,
+  updatePaymentMethodUpdate,
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
 import { runHistories, shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
@@ -32,14 +33,17 @@ interface FakeInvoice {
  * workflow to be judged on what it asks for. Every activity is a jest.fn.
  */
 function fakeBilling(rules: {
-  /** Whether this attempt is declined. */
-  declines?: (invoice: FakeInvoice, attempt: number) => boolean;
+  /** Whether this attempt is declined (`card`: the card on file, `tok_old` until replaced). */
+  declines?: (invoice: FakeInvoice, attempt: number, card: string) => boolean;
   /** Whether the provider is unreachable for this call (counted per invoice). */
   unavailable?: (invoice: FakeInvoice, call: number) => boolean;
   /** Whether the customer has authorized a card yet (hosted flow). */
   authorized?: () => boolean;
+  /** Whether the customer has completed the hosted card update page (its card: `tok_page`). */
+  cardPageDone?: () => boolean;
 }) {
   let status: SubscriptionStatus = 'created';
+  let card = 'tok_old';
   let emails = 0;
   const invoices = new Map<string, FakeInvoice>();
   const calls = new Map<string, number>();
@@ -96,7 +100,7 @@ function fakeBilling(rules: {
       }
       if (invoice.attempts >= req.attempt) throw new Error(`attempt ${req.attempt} of ${invoice.id} made twice`);
       invoice.attempts = req.attempt;
-      if (rules.declines?.(invoice, req.attempt)) {
+      if (rules.declines?.(invoice, req.attempt, card)) {
         if (status !== 'cancelled') status = 'past_due';
         if (req.retryDelayMs !== null) invoice.clockMs += req.retryDelayMs;
         const nextAttemptAt = req.retryDelayMs === null ? null : new Date(invoice.clockMs).toISOString();
@@ -106,6 +110,22 @@ function fakeBilling(rules: {
       return { kind: 'paid' as const, outbox: outbox([...activate(), 'receipt']) };
     }),
     reconcileInvoiceCharge: jest.fn(async () => ({ kind: 'not_found' as const })),
+    requestCardUpdatePage: jest.fn(async (req: { subscriptionId: string; page: number }) => ({
+      kind: 'pending' as const,
+      transactionId: `seti_${req.page}`,
+    })),
+    checkCardUpdate: jest.fn(async () => {
+      if (!rules.cardPageDone?.()) return 'waiting' as const;
+      card = 'tok_page';
+      return 'authorized' as const;
+    }),
+    closeCardUpdate: jest.fn(async () => 'ended' as const),
+    replaceCard: jest.fn(async (req: { subscriptionId: string; cardToken: string }) => {
+      if (status !== 'active' && status !== 'past_due') return { kind: 'not_updatable' as const, status };
+      if (card === req.cardToken) return { kind: 'unchanged' as const, status };
+      card = req.cardToken;
+      return { kind: 'replaced' as const, status };
+    }),
     cancelSubscriptionRecord: jest.fn(async (input: { reason: string; notify: boolean }) => {
       if (status === 'cancelled') return outbox([]);
       for (const invoice of invoices.values()) if (invoice.status === 'open') invoice.status = 'void';
@@ -116,6 +136,7 @@ function fakeBilling(rules: {
   return {
     activities,
     status: () => status,
+    card: () => card,
     invoices: () => [...invoices.values()].sort((a, b) => a.periodIndex - b.periodIndex),
     paid: () => [...invoices.values()].filter((i) => i.status === 'paid').length,
     attemptsOf: (invoiceId: string) =>
@@ -331,6 +352,89 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     });
     expect((await runLengths(subscriptionWorkflowId(wf.subscriptionId))).length).toBeGreaterThanOrEqual(2);
   }, 180_000);
+
+  it('card update: a past_due invoice is charged at once with the new card, paid once; the schedule restarts', async () => {
+    // The first period's charges decline with the old card; the renewal's first attempt too.
+    const billing = fakeBilling({
+      declines: (inv, attempt, card) => card === 'tok_old' || (inv.periodIndex === 1 && attempt === 1),
+    });
+    const wf = input();
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.status() === 'past_due', 60_000);
+      const pastDueAt = await testEnv().currentTimeMs();
+      const outcome = await handle.executeUpdate(updatePaymentMethodUpdate, {
+        args: [{ cardToken: 'tok_new' }],
+        updateId: 'card-1',
+      });
+      expect(outcome).toEqual({ kind: 'updated' });
+      // Paid with the new card at once, not at the retry a day later.
+      expect(billing.status()).toBe('active');
+      expect((await testEnv().currentTimeMs()) - pastDueAt).toBeLessThan(DAY_MS);
+      expect(billing.attemptsOf('inv_0')).toEqual([1, 2]);
+      // The same card again changes nothing and charges nothing.
+      expect(
+        await handle.executeUpdate(updatePaymentMethodUpdate, { args: [{ cardToken: 'tok_new' }], updateId: 'card-2' }),
+      ).toEqual({ kind: 'updated' });
+
+      // The renewal is declined once (the new card), then retried on the schedule's first delay.
+      await skipUntil(() => billing.paid() >= 2, DAY_MS / 4);
+      return cancelAndFinish(handle);
+    });
+    expect(billing.attemptsOf('inv_0')).toEqual([1, 2]);
+    expect(billing.invoices()[0]!.status).toBe('paid');
+    const charges = billing.activities.chargeInvoice.mock.calls.map(([r]) => r);
+    // The charge at once restarted the schedule: had it been declined, the next retry was 1 day.
+    expect(charges.find((r) => r.invoiceId === 'inv_0' && r.attempt === 2)!.retryDelayMs).toBe(DAY_MS);
+    expect(charges.find((r) => r.invoiceId === 'inv_1' && r.attempt === 1)!.retryDelayMs).toBe(DAY_MS);
+    expect(billing.attemptsOf('inv_1')).toEqual([1, 2]);
+    expect(billing.activities.replaceCard).toHaveBeenCalledTimes(2);
+  }, 120_000);
+
+  it('hosted card update: watched across continue-as-new, completed, the past_due invoice charged at once', async () => {
+    let done = false;
+    const billing = fakeBilling({ declines: (_inv, _attempt, card) => card === 'tok_old', cardPageDone: () => done });
+    const wf = input({ historyEventLimit: 40 });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.status() === 'past_due', 60_000);
+      const page = () =>
+        handle.executeUpdate(updatePaymentMethodUpdate, { args: [{}], updateId: `page-${Math.random()}` });
+      expect(await page()).toEqual({ kind: 'hosted' });
+      // Webhooks while the customer is on the page grow the history past the bound.
+      for (let i = 0; i < 25; i++) {
+        await handle.signal(providerSubscriptionEventSignal);
+        await testEnv().sleep(60_000);
+      }
+      // Asked again while open: the same page, none created.
+      expect(await page()).toEqual({ kind: 'hosted' });
+      expect(billing.card()).toBe('tok_old');
+      done = true;
+      await handle.signal(providerSubscriptionEventSignal);
+      await skipUntil(() => billing.paid() >= 1, 60_000);
+      return cancelAndFinish(handle);
+    });
+    expect(billing.card()).toBe('tok_page');
+    expect(billing.attemptsOf('inv_0')).toEqual([1, 2]);
+    expect(billing.activities.requestCardUpdatePage).toHaveBeenCalledTimes(1);
+    expect(billing.activities.closeCardUpdate).not.toHaveBeenCalled();
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
+  }, 120_000);
+
+  it('card update: refused by the validator once cancelled', async () => {
+    const billing = fakeBilling({});
+    const wf = input();
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 1, 60_000);
+      await handle.executeUpdate(cancelSubscriptionUpdate, { args: [{ reason: 'test_over', notify: false }] });
+      await expect(
+        handle.executeUpdate(updatePaymentMethodUpdate, { args: [{ cardToken: 'tok_new' }], updateId: 'card-late' }),
+      ).rejects.toThrow();
+      return handle.result();
+    });
+    expect(billing.activities.replaceCard).not.toHaveBeenCalled();
+    expect(billing.card()).toBe('tok_old');
+  }, 60_000);
 
   /** Activity types the run scheduled as regular activities, and its workflow tasks. */
   async function taskCounts(workflowId: string) {

@@ -7,7 +7,7 @@ import type { Collection } from '../subscriptionApi';
 import { attempts, patient } from './activities';
 import { follow } from './outbox';
 import type { SubscriptionState } from './state';
-import { waitUntil } from './waits';
+import { waitFor } from './waits';
 
 /** While the provider is unreachable (nothing charged): wait, then try the same attempt again. */
 export const unavailableBackoffMs = (streak: number) => Math.min(10_000 * 2 ** (streak - 1), 600_000);
@@ -20,14 +20,30 @@ export type CollectionResult = 'paid' | 'exhausted' | 'cancel' | 'discarded';
  * own idempotency key), so at most one attempt of an invoice can capture.
  */
 export async function collect(s: SubscriptionState): Promise<CollectionResult> {
+  try {
+    return await collectInvoice(s);
+  } finally {
+    // A charge at once asked for this invoice is over with it.
+    s.cardCharge = null;
+  }
+}
+
+async function collectInvoice(s: SubscriptionState): Promise<CollectionResult> {
   const c = s.collection!;
   const { plan, billingDaySeconds, needsAuthorization } = s.input;
   for (;;) {
-    if (!(await waitUntil(s, c.nextAttemptAtMs))) return 'cancel';
+    // A new card (past_due) wakes the wait: the next attempt is made now, and the retry
+    // schedule restarts from it (it only matters if this attempt is declined too).
+    await waitFor(s, () => s.cardCharge === 'requested', c.nextAttemptAtMs);
+    if (s.cancel) return 'cancel';
+    if (s.cardCharge === 'requested') {
+      s.cardCharge = 'charging';
+      c.retryBase = c.attempts;
+    }
     const request: ChargeRequest = {
       invoiceId: c.invoiceId,
       attempt: c.attempts + 1,
-      retryDelayMs: retryDelayMillis(plan, c.attempts + 1, billingDaySeconds),
+      retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
       discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
     };
     const outcome = await chargeOnce(s, c, request);
@@ -36,6 +52,7 @@ export async function collect(s: SubscriptionState): Promise<CollectionResult> {
       c.nextAttemptAtMs = Date.now() + unavailableBackoffMs(c.unavailableStreak);
       continue;
     }
+    if (s.cardCharge === 'charging') s.cardCharge = null;
     c.unavailableStreak = 0;
     switch (outcome.kind) {
       case 'paid':

@@ -2,12 +2,15 @@ import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow'
 import {
   cancelSubscriptionUpdate,
   isCancelRequest,
+  isPaymentMethodRequest,
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionStateQuery,
   UPDATE_REFUSED,
+  updatePaymentMethodUpdate,
   type StartOutcome,
 } from '../subscriptionApi';
+import { cardUpdatable, updateCard } from './card';
 import { liveStateOf, type SubscriptionState } from './state';
 
 /**
@@ -47,6 +50,16 @@ export function installHandlers(s: SubscriptionState): void {
       },
     },
   );
+
+  setHandler(updatePaymentMethodUpdate, (req) => updateCard(s, req), {
+    validator: (req) => {
+      if (!isPaymentMethodRequest(req))
+        throw ApplicationFailure.nonRetryable('invalid payment method request', UPDATE_REFUSED.invalid);
+      if (!cardUpdatable(s)) {
+        throw ApplicationFailure.nonRetryable(`not updatable (${s.status})`, UPDATE_REFUSED.notUpdatable);
+      }
+    },
+  });
 
   setHandler(providerSubscriptionEventSignal, () => {
     s.providerEvent = true;

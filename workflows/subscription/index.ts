@@ -4,6 +4,7 @@ import { SUBSCRIPTION_STEPS_V2 } from '../patches';
 import type { SubscriptionWorkflowInput, SubscriptionWorkflowResult } from '../subscriptionApi';
 import { records } from './activities';
 import { authorize } from './authorize';
+import { watchHostedCard } from './card';
 import { cancelStep } from './cancel';
 import { installHandlers } from './handlers';
 import { legacySubscriptionWorkflow } from './legacy';
@@ -27,6 +28,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   const s = initialState(input);
   installHandlers(s);
+  // A hosted card update the previous run left open is watched on.
+  if (s.cardUpdate) watchHostedCard(s);
 
   if (!input.resume && !(await awaitRecordVisible('subscription', input.subscriptionId))) {
     s.discarded = true;

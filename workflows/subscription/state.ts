@@ -2,6 +2,7 @@ import type { SubscriptionStatus } from '../../src/domain/subscriptionPlan';
 import type {
   CancelRequest,
   Collection,
+  HostedCardUpdate,
   StartOutcome,
   SubscriptionCursor,
   SubscriptionLiveState,
@@ -38,6 +39,17 @@ export interface SubscriptionState {
   runs: number;
   /** Draining before continue-as-new: a waiting first-outcome Update answers at once. */
   closing: boolean;
+  /** A hosted card update waiting for the customer (watched beside the billing loop). */
+  cardUpdate: HostedCardUpdate | null;
+  /** Hosted card update pages requested so far. */
+  cardPages: number;
+  /**
+   * A past_due subscription's new card: `requested` until the collection takes it as its next
+   * attempt, `charging` until that attempt's outcome is known.
+   */
+  cardCharge: 'requested' | 'charging' | null;
+  /** A card update is being applied (they are applied one at a time). */
+  cardBusy: boolean;
   /** For the `state` query: the invoice and period last opened. */
   live: { invoiceId: string | null; currentPeriodStart: string | null; currentPeriodEnd: string | null };
 }
@@ -66,6 +78,10 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
     runs: resume?.runs ?? 0,
     closing: false,
     live: { invoiceId: resume?.collection?.invoiceId ?? null, currentPeriodStart: null, currentPeriodEnd: null },
+    cardUpdate: resume?.cardUpdate ?? null,
+    cardPages: resume?.cardPages ?? 0,
+    cardCharge: resume?.chargeNow ? 'requested' : null,
+    cardBusy: false,
   };
 }
 
@@ -80,6 +96,9 @@ export function cursorOf(s: SubscriptionState): SubscriptionCursor {
     ...(s.authorization ? { authorization: { ...s.authorization } } : {}),
     ...(s.collection ? { collection: { ...s.collection } } : {}),
     ...(s.providerEvent ? { providerEvent: true } : {}),
+    ...(s.cardUpdate ? { cardUpdate: { ...s.cardUpdate } } : {}),
+    ...(s.cardPages > 0 ? { cardPages: s.cardPages } : {}),
+    ...(s.cardCharge === 'requested' ? { chargeNow: true } : {}),
   };
 }
 

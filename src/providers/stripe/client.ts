@@ -19,6 +19,7 @@ import {
   mapCheckoutSession,
   mapEvent,
   mapPaymentIntent,
+  mapSetupIntent,
   mapRefund,
   mapStripeError,
   parseCardToken,
@@ -120,6 +121,26 @@ export class StripeProvider implements PaymentProvider {
         if (declined) return declined;
         throw mapStripeError(err);
       }
+    }
+
+    if (input.mode === 'setup' && input.cardToken) {
+      // A new card for a subscription: verified and kept by a confirmed, off-session SetupIntent.
+      // A refusal (StripeCardError, an unknown PaymentMethod) is a rejection: nothing was saved.
+      const { customer, paymentMethod } = parseCardToken(input.cardToken);
+      const si = await this.call((s) =>
+        s.setupIntents.create(
+          {
+            payment_method: paymentMethod,
+            ...(customer ? { customer } : {}),
+            confirm: true,
+            usage: 'off_session',
+            ...(input.description ? { description: input.description } : {}),
+            metadata,
+          },
+          { idempotencyKey: input.idempotencyKey },
+        ),
+      );
+      return mapSetupIntent(si, input.currency);
     }
 
     if (!input.returnUrl) {

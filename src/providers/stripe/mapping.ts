@@ -257,6 +257,32 @@ export function mapPaymentIntent(value: unknown): ProviderPayment {
 }
 
 /**
+ * A SetupIntent we created confirmed with a saved card (a subscription's new card): succeeded
+ * keeps the card (`savedCardToken`); anything else was not verified (failed, with Stripe's code).
+ * It moves no money: amount 0 in the subscription's currency.
+ */
+export function mapSetupIntent(value: unknown, currency: string): ProviderPayment {
+  const si = parseStripe(setupIntentSchema, value, 'SetupIntent');
+  const base = { transactionId: si.id, amountMinor: 0, currency: currency.toUpperCase(), redirectUrl: null };
+  if (si.status === 'succeeded') {
+    return {
+      ...base,
+      status: 'succeeded',
+      failureCode: null,
+      failureMessage: null,
+      savedCardToken: cardToken(idOf(si.customer), idOf(si.payment_method)),
+    };
+  }
+  return {
+    ...base,
+    status: 'failed',
+    failureCode: si.last_setup_error?.decline_code ?? si.last_setup_error?.code ?? 'card_not_verified',
+    failureMessage: si.last_setup_error?.message ?? 'The card could not be verified for later payments.',
+    savedCardToken: null,
+  };
+}
+
+/**
  * A Checkout Session (mode payment or setup). `requested` is what we asked for when we created
  * it: Stripe's answer to a create always carries the amount and currency, but they are nullable
  * in its spec, so a create falls back to what we sent; a lookup falls back to the expanded
