@@ -181,6 +181,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/subscriptions/{subscriptionId}/payment-method": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the card of an active or past_due subscription (a token, or a hosted page).
+         * @description With `cardToken` the provider verifies the card (no money moves) and it is charged from the next attempt on; a `past_due` subscription is charged at once with it (the open invoice’s next attempt), and the answer shows the outcome; the retry schedule restarts only if that charge is declined. With `{}` the answer carries a `redirectUrl` where the customer enters a card; the old card is charged until they complete it (a `past_due` subscription is then charged at once). A repeat of the same request changes nothing more. Other statuses: 409 `subscription_not_updatable`.
+         */
+        post: operations["updateSubscriptionPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1434,6 +1454,115 @@ export interface operations {
                     "RateLimit-Reset"?: number;
                     /** @description Whole seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSubscriptionPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the new saved-card token; without, the customer enters a card at the answer’s `redirectUrl` */
+                    cardToken?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Bad request: `validation_error`, `invalid_card_token`, `provider_rejected` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `subscription_not_updatable` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `provider_not_configured` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
