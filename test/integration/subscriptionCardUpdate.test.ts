@@ -333,7 +333,17 @@ describe('subscriptions: card update', () => {
     };
     const op = doc.paths['/subscriptions/{subscriptionId}/payment-method']?.post;
     expect(op?.operationId).toBe('updateSubscriptionPaymentMethod');
-    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '409', '500', '503']);
+    expect(Object.keys(op?.responses ?? {}).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '429',
+      '500',
+      '503',
+    ]);
     expect(JSON.stringify(op?.requestBody)).toContain('cardToken');
     expect(JSON.stringify(op?.responses['409'])).toContain('subscription_not_updatable');
   });
