@@ -19,6 +19,7 @@ import {
   getOk,
   gitState,
   installSignalHandlers,
+  machineFacts,
   onTeardown,
   sampleCpu,
   say,
@@ -133,14 +134,7 @@ async function main(): Promise<void> {
   watchdog.unref();
   installSignalHandlers();
   const git = gitState();
-  const machine = {
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    cpuCount: os.cpus().length,
-    totalMemoryGiB: Number((os.totalmem() / 1024 ** 3).toFixed(1)),
-    platform: `${os.type()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-    loadAverage1mAtStart: Number(os.loadavg()[0]?.toFixed(2)),
-  };
+  const machine = machineFacts();
   say(`Machine: ${machine.cpuModel} x ${machine.cpuCount}, ${machine.totalMemoryGiB} GiB, ${machine.platform}`);
   say(`Node ${machine.node}; load average (1 min) at start ${machine.loadAverage1mAtStart}`);
   say(`Code: ${git.commit}${git.uncommittedFiles.length ? ` plus uncommitted changes` : ' (clean tree)'}`);

@@ -72,6 +72,18 @@ export function gitState(): { commit: string; uncommittedFiles: string[] } {
   }
 }
 
+/** The machine a run measures on, as every bench prints and records it. */
+export function machineFacts() {
+  return {
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    cpuCount: os.cpus().length,
+    totalMemoryGiB: Number((os.totalmem() / 1024 ** 3).toFixed(1)),
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverage1mAtStart: Number(os.loadavg()[0]?.toFixed(2)),
+  };
+}
+
 export function tail(file: string, lines = 20): string {
   try {
     return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
