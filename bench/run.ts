@@ -62,7 +62,8 @@ import {
  * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1),
  * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips),
  * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED), BENCH_RATE_LIMIT (10000: the
- * API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED (1; 0 skips the GET without rate limits).
+ * API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED (1; 0 skips the GET without rate limits),
+ * BENCH_GET_UNLIMITED_FIRST (0; 1 measures the GET without rate limits before the one with them).
  */
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);
@@ -457,21 +458,31 @@ async function main(): Promise<void> {
     connections: GET_CONNECTIONS,
   });
 
-  // 2. Product GET
-  const productGet = await measure('product GET /payments/{id}', {
-    url: `${apiUrl}/payments/${paymentId}`,
-    connections: GET_CONNECTIONS,
-    headers: { authorization: basic },
-  });
-
-  // Diagnostic: the same GET on an API process without rate limits, for the limiter's cost.
-  const productGetUnlimited = GET_UNLIMITED
-    ? await measure('product GET /payments/{id}, rate limiting off', {
-        url: `${unlimitedUrl}/payments/${paymentId}`,
-        connections: GET_CONNECTIONS,
-        headers: { authorization: basic },
-      })
-    : undefined;
+  // 2. Product GET, and the diagnostic: the same GET on an API process without rate limits, for
+  // the limiter's cost. BENCH_GET_UNLIMITED_FIRST=1 measures that one first (an ordering check).
+  const measureLimited = () =>
+    measure('product GET /payments/{id}', {
+      url: `${apiUrl}/payments/${paymentId}`,
+      connections: GET_CONNECTIONS,
+      headers: { authorization: basic },
+    });
+  const measureUnlimited = () =>
+    GET_UNLIMITED
+      ? measure('product GET /payments/{id}, rate limiting off', {
+          url: `${unlimitedUrl}/payments/${paymentId}`,
+          connections: GET_CONNECTIONS,
+          headers: { authorization: basic },
+        })
+      : Promise.resolve(undefined);
+  let productGet: Awaited<ReturnType<typeof measureLimited>>;
+  let productGetUnlimited: Awaited<ReturnType<typeof measureUnlimited>>;
+  if (process.env.BENCH_GET_UNLIMITED_FIRST === '1') {
+    productGetUnlimited = await measureUnlimited();
+    productGet = await measureLimited();
+  } else {
+    productGet = await measureLimited();
+    productGetUnlimited = await measureUnlimited();
+  }
 
   // The Temporal floor: the POST's Temporal part alone, at the POST's concurrency, then at 1.
   const timing = { warmupS: WARMUP_S, durationS: DURATION_S };
