@@ -222,7 +222,13 @@ describe('with PostgreSQL cut off or restarting', () => {
     const load = hammer();
     await sleep(300);
     await database.stop();
+    // Down for at least 1.5 s, and until the load has met the outage (on a busy machine every
+    // loop may still be inside a slow request when a short outage ends): at most 15 s.
+    const outageEnds = Date.now() + 15_000;
     await sleep(1500);
+    while (Date.now() < outageEnds && !load.outcomes.some((o) => codeOf(o) === 'service_unavailable')) {
+      await sleep(100);
+    }
     database = await startDatabase();
     await sleep(500);
     const outcomes = await load.stop();
