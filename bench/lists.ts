@@ -17,9 +17,8 @@ import {
   formatCpu,
   freePorts,
   getOk,
-  gitState,
   installSignalHandlers,
-  machineFacts,
+  beginRun,
   onTeardown,
   sampleCpu,
   say,
@@ -126,18 +125,7 @@ function insertPaymentsSql(merchantId: string, firstId: number, count: number): 
 }
 
 async function main(): Promise<void> {
-  const startedAt = new Date();
-  const watchdog = setTimeout(
-    () => void abort(`The benchmark took longer than ${RUN_TIMEOUT_MS / 1000} s: giving up.`),
-    RUN_TIMEOUT_MS,
-  );
-  watchdog.unref();
-  installSignalHandlers();
-  const git = gitState();
-  const machine = machineFacts();
-  say(`Machine: ${machine.cpuModel} x ${machine.cpuCount}, ${machine.totalMemoryGiB} GiB, ${machine.platform}`);
-  say(`Node ${machine.node}; load average (1 min) at start ${machine.loadAverage1mAtStart}`);
-  say(`Code: ${git.commit}${git.uncommittedFiles.length ? ` plus uncommitted changes` : ' (clean tree)'}`);
+  const { startedAt, git, machine, watchdog } = beginRun(RUN_TIMEOUT_MS);
 
   const [pgPort, apiPort, deadPort] = (await freePorts(3)) as [number, number, number];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-bench-lists-'));

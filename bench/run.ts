@@ -19,9 +19,7 @@ import {
   formatCpu,
   freePorts,
   getOk,
-  gitState,
-  installSignalHandlers,
-  machineFacts,
+  beginRun,
   ledger,
   sampleCpu,
   say,
@@ -330,24 +328,7 @@ const cents = (major: number) => Math.round(major * 100);
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const startedAt = new Date();
-  const watchdog = setTimeout(
-    () => void abort(`The benchmark took longer than ${RUN_TIMEOUT_MS / 1000} s: giving up.`),
-    RUN_TIMEOUT_MS,
-  );
-  watchdog.unref();
-  installSignalHandlers();
-
-  const git = gitState();
-  const machine = machineFacts();
-  say(`Machine: ${machine.cpuModel} x ${machine.cpuCount}, ${machine.totalMemoryGiB} GiB, ${machine.platform}`);
-  say(`Node ${machine.node}; load average (1 min) at start ${machine.loadAverage1mAtStart}`);
-  say(
-    `Code: ${git.commit}` +
-      (git.uncommittedFiles.length
-        ? ` plus uncommitted changes in ${git.uncommittedFiles.join(', ')}`
-        : ' (clean tree)'),
-  );
+  const { startedAt, git, machine, watchdog } = beginRun(RUN_TIMEOUT_MS);
   if (machine.loadAverage1mAtStart > machine.cpuCount / 2) {
     say('  (the machine is busy with other work: numbers will be lower; see "outside this benchmark" below)');
   }

@@ -72,6 +72,31 @@ export function gitState(): { commit: string; uncommittedFiles: string[] } {
   }
 }
 
+/**
+ * A bench run's start: the watchdog that gives up after `timeoutMs`, the signal handlers, and the
+ * machine and code measured, printed and returned for the results file.
+ */
+export function beginRun(timeoutMs: number) {
+  const startedAt = new Date();
+  const watchdog = setTimeout(
+    () => void abort(`The benchmark took longer than ${timeoutMs / 1000} s: giving up.`),
+    timeoutMs,
+  );
+  watchdog.unref();
+  installSignalHandlers();
+  const git = gitState();
+  const machine = machineFacts();
+  say(`Machine: ${machine.cpuModel} x ${machine.cpuCount}, ${machine.totalMemoryGiB} GiB, ${machine.platform}`);
+  say(`Node ${machine.node}; load average (1 min) at start ${machine.loadAverage1mAtStart}`);
+  say(
+    `Code: ${git.commit}` +
+      (git.uncommittedFiles.length
+        ? ` plus uncommitted changes in ${git.uncommittedFiles.join(', ')}`
+        : ' (clean tree)'),
+  );
+  return { startedAt, git, machine, watchdog };
+}
+
 /** The machine a run measures on, as every bench prints and records it. */
 export function machineFacts() {
   return {

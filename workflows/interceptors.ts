@@ -5,7 +5,7 @@ import {
   type WorkflowInterceptors,
   type WorkflowInterceptorsFactory,
 } from '@temporalio/workflow';
-import { REQUEST_ID_HEADER, REQUEST_ID_MEMO } from './requestId';
+import { readRequestId, REQUEST_ID_HEADER, REQUEST_ID_MEMO } from './requestId';
 
 /**
  * Workflow interceptors, bundled with the workflows (src/workflowBundle.ts). They carry the
@@ -49,14 +49,3 @@ export const interceptors: WorkflowInterceptorsFactory = (): WorkflowInterceptor
     ],
   };
 };
-
-function readRequestId(headers: Headers): string | undefined {
-  const payload = headers[REQUEST_ID_HEADER];
-  if (!payload) return undefined;
-  try {
-    const value: unknown = defaultPayloadConverter.fromPayload(payload);
-    return typeof value === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}

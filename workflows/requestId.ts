@@ -1,3 +1,5 @@
+import { defaultPayloadConverter, type Headers } from '@temporalio/common';
+
 /**
  * The API request that started a workflow, carried with it so one id ties the request's log
  * line, the workflow and the worker's log lines together:
@@ -9,3 +11,15 @@
  */
 export const REQUEST_ID_HEADER = 'request-id';
 export const REQUEST_ID_MEMO = 'requestId';
+
+/** The request id a Temporal header carries (absent or unreadable: undefined). */
+export function readRequestId(headers: Headers): string | undefined {
+  const payload = headers[REQUEST_ID_HEADER];
+  if (!payload) return undefined;
+  try {
+    const value: unknown = defaultPayloadConverter.fromPayload(payload);
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -3,7 +3,7 @@ import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { defaultPayloadConverter, type Headers } from '@temporalio/common';
 import type { ActivityInterceptors } from '@temporalio/worker';
 import { currentLogContext, withLogContext } from '../logContext';
-import { REQUEST_ID_HEADER, REQUEST_ID_MEMO } from '../../workflows/requestId';
+import { readRequestId, REQUEST_ID_HEADER, REQUEST_ID_MEMO } from '../../workflows/requestId';
 
 /**
  * One id ties an API request, the workflow it started and the worker's log lines for it
@@ -65,17 +65,6 @@ export const requestIdClientInterceptor: WorkflowClientInterceptor = {
 
 /** The client options that stamp workflows with the request id: `new Client({ ..., ...requestIdClientOptions })`. */
 export const requestIdClientOptions = { interceptors: { workflow: [requestIdClientInterceptor] } };
-
-function readRequestId(headers: Headers): string | undefined {
-  const payload = headers[REQUEST_ID_HEADER];
-  if (!payload) return undefined;
-  try {
-    const value: unknown = defaultPayloadConverter.fromPayload(payload);
-    return typeof value === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The worker's side: an activity scheduled with the header runs inside a log context, so every
