@@ -15,7 +15,7 @@ export function recordEmail(
     merchant: input.merchant,
     dedupeKey: input.dedupeKey,
     to: input.to,
-    subject: input.subject.length <= 255 ? input.subject : `${input.subject.slice(0, 254)}…`,
+    subject: clippedSubject(input.subject),
     text: input.text,
     attempts: 0,
     sentAt: null,
@@ -23,4 +23,9 @@ export function recordEmail(
     lastError: null,
     createdAt: new Date(),
   });
+}
+
+/** A subject as stored: at most 255 characters (the column's length). */
+export function clippedSubject(subject: string): string {
+  return subject.length <= 255 ? subject : `${subject.slice(0, 254)}…`;
 }

@@ -13,7 +13,7 @@ import {
 import { newId } from '../ids';
 import { toMajor } from './money';
 import { invoiceStatusOf } from './invoices';
-import { recordEmail } from './emails';
+import { clippedSubject, recordEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
 import type { Outbox, Plan, SubscriptionStatus } from './subscriptionPlan';
@@ -356,6 +356,10 @@ export type OpenedInvoice =
  * subscription's current period. A free period's invoice is paid at once (nothing to charge).
  */
 export async function openPeriodInvoice(em: EntityManager, input: OpenInvoiceInput): Promise<OpenedInvoice> {
+  if (input.amountMinor > 0) {
+    const fast = await openChargeableInvoice(em, input);
+    if (fast) return fast;
+  }
   let opened = undefined as
     { kind: 'open' | 'paid' | 'void'; invoiceId: string; attempts: number } | { kind: 'cancelled' } | undefined;
   const outbox = await change(em, input.subscriptionId, async (tx, s, out) => {
@@ -400,9 +404,132 @@ export async function openPeriodInvoice(em: EntityManager, input: OpenInvoiceInp
   return opened.kind === 'cancelled' ? opened : { ...opened, outbox };
 }
 
+/** No outbox rows: opening an invoice to charge reports nothing by itself (its charge does). */
+const NO_OUTBOX = { emailIds: [], eventIds: [] };
+
+/**
+ * The renewal's usual case in one statement (issue 12: a renewal storm is bound by the worker's
+ * CPU, and the ORM's transaction took six round trips): under the subscription's row lock, a
+ * period's first, chargeable invoice is inserted and the subscription's current period set.
+ * Answers null (the caller takes the general path above) when anything else holds: the invoice
+ * exists already (a retry), the subscription is cancelled or gone.
+ */
+async function openChargeableInvoice(em: EntityManager, input: OpenInvoiceInput): Promise<OpenedInvoice | null> {
+  const now = new Date();
+  const invoiceId = newId('invoice');
+  const rows: Array<{ status: SubscriptionStatus; inserted: boolean }> = await em.getConnection().execute(
+    `with sub as (
+       select id, merchant_id, currency, status from subscriptions where id = ? for update
+     ), inserted as (
+       insert into invoices (id, merchant_id, subscription_id, period_index, phase_id, amount_minor, currency,
+                             period_start, period_end, status, attempts, created_at, updated_at)
+       select ?, sub.merchant_id, sub.id, ?, ?, ?, sub.currency, ?, ?, 'open', 0, ?, ?
+         from sub
+        where sub.status <> 'cancelled'
+          and not exists (select 1 from invoices where subscription_id = sub.id and period_index = ?)
+       on conflict (subscription_id, period_index) do nothing
+       returning subscription_id
+     ), period as (
+       update subscriptions set current_period_start = ?, current_period_end = ?, updated_at = ?
+         from inserted where subscriptions.id = inserted.subscription_id
+     )
+     select sub.status, exists (select 1 from inserted) as inserted from sub`,
+    [
+      input.subscriptionId,
+      invoiceId,
+      input.periodIndex,
+      input.phaseId,
+      input.amountMinor,
+      input.periodStart,
+      input.periodEnd,
+      now,
+      now,
+      input.periodIndex,
+      input.periodStart,
+      input.periodEnd,
+      now,
+    ],
+  );
+  if (!rows[0]?.inserted) return null;
+  return { kind: 'open', invoiceId, attempts: 0, outbox: { status: rows[0].status, ...NO_OUTBOX } };
+}
+
 export type ChargeResult =
   | { kind: 'paid'; transactionId: string }
   | { kind: 'declined'; transactionId: string | null; failureCode: string; failureMessage: string };
+
+/**
+ * A renewal's capture in one statement (issue 12; the general path below took about ten round
+ * trips through the ORM): under the subscription's row lock, the invoice paid, an `active` or
+ * `past_due` subscription active (a cancelled one stays so), and the receipt email, all or
+ * nothing. Only for subscriptions without a callbackUrl that are already active, past due or
+ * cancelled: activation and merchant events (whose payload is the subscription's view) stay on
+ * the general path. Answers null, having changed nothing, whenever the general path must decide
+ * (the attempt recorded already, a concurrent change, another status).
+ *
+ * The receipt's text is written from the invoice and subscription as the caller loaded them:
+ * it names only what never changes on them, plus this charge's transaction id.
+ */
+async function recordRenewalPaid(
+  em: EntityManager,
+  invoice: Invoice,
+  attempt: number,
+  transactionId: string,
+): Promise<AppliedCharge | null> {
+  const s = invoice.subscription;
+  if (s.callbackUrl || !RENEWAL_STATUSES.includes(s.status)) return null;
+  const now = new Date();
+  const emailId = newId('email');
+  const receipt = subscriptionEmail('receipt', s, { invoice: { ...invoice, providerTransactionId: transactionId } });
+  const rows: Array<{ status: SubscriptionStatus; emailed: boolean }> = await em.getConnection().execute(
+    `with sub as (
+       select s.id, s.merchant_id, s.status, coalesce(s.customer ->> 'email', m.email) as email_to
+         from subscriptions s join merchants m on m.id = s.merchant_id
+        where s.id = ? and s.callback_url is null and s.status in ('active', 'past_due', 'cancelled')
+          for update of s
+     ), paid as (
+       update invoices set status = 'paid', attempts = ?, paid_at = ?, voided_at = null,
+              provider_transaction_id = ?, failure_code = null, failure_message = null,
+              next_attempt_at = null, updated_at = ?
+         from sub
+        where invoices.id = ? and invoices.subscription_id = sub.id
+          and invoices.status in ('open', 'void') and invoices.attempts < ?
+       returning invoices.id
+     ), activated as (
+       update subscriptions
+          set status = case when sub.status = 'cancelled' then sub.status else 'active' end, updated_at = ?
+         from sub, paid where subscriptions.id = sub.id
+       returning subscriptions.status
+     ), emailed as (
+       insert into emails (id, merchant_id, dedupe_key, "to", subject, text, attempts, created_at)
+       select ?, sub.merchant_id, ?, sub.email_to, ?, ?, 0, ? from sub, paid where coalesce(sub.email_to, '') <> ''
+       returning id
+     )
+     select (select status from activated) as status, exists (select 1 from emailed) as emailed`,
+    [
+      s.id,
+      attempt,
+      now,
+      transactionId,
+      now,
+      invoice.id,
+      attempt,
+      now,
+      emailId,
+      `${s.id}:email:receipt:${invoice.id}`,
+      clippedSubject(receipt.subject),
+      receipt.text,
+      now,
+    ],
+  );
+  const status = rows[0]?.status;
+  if (!status) return null;
+  workerMetrics.subscriptionCharge('succeeded');
+  return { kind: 'paid', outbox: { status, emailIds: rows[0]!.emailed ? [emailId] : [], eventIds: [] } };
+}
+
+/** The statuses whose captures {@link recordRenewalPaid} records: no activation to report. */
+const RENEWAL_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due', 'cancelled'];
 
 export type AppliedCharge =
   | { kind: 'paid' | 'void'; outbox: Outbox }
@@ -417,12 +544,16 @@ export type AppliedCharge =
  */
 export async function applyInvoiceCharge(
   em: EntityManager,
-  /** The invoice as the caller loaded it (its subscription's row is locked, then the invoice's). */
-  target: { id: string; subscription: { id: string } },
+  /** The invoice as the caller loaded it, with its subscription (whose row is locked, then the invoice's). */
+  target: Invoice,
   attempt: number,
   charge: ChargeResult,
   retryDelayMs: number | null,
 ): Promise<AppliedCharge> {
+  if (charge.kind === 'paid' && target.status !== 'paid' && target.attempts < attempt) {
+    const fast = await recordRenewalPaid(em, target, attempt, charge.transactionId);
+    if (fast) return fast;
+  }
   const invoiceId = target.id;
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
   let applied = { kind: 'missing' } as
