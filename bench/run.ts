@@ -343,7 +343,7 @@ async function main(): Promise<void> {
   ];
 
   const t0 = Date.now();
-  const { dir, logDir, pg, temporal, merchantId, basic, postgresVersion } = await startServices({
+  const { dir, logDir, pg, temporal, temporalServer, merchantId, basic, postgresVersion } = await startServices({
     pgPort,
     temporalPort,
   });
@@ -430,7 +430,9 @@ async function main(): Promise<void> {
   await waitFor('product GET', 10_000, () => getOk(`${apiUrl}/payments/${paymentId}`, { authorization: basic }));
   await waitFor('baseline GET', 10_000, () => getOk(`${baselineUrl}/payments/${paymentId}`));
   const readyS = (Date.now() - t0) / 1000;
-  say(`Stack ready in ${readyS.toFixed(1)} s (PostgreSQL ${postgresVersion}, Temporal ${temporal.address}).`);
+  say(
+    `Stack ready in ${readyS.toFixed(1)} s (PostgreSQL ${postgresVersion}, Temporal ${temporalServer} at ${temporal.address}).`,
+  );
   say(`Sandbox faults: ${JSON.stringify(faults)}`);
 
   // 1. Baseline
@@ -909,7 +911,7 @@ async function main(): Promise<void> {
     git,
     stack: {
       postgres: `${postgresVersion} (embedded, ephemeral: fsync/synchronous_commit/full_page_writes off)`,
-      temporal: 'dev server (temporal server start-dev), in memory, headless',
+      temporal: temporalServer,
       logLevel: 'warn',
       poolMax: 10,
       readyS: Number(readyS.toFixed(1)),

@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, type RunningPostgres } from '../src/infra/embeddedPostgres';
 import { startTemporal, type RunningTemporal } from '../src/infra/temporal';
+import { prepareTemporalServer, registerNamespace, TEMPORAL_SERVER_VERSION } from '../src/infra/temporalServer';
+import { freeTemporalFrontendPort } from '../src/main/clusterChild';
 import { openOrm, migrate } from '../src/db/orm';
 import { createMerchant } from '../src/domain/merchants';
 
@@ -202,7 +204,7 @@ export function spawnChild(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The throw-away stack's services: a temp dir, embedded PostgreSQL, the Temporal dev server, the
+// The throw-away stack's services: a temp dir, embedded PostgreSQL, Temporal (BENCH_TEMPORAL), the
 // migrations and a merchant with a test key. Everything is registered for the teardown.
 
 export interface Services {
@@ -210,10 +212,22 @@ export interface Services {
   logDir: string;
   pg: RunningPostgres;
   temporal: RunningTemporal;
+  /** Which Temporal the run measured (BENCH_TEMPORAL), as the summaries and RESULTS name it. */
+  temporalServer: string;
   merchantId: string;
   /** `Basic base64(publicKey:secretKey)` of the merchant's test key. */
   basic: string;
   postgresVersion: string;
+}
+
+/**
+ * BENCH_TEMPORAL: `dev` (default) the Temporal CLI's dev server (in memory); `server` the real
+ * server (TEMPORAL_SERVER_VERSION, frontend/history/matching/worker as four processes, as
+ * `npm run cluster` runs it) on the bench's own PostgreSQL (the first use builds it with Go).
+ */
+export const TEMPORAL_KIND = process.env.BENCH_TEMPORAL === 'server' ? 'server' : 'dev';
+if (process.env.BENCH_TEMPORAL && !['dev', 'server'].includes(process.env.BENCH_TEMPORAL)) {
+  throw new Error(`BENCH_TEMPORAL must be dev or server, got "${process.env.BENCH_TEMPORAL}"`);
 }
 
 export async function startServices(opts: { pgPort: number; temporalPort: number }): Promise<Services> {
@@ -224,7 +238,7 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
   fs.mkdirSync(logDir);
 
   say(`\nStarting a throw-away stack in ${dir}...`);
-  const [pg, temporal]: [RunningPostgres, RunningTemporal] = await Promise.all([
+  const startPg = () =>
     startEmbeddedPostgres({
       dir: path.join(dir, 'pg'),
       port: opts.pgPort,
@@ -234,12 +248,21 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
     }).then((running) => {
       onTeardown('stopping PostgreSQL', running.stop);
       return running;
-    }),
-    startTemporal({ port: opts.temporalPort, log: (m) => say(`  ${m}`) }).then((running) => {
-      onTeardown('stopping Temporal', running.stop);
-      return running;
-    }),
-  ]);
+    });
+  let pg: RunningPostgres;
+  let temporal: RunningTemporal;
+  if (TEMPORAL_KIND === 'server') {
+    pg = await startPg();
+    temporal = await startTemporalServer(dir, logDir, opts.pgPort);
+  } else {
+    [pg, temporal] = await Promise.all([
+      startPg(),
+      startTemporal({ port: opts.temporalPort, log: (m) => say(`  ${m}`) }).then((running) => {
+        onTeardown('stopping Temporal', running.stop);
+        return running;
+      }),
+    ]);
+  }
   installSignalHandlers();
 
   const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
@@ -252,6 +275,10 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
       logDir,
       pg,
       temporal,
+      temporalServer:
+        TEMPORAL_KIND === 'server'
+          ? `real server ${TEMPORAL_SERVER_VERSION} on PostgreSQL (4 service processes)`
+          : 'dev server (Temporal CLI, in memory)',
       merchantId: created.merchant.id,
       basic: `Basic ${Buffer.from(`${created.apiKey.publicKey}:${created.secretKey}`).toString('base64')}`,
       postgresVersion: rows[0]?.server_version ?? 'unknown',
@@ -259,6 +286,31 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
   } finally {
     await orm.close();
   }
+}
+
+/** The real Temporal server on the bench's PostgreSQL (superuser of the embedded cluster). */
+async function startTemporalServer(dir: string, logDir: string, pgPort: number): Promise<RunningTemporal> {
+  const log = (m: string) => say(`  ${m}`);
+  const plan = await prepareTemporalServer({
+    dir: path.join(dir, 'temporal'),
+    logsDir: logDir,
+    postgres: { host: '127.0.0.1', port: pgPort, user: 'postgres', password: 'postgres' },
+    frontendPort: await freeTemporalFrontendPort(),
+    log,
+  });
+  for (const service of plan.services) {
+    const proc = service.start();
+    const child = { name: `temporal-${service.name}`, process: proc, logFile: service.logFile };
+    proc.once('exit', (code, signal) => {
+      if (isStopping()) return;
+      void abort(`The ${child.name} process exited (${signal ?? code}). Its log:\n${tail(child.logFile)}`);
+    });
+    children.push(child);
+  }
+  // The teardown stops every child (these included) before PostgreSQL.
+  const stop = async () => undefined;
+  await registerNamespace({ address: plan.address, namespace: 'default', log });
+  return { address: plan.address, stop };
 }
 
 // ---------------------------------------------------------------------------------------------

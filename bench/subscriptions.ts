@@ -378,6 +378,7 @@ async function main(): Promise<void> {
     logDir,
     pg: pgServer,
     temporal,
+    temporalServer,
     merchantId,
     basic,
     postgresVersion,
@@ -440,7 +441,7 @@ async function main(): Promise<void> {
   const readyS = (Date.now() - t0) / 1000;
   const atReady = sampler.tick();
   say(
-    `Stack ready in ${readyS.toFixed(1)} s (PostgreSQL ${postgresVersion}, Temporal ${temporal.address}); ` +
+    `Stack ready in ${readyS.toFixed(1)} s (PostgreSQL ${postgresVersion}, Temporal ${temporalServer} at ${temporal.address}); ` +
       `worker RSS ${mib(atReady.workerKiB)} MiB with no workflow`,
   );
 
@@ -988,7 +989,7 @@ async function main(): Promise<void> {
     git,
     stack: {
       postgres: `${postgresVersion} (embedded, ephemeral)`,
-      temporal: 'dev server (temporal server start-dev), in memory, headless',
+      temporal: temporalServer,
       logLevel: 'warn',
       poolMax: 10,
       readyS: round(readyS, 1),
