@@ -61,7 +61,8 @@ import {
  * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips),
  * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED), BENCH_RATE_LIMIT (10000: the
  * API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED (1; 0 skips the GET without rate limits),
- * BENCH_GET_UNLIMITED_FIRST (0; 1 measures the GET without rate limits before the one with them).
+ * BENCH_GET_UNLIMITED_FIRST (0; 1 measures the GET without rate limits before the one with them),
+ * BENCH_TEMPORAL (dev; server: the real Temporal server on PostgreSQL, see bench/stack.ts).
  */
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);

@@ -81,7 +81,8 @@ import {
  * limit), BENCH_SUBS_CPU_PROF (0; 1 runs the worker with --cpu-prof into
  * bench/.out/profiles/subscriptions-worker), BENCH_SUBS_TIMEOUT_S (the watchdog; default from N),
  * BENCH_FLOOR (1; 0 skips the floor, and its target line is then MISSED), BENCH_FLOOR_STORM_N (3000),
- * BENCH_FLOOR_STORM_DUE_IN_S (10 + N / 100: T = first start + this), BENCH_FLOOR_STORM_TIMEOUT_S (300).
+ * BENCH_FLOOR_STORM_DUE_IN_S (10 + N / 100: T = first start + this), BENCH_FLOOR_STORM_TIMEOUT_S (300),
+ * BENCH_TEMPORAL (dev; server: the real Temporal server on PostgreSQL, see bench/stack.ts).
  */
 
 const N = envInt('BENCH_SUBS_N', 1000);

@@ -112,9 +112,7 @@ async function main(): Promise<void> {
           },
         }
       : {}),
-    ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined
-      ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }
-      : {}),
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
   });
   logger.info(
     {
