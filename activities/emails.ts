@@ -90,8 +90,29 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
     }
   }
 
-  return { send };
+  /**
+   * Sends what it can of `emailIds` within `withinMs` and answers the ids it could not confirm
+   * sent (failed, busy, or still under way when the time is up: a send under way keeps its claim,
+   * so whoever sends the id later finds it sent or busy, never sends it twice).
+   */
+  async function sendWithin(emailIds: string[], withinMs: number): Promise<string[]> {
+    if (emailIds.length === 0 || withinMs <= 0) return emailIds;
+    let timer: NodeJS.Timeout | undefined;
+    const timeUp = new Promise<'time_up'>((resolve) => (timer = setTimeout(() => resolve('time_up'), withinMs)));
+    try {
+      const results = await Promise.all(
+        emailIds.map((id) => Promise.race([send(id).catch(() => 'failed' as const), timeUp])),
+      );
+      return emailIds.filter((_, i) => results[i] !== 'sent' && results[i] !== 'already_sent');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return { send, sendWithin };
 }
+
+export type Mailer = ReturnType<typeof createMailer>;
 
 /** Another attempt holds the email (it may be sending it right now). */
 export class EmailBusyError extends Error {

@@ -5,7 +5,7 @@ import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
 import { createRefundRecordActivities } from './refundRecords';
 import { createSweeperActivities } from './sweeper';
-import { createEmailActivities } from './emails';
+import { createEmailActivities, createMailer } from './emails';
 import { createSubscriptionActivities } from './subscriptions';
 import { createVisibilityActivities } from './visibility';
 
@@ -13,6 +13,8 @@ export type { ActivityDeps } from './deps';
 
 /** Every activity the worker registers, built from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
+  // One SMTP pool for the worker: the email activities and the charges that send their receipts.
+  const mailer = createMailer(deps);
   return {
     ...createProbeActivities(deps),
     ...createPaymentActivities(deps),
@@ -20,8 +22,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createRefundActivities(deps),
     ...createRefundRecordActivities(deps),
     ...createSweeperActivities(deps),
-    ...createEmailActivities(deps),
-    ...createSubscriptionActivities(deps),
+    ...createEmailActivities(deps, mailer),
+    ...createSubscriptionActivities(deps, mailer),
     ...createVisibilityActivities(deps),
   };
 }

@@ -1,3 +1,4 @@
+import { temporal } from '@temporalio/proto';
 import { verify } from '../../src/providers/signature';
 import { ensureWebhookSecret } from '../../src/domain/merchants';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
@@ -91,6 +92,44 @@ describe('subscriptions (token flow, 1 s billing day)', () => {
     expect(new Set(receipts.map((e) => /Invoice: (inv_\w+)/.exec(e.text)?.[1])).size).toBe(paid.length);
     expect(mail.filter((e) => /cancelled/.test(e.subject))).toHaveLength(1);
     expect(new Set(mail.map((e) => e.messageId)).size).toBe(mail.length);
+  });
+
+  it("sends a charge's emails from the charge itself: no sendEmail step in the workflow, each email once", async () => {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 1 });
+    const id = created.body.id as string;
+    await subs.untilPaid(id, 3);
+    // The activation email and the receipts so far, each sent once.
+    const mail = await eventually(
+      async () => subs.mail(id),
+      (list) => list.filter((e) => /^Payment receipt/.test(e.subject)).length >= 3,
+    );
+    expect(mail.filter((e) => /is active/.test(e.subject))).toHaveLength(1);
+    expect(new Set(mail.map((e) => e.messageId)).size).toBe(mail.length);
+
+    const { EventType } = temporal.api.enums.v1;
+    // Every run of the workflow (it may have continued as new).
+    const client = stack.api.client.workflow;
+    const events = [];
+    for await (const run of client.list({ query: `WorkflowId = "${subscriptionWorkflowId(id)}"` })) {
+      events.push(...((await client.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? []));
+    }
+    const charges = events.filter(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+        e.activityTaskScheduledEventAttributes?.activityType?.name === 'chargeInvoice',
+    );
+    const emailSteps = events.filter(
+      (e) =>
+        (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+          e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendEmail') ||
+        (e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED &&
+          Buffer.from(e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data ?? []).includes(
+            '"activity_type":"sendEmail"',
+          )),
+    );
+    expect(charges.length).toBeGreaterThanOrEqual(1);
+    expect(emailSteps).toHaveLength(0);
+    await subs.cancel(id, '?notify=false');
   });
 
   it('runs phases in order (a free trial charges nothing), then the evergreen phase', async () => {
