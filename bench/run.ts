@@ -4,6 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
+import { WORKER_NODE_ARGS } from '../src/main/stackParts';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { measureUpdateWithStart, startFloor } from './floor/scenarios';
@@ -107,11 +108,14 @@ const RUN_TIMEOUT_MS =
   (FLOOR ? 40_000 + 2 * (WARMUP_S + DURATION_S) * 1000 : 0) +
   (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
 
-/** The API, worker and sandbox, with --cpu-prof when BENCH_CPU_PROF=1 (never the baseline). */
+/**
+ * The API, worker and sandbox, with --cpu-prof when BENCH_CPU_PROF=1 (never the baseline); the
+ * worker with the product's Node flags (WORKER_NODE_ARGS).
+ */
 function spawnProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string) {
   const profile =
     CPU_PROF && name !== 'baseline' ? ['--cpu-prof', '--cpu-prof-dir', path.join(OUT_DIR, 'profiles', name)] : [];
-  return spawnChild(name, script, env, logDir, profile);
+  return spawnChild(name, script, env, logDir, [...(name === 'worker' ? WORKER_NODE_ARGS : []), ...profile]);
 }
 
 // ---------------------------------------------------------------------------------------------

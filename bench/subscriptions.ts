@@ -6,6 +6,8 @@ import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { startMailCatcher } from '../src/mail/catcher';
+import { DEFAULT_WORKER_MAX_CACHED_WORKFLOWS } from '../src/config';
+import { WORKER_NODE_ARGS } from '../src/main/stackParts';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { startFloor, timerStorm, type TimerStormFloor } from './floor/scenarios';
 import { evaluateTargets, formatTargets } from './targets';
@@ -96,7 +98,8 @@ const STORM_TIMEOUT_S = envInt('BENCH_SUBS_STORM_TIMEOUT_S', 900);
 const HISTORY_SAMPLE = envInt('BENCH_SUBS_HISTORY_SAMPLE', 20);
 const CAN_RUNS = envInt('BENCH_SUBS_CAN_RUNS', 2, 0);
 const CAN_TIMEOUT_S = envInt('BENCH_SUBS_CAN_TIMEOUT_S', 300);
-const WORKER_NODE_OPTIONS = process.env.BENCH_SUBS_WORKER_NODE_OPTIONS ?? '';
+/** The worker's Node flags as the product starts it (WORKER_NODE_ARGS) unless the knob says otherwise. */
+const WORKER_NODE_OPTIONS = process.env.BENCH_SUBS_WORKER_NODE_OPTIONS ?? WORKER_NODE_ARGS.join(' ');
 /** BENCH_SUBS_CPU_PROF=1 runs the worker with --cpu-prof (into bench/.out/profiles/subscriptions-worker). */
 const CPU_PROF = process.env.BENCH_SUBS_CPU_PROF === '1';
 /** Stack ~60 s, warm-up, creation at >= 4/s, idle, the storm, the demo, checks and teardown. */
@@ -362,8 +365,9 @@ async function main(): Promise<void> {
   );
   say(
     `N = ${N}, concurrency ${CONCURRENCY}, warm-up ${WARMUP}, billing day ${BILLING_DAY_S} s; worker NODE_OPTIONS ` +
-      `"${WORKER_NODE_OPTIONS}": V8 heap limit ${cache.heapLimitMiB} MiB, so the SDK's default maxCachedWorkflows = ` +
-      `${cache.defaultMaxCachedWorkflows}`,
+      `"${WORKER_NODE_OPTIONS}": V8 heap limit ${cache.heapLimitMiB} MiB; maxCachedWorkflows ` +
+      `${process.env.WORKER_MAX_CACHED_WORKFLOWS ?? DEFAULT_WORKER_MAX_CACHED_WORKFLOWS} (the SDK's size for this heap ` +
+      `would be ${cache.defaultMaxCachedWorkflows})`,
   );
 
   const [pgPort, temporalPort, apiPort, sandboxPort, smtpPort] = (await freePorts(5)) as [

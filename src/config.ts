@@ -29,6 +29,9 @@ const DEV_CURSOR_SECRET = 'cursor-secret-for-development-only';
 /** A rate or burst of the rate limits (PRODUCT.md, "Rate limits"); 0 disables that limit. */
 const limit = (fallback: number) => z.coerce.number().int().min(0).max(1_000_000_000).default(fallback);
 
+/** Workflows a worker caches unless WORKER_MAX_CACHED_WORKFLOWS says otherwise. */
+export const DEFAULT_WORKER_MAX_CACHED_WORKFLOWS = 1000;
+
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -111,10 +114,11 @@ export const envSchema = z.object({
   /**
    * Workflows a worker keeps in memory. Explicit, not the SDK's size from the V8 heap limit (2310 on
    * a 4 GiB heap, a handful in a small container): a worker's memory then does not depend on its
-   * host. 1000 keeps a worker of 10,000 live subscriptions under 1 GB (bench/RESULTS.md); one that
-   * is not cached replays its short history when its timer fires.
+   * host. With the worker's heap limit (WORKER_NODE_ARGS, src/main/stackParts.ts) a worker of 10,000
+   * live subscriptions stays under 1 GB (bench/RESULTS.md); one that is not cached replays its short
+   * history when its timer fires.
    */
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
 
   // Safe deploys (README, "Deploying workflow changes").
   /** The built workflow bundle (`npm run build`); production default dist/workflow-bundle.js. Unset in development: bundled at start. */

@@ -17,14 +17,27 @@ export const ROOT = path.resolve(__dirname, '../..');
 
 export type ProcessEntry = 'api' | 'worker' | 'sandbox';
 
+/**
+ * Node flags of every worker process (here, docker-compose.yml, the benches): a V8 heap limit,
+ * so that garbage does not pile up towards the host's default limit (4 GiB on a 24 GB machine) and
+ * the worker's memory follows its workflow cache (WORKER_MAX_CACHED_WORKFLOWS). 10,000 live
+ * subscriptions with 1000 cached peaked at 864 MiB RSS through a renewal storm (bench/RESULTS.md).
+ */
+export const WORKER_NODE_ARGS = ['--max-old-space-size=768'];
+
 /** A project process (src/main/<entry>.ts) with its output appended to `logFile`. */
 export function startEntry(entry: ProcessEntry, env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main', `${entry}.ts`)], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', out, out],
-  });
+  const nodeArgs = entry === 'worker' ? WORKER_NODE_ARGS : [];
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src', 'main', `${entry}.ts`)],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', out, out],
+    },
+  );
   fs.closeSync(out);
   ownChild(child);
   return child;
