@@ -194,10 +194,14 @@ export function spawnChild(
     stdio: ['ignore', out, out],
   });
   fs.closeSync(out);
-  const child = { name, process: proc, logFile };
-  proc.once('exit', (code, signal) => {
+  return adopt({ name, process: proc, logFile });
+}
+
+/** A child of the run: stopped at teardown; if it exits before, the whole run is aborted. */
+function adopt(child: Child): Child {
+  child.process.once('exit', (code, signal) => {
     if (stopping) return;
-    void abort(`The ${name} process exited (${signal ?? code}). Its log:\n${tail(logFile)}`);
+    void abort(`The ${child.name} process exited (${signal ?? code}). Its log:\n${tail(child.logFile)}`);
   });
   children.push(child);
   return child;
@@ -299,18 +303,11 @@ async function startTemporalServer(dir: string, logDir: string, pgPort: number):
     log,
   });
   for (const service of plan.services) {
-    const proc = service.start();
-    const child = { name: `temporal-${service.name}`, process: proc, logFile: service.logFile };
-    proc.once('exit', (code, signal) => {
-      if (isStopping()) return;
-      void abort(`The ${child.name} process exited (${signal ?? code}). Its log:\n${tail(child.logFile)}`);
-    });
-    children.push(child);
+    adopt({ name: `temporal-${service.name}`, process: service.start(), logFile: service.logFile });
   }
-  // The teardown stops every child (these included) before PostgreSQL.
-  const stop = async () => undefined;
   await registerNamespace({ address: plan.address, namespace: 'default', log });
-  return { address: plan.address, stop };
+  // Nothing more to stop: the teardown stops every child (these included) before PostgreSQL.
+  return { address: plan.address, stop: async () => undefined };
 }
 
 // ---------------------------------------------------------------------------------------------

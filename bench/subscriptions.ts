@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
@@ -23,8 +22,7 @@ import {
   formatCpu,
   freePorts,
   getOk,
-  gitState,
-  installSignalHandlers,
+  beginRun,
   onTeardown,
   rssByGroup,
   sampleCpu,
@@ -137,14 +135,6 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 const mib = (kib: number) => round(kib / 1024, 0);
-
-function sh(cmd: string, args: string[]): string {
-  try {
-    return execFileSync(cmd, args, { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
 
 /** The V8 heap limit a node process gets with these NODE_OPTIONS, and the SDK's default cache size. */
 function workerHeapAndDefaultCache(nodeOptions: string): { heapLimitMiB: number; defaultMaxCachedWorkflows: number } {
@@ -337,32 +327,8 @@ async function createMany(
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const startedAt = new Date();
-  const watchdog = setTimeout(
-    () => void abort(`The benchmark took longer than ${RUN_TIMEOUT_S} s: giving up.`),
-    RUN_TIMEOUT_S * 1000,
-  );
-  watchdog.unref();
-  installSignalHandlers();
-
-  const git = gitState();
-  const machine = {
-    nproc: Number(sh('nproc', [])),
-    cpuModel: sh('sh', ['-c', "lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1"]),
-    totalMemoryGiB: round(os.totalmem() / 1024 ** 3, 1),
-    platform: `${os.type()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-    loadAverage1mAtStart: round(os.loadavg()[0] ?? 0, 2),
-  };
+  const { startedAt, git, machine, watchdog } = beginRun(RUN_TIMEOUT_S * 1000);
   const cache = workerHeapAndDefaultCache(WORKER_NODE_OPTIONS);
-  say(`Machine: ${machine.cpuModel} x ${machine.nproc}, ${machine.totalMemoryGiB} GiB, ${machine.platform}`);
-  say(`Node ${machine.node}; load average (1 min) at start ${machine.loadAverage1mAtStart}`);
-  say(
-    `Code: ${git.commit}` +
-      (git.uncommittedFiles.length
-        ? ` plus uncommitted changes in ${git.uncommittedFiles.join(', ')}`
-        : ' (clean tree)'),
-  );
   say(
     `N = ${N}, concurrency ${CONCURRENCY}, warm-up ${WARMUP}, billing day ${BILLING_DAY_S} s; worker NODE_OPTIONS ` +
       `"${WORKER_NODE_OPTIONS}": V8 heap limit ${cache.heapLimitMiB} MiB; maxCachedWorkflows ` +
@@ -958,7 +924,7 @@ async function main(): Promise<void> {
     },
     'subscriptions',
   );
-  say(`\nSummary (${startedAt.toISOString()}, commit ${git.commit.slice(0, 7)}, ${machine.nproc} CPUs):`);
+  say(`\nSummary (${startedAt.toISOString()}, commit ${git.commit.slice(0, 7)}, ${machine.cpuCount} CPUs):`);
   say(`  N                     ${createdOk} active of ${N} (${creation.failed.length} failed)`);
   say(`  creation              ${creationResult.seconds} s, ${creationResult.perSecond}/s (${CONCURRENCY} in flight)`);
   say(`  alive                 ${alive}`);
