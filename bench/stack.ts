@@ -292,6 +292,18 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
   }
 }
 
+/** Does something accept connections on 127.0.0.1:port? */
+function portOpen(port: number): Promise<string | true> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', (err) => resolve(err.message));
+  });
+}
+
 /** The real Temporal server on the bench's PostgreSQL (superuser of the embedded cluster). */
 async function startTemporalServer(dir: string, logDir: string, pgPort: number): Promise<RunningTemporal> {
   const log = (m: string) => say(`  ${m}`);
@@ -302,9 +314,15 @@ async function startTemporalServer(dir: string, logDir: string, pgPort: number):
     frontendPort: await freeTemporalFrontendPort(),
     log,
   });
-  for (const service of plan.services) {
+  const [first, ...rest] = plan.services;
+  const start = (service: (typeof plan.services)[number]) =>
     adopt({ name: `temporal-${service.name}`, process: service.start(), logFile: service.logFile });
-  }
+  // The frontend first, until it listens: each service writes the cluster's metadata when it
+  // starts on an empty database, and two doing it at once can fail one (`npm run cluster`'s
+  // supervisor restarts it; the bench does not).
+  start(first!);
+  await waitFor('the Temporal frontend', 60_000, () => portOpen(plan.ports.frontend.grpc));
+  rest.forEach(start);
   await registerNamespace({ address: plan.address, namespace: 'default', log });
   // Nothing more to stop: the teardown stops every child (these included) before PostgreSQL.
   return { address: plan.address, stop: async () => undefined };
