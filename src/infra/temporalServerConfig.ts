@@ -184,6 +184,12 @@ export const OUR_TUNING: Readonly<Record<string, unknown>> = {
   // charge) goes back to the worker in the answer to the workflow task that scheduled it,
   // instead of a round through matching (~35 ms on the dev server per dispatch).
   'system.enableActivityEagerExecution': true,
+  // A new workflow or activity task reaches matching when its history shard's transfer queue
+  // reader loads it, and that reader is rate limited per shard (default 20 reads/s). A shard
+  // asked for more than 20 reads/s (the dev server has one shard; ten payments a second do it) made
+  // tasks wait for the next read, about 40 ms per dispatch (bench/RESULTS.md, "The 40 ms
+  // dispatch wait"). 200/s bounds that wait at 5 ms; a busy shard's reads stay batched.
+  'history.transferProcessorMaxPollRPS': 200,
 };
 
 /** The dynamic config production runs with: pinned defaults the product needs, and our tuning. */

@@ -106,6 +106,7 @@ describe('the dev server of tests and npm start', () => {
       expect.arrayContaining([
         'system.enableActivityEagerExecution=true',
         'history.workflowTaskRetryMaxInterval="30s"',
+        'history.transferProcessorMaxPollRPS=200',
       ]),
     );
     expect(Object.keys(OUR_TUNING).every((key) => values.some((v) => v.startsWith(`${key}=`)))).toBe(true);
