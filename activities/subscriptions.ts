@@ -48,6 +48,23 @@ export interface ChargeRequest {
   discardOnReject: boolean;
 }
 
+/** A billing period's start as the workflow sends it (dates as ISO strings). */
+export interface PeriodInvoiceInput {
+  subscriptionId: string;
+  periodIndex: number;
+  phaseId: string;
+  amountMinor: number;
+  periodStart: string;
+  periodEnd: string;
+}
+
+/** A period's invoice opened, with its first charge attempt when that was made. */
+export interface OpenedAndCharged {
+  opened: OpenedInvoice;
+  /** Attempt 1's outcome; absent when nothing was to be charged (not open, or tried before). */
+  charged?: ChargeOutcome;
+}
+
 /**
  * The subscription workflow's side effects: the provider (card authorization on the hosted page,
  * invoice charges) and PostgreSQL (src/domain/subscriptions.ts). Each is idempotent: the provider
@@ -120,6 +137,13 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
       req.retryDelayMs,
     );
   };
+
+  const openPeriod = (input: PeriodInvoiceInput): Promise<OpenedInvoice> =>
+    openPeriodInvoice(orm.em.fork(), {
+      ...input,
+      periodStart: new Date(input.periodStart),
+      periodEnd: new Date(input.periodEnd),
+    });
 
   /** One attempt to charge an invoice with the subscription's card. */
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
@@ -466,24 +490,35 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
     },
 
     /** A billing period begins: its invoice (free periods are paid at once). */
-    async openInvoice(input: {
-      subscriptionId: string;
-      periodIndex: number;
-      phaseId: string;
-      amountMinor: number;
-      periodStart: string;
-      periodEnd: string;
-    }): Promise<OpenedInvoice> {
-      return openPeriodInvoice(orm.em.fork(), {
-        ...input,
-        periodStart: new Date(input.periodStart),
-        periodEnd: new Date(input.periodEnd),
-      });
+    async openInvoice(input: PeriodInvoiceInput): Promise<OpenedInvoice> {
+      return openPeriod(input);
     },
 
     /** One attempt to charge an invoice with the subscription's card. */
     async chargeInvoice(req: ChargeRequest): Promise<ChargeOutcome> {
       return sendingItsEmails(await charge(req));
+    },
+
+    /**
+     * A billing period begins: its invoice opened (or found) and, when nothing was tried on it
+     * yet, its first attempt, as `chargeInvoice` makes it (RENEWAL_OPEN_IN_CHARGE: one step of
+     * the workflow instead of two). Idempotent as a whole: run again, it finds the invoice, and
+     * the attempt answers what is recorded or asks the provider again under the same key.
+     */
+    async openAndChargeInvoice(input: {
+      period: PeriodInvoiceInput;
+      retryDelayMs: number | null;
+      discardOnReject: boolean;
+    }): Promise<OpenedAndCharged> {
+      const opened = await openPeriod(input.period);
+      if (opened.kind !== 'open' || opened.attempts > 0) return { opened };
+      const request = {
+        invoiceId: opened.invoiceId,
+        attempt: 1,
+        retryDelayMs: input.retryDelayMs,
+        discardOnReject: input.discardOnReject,
+      };
+      return { opened, charged: await sendingItsEmails(await charge(request)) };
     },
 
     /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */

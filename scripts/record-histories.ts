@@ -225,6 +225,23 @@ async function recordSubscriptions(): Promise<void> {
     await subs.cancel(recovering);
     scenarios['subscription-declined-retried-recovered'] = recovering;
 
+    // A renewal whose open-and-charge step gets a garbled answer (the capture made): the invoice
+    // is opened on its own and the attempt asked about by its key until the provider answers.
+    const garbled = idOf(await subs.create({ cardToken: 'tok_success', billingIntervalDays: 3 }));
+    await subs.untilPaid(garbled, 1);
+    await stack.sandbox('/_admin/faults', { payments: 'invalid' });
+    await eventually(
+      () => subs.captures(garbled),
+      (list) => list.length >= 2,
+      20_000,
+      100,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await stack.sandbox('/_admin/faults', {});
+    await subs.untilPaid(garbled, 2);
+    await subs.cancel(garbled);
+    scenarios['subscription-renewal-step-garbled-reconciled'] = garbled;
+
     // A chain of runs: continue-as-new every few periods (historyEventLimit 40).
     const workflowId = subscriptionWorkflowId(chain);
     const runs = async () => {

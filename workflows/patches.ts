@@ -87,3 +87,13 @@ export const RENEWAL_LOCAL_STEPS = 'renewal-local-steps-v1';
  * these steps can tell the runs that took one under this code; runs without one never reach them.
  */
 export const SUBSCRIPTION_CARD_UPDATE = 'subscription-card-update-v1';
+
+/**
+ * A renewal in one workflow task less: the period's invoice is opened by the activity that makes
+ * its first charge attempt (`openAndChargeInvoice`), scheduled by the task its timer wakes, so
+ * the decision to charge is still in the history before the provider is asked. If that activity
+ * fails, the invoice is opened on its own (found: opening is idempotent) and the attempt is
+ * settled as any failed attempt is (nothing charged: tried later; else asked by its key). Found
+ * by the renewal storm of issue 12.
+ */
+export const RENEWAL_OPEN_IN_CHARGE = 'renewal-open-in-charge-v1';

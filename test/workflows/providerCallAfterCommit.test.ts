@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ChargeRequest } from '../../activities/subscriptions';
@@ -9,6 +10,7 @@ import {
   subscriptionWorkflowId,
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
+import { composedOpenAndCharge } from '../helpers/openAndCharge';
 import { useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -38,10 +40,6 @@ describe('provider calls run after the decision is in the history (time-skipping
 
   const historyOf = async (workflowId: string): Promise<HistoryEvent[]> =>
     (await testEnv().client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-
-  /** A workflow task completed (its commands and messages durable) after the event at `index`. */
-  const committedAfter = (events: HistoryEvent[], index: number) =>
-    index >= 0 && events.slice(index + 1).some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
 
   it('payment: the submit Update is accepted in the history before the provider is asked', async () => {
     const paymentId = `pay_commit_${process.pid}_${++counter}`;
@@ -98,9 +96,12 @@ describe('provider calls run after the decision is in the history (time-skipping
       }),
       chargeInvoice: jest.fn(async (req: ChargeRequest) => {
         const events = await historyOf(workflowId);
-        // The invoice was opened by the last completed regular activity before the call.
-        const opened = events.map((e) => e.eventType).lastIndexOf(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
-        committedAtCall.push(committedAfter(events, opened));
+        // The call runs in a regular activity (the invoice opened in it, or before it), whose
+        // scheduling is in the history: the workflow task that decided on the charge completed.
+        const { activityId, isLocal } = Context.current().info;
+        committedAtCall.push(
+          !isLocal && events.some((e) => e.activityTaskScheduledEventAttributes?.activityId === activityId),
+        );
         invoices.set(req.invoiceId, 'paid');
         status = 'active';
         return { kind: 'paid' as const, outbox: outbox(status) };
@@ -112,6 +113,7 @@ describe('provider calls run after the decision is in the history (time-skipping
         return outbox(status);
       }),
     };
+    const withOpenAndCharge = { ...activities, openAndChargeInvoice: composedOpenAndCharge(activities) };
     const input: SubscriptionWorkflowInput = {
       subscriptionId,
       merchantId: 'mer_commit',
@@ -126,7 +128,7 @@ describe('provider calls run after the decision is in the history (time-skipping
       callbackRetryInitialSeconds: 10,
       callbacks: false,
     };
-    await withWorker(activities, async (taskQueue) => {
+    await withWorker(withOpenAndCharge, async (taskQueue) => {
       const handle = await testEnv().client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
         taskQueue,
         workflowId,

@@ -12,6 +12,7 @@ import {
   updatePaymentMethodUpdate,
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
+import { composedOpenAndCharge } from '../helpers/openAndCharge';
 import { runHistories, shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
 
 const DAY_MS = 86_400_000;
@@ -37,6 +38,8 @@ function fakeBilling(rules: {
   declines?: (invoice: FakeInvoice, attempt: number, card: string) => boolean;
   /** Whether the provider is unreachable for this call (counted per invoice). */
   unavailable?: (invoice: FakeInvoice, call: number) => boolean;
+  /** Whether this call times out without an answer (nothing charged; counted per invoice). */
+  timesOut?: (invoice: FakeInvoice, call: number) => boolean;
   /** Whether the customer has authorized a card yet (hosted flow). */
   authorized?: () => boolean;
   /** Whether the customer has completed the hosted card update page (its card: `tok_page`). */
@@ -98,6 +101,9 @@ function fakeBilling(rules: {
       if (rules.unavailable?.(invoice, call)) {
         throw ApplicationFailure.create({ message: 'provider unavailable (503)', type: 'unavailable' });
       }
+      if (rules.timesOut?.(invoice, call)) {
+        throw ApplicationFailure.create({ message: 'provider timed out', type: 'timeout', nonRetryable: true });
+      }
       if (invoice.attempts >= req.attempt) throw new Error(`attempt ${req.attempt} of ${invoice.id} made twice`);
       invoice.attempts = req.attempt;
       if (rules.declines?.(invoice, req.attempt, card)) {
@@ -133,8 +139,9 @@ function fakeBilling(rules: {
       return outbox(input.notify ? ['cancelled'] : []);
     }),
   };
+  Object.assign(activities, { openAndChargeInvoice: composedOpenAndCharge(activities) });
   return {
-    activities,
+    activities: activities as typeof activities & { openAndChargeInvoice: ReturnType<typeof composedOpenAndCharge> },
     status: () => status,
     card: () => card,
     invoices: () => [...invoices.values()].sort((a, b) => a.periodIndex - b.periodIndex),
@@ -421,6 +428,45 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
   }, 120_000);
 
+  it('card update while a renewal is opened and charged in one step: a declined attempt is followed at once', async () => {
+    const billing = fakeBilling({ declines: (inv, _attempt, card) => inv.periodIndex === 1 && card === 'tok_old' });
+    const { openAndChargeInvoice } = billing.activities;
+    let workflow: WorkflowHandle<typeof subscriptionWorkflow> | undefined;
+    let cardUpdate: Promise<unknown> | undefined;
+    const attemptAt: number[] = [];
+    billing.activities.openAndChargeInvoice = jest.fn(async (req: Parameters<typeof openAndChargeInvoice>[0]) => {
+      const result = await openAndChargeInvoice(req);
+      if ((req.period as { periodIndex: number }).periodIndex === 1) {
+        attemptAt.push(await testEnv().currentTimeMs());
+        // The merchant gives a new card while this step is still running (its decline recorded).
+        cardUpdate = workflow!.executeUpdate(updatePaymentMethodUpdate, {
+          args: [{ cardToken: 'tok_new' }],
+          updateId: 'card-while-opening',
+        });
+        for (let i = 0; i < 200 && billing.activities.replaceCard.mock.calls.length === 0; i++) await sleepMs(25);
+      }
+      return result;
+    });
+    const { chargeInvoice } = billing.activities;
+    billing.activities.chargeInvoice = jest.fn(async (req: ChargeRequest) => {
+      if (req.invoiceId === 'inv_1' && req.attempt === 2) attemptAt.push(await testEnv().currentTimeMs());
+      return chargeInvoice(req);
+    });
+    const wf = input();
+    await run(billing, wf, async (handle) => {
+      workflow = handle;
+      await skipUntil(() => billing.paid() >= 2, DAY_MS / 4);
+      expect(await cardUpdate).toEqual({ kind: 'updated' });
+      return cancelAndFinish(handle);
+    });
+    expect(billing.activities.replaceCard).toHaveBeenCalledTimes(1);
+    expect(billing.attemptsOf('inv_1')).toEqual([1, 2]);
+    expect(billing.invoices()[1]!.status).toBe('paid');
+    // Charged with the new card at once, not at the schedule's first retry a day later.
+    expect(attemptAt).toHaveLength(2);
+    expect(attemptAt[1]! - attemptAt[0]!).toBeLessThan(DAY_MS / 2);
+  }, 120_000);
+
   it('card update: refused by the validator once cancelled', async () => {
     const billing = fakeBilling({});
     const wf = input();
@@ -446,7 +492,7 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     return { scheduled, workflowTasks };
   }
 
-  it('a renewal opens its invoice and sends its receipt inside workflow tasks: only the charge is scheduled', async () => {
+  it('a renewal opens its invoice in its charge and sends its receipt inside workflow tasks: only the charge is scheduled', async () => {
     const billing = fakeBilling({});
     const wf = input();
     await run(billing, wf, async (handle) => {
@@ -454,33 +500,29 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
       return cancelAndFinish(handle);
     });
     const { scheduled, workflowTasks } = await taskCounts(subscriptionWorkflowId(wf.subscriptionId));
-    expect(new Set(scheduled)).toEqual(new Set(['awaitRecordVisible', 'chargeInvoice', 'cancelSubscriptionRecord']));
-    expect(scheduled.filter((name) => name === 'chargeInvoice').length).toBe(billing.paid());
-    // Per paid period: the task its timer wakes (invoice opened, charge scheduled), then the task
-    // that records the charge (receipt sent, next timer); plus the start and the cancellation.
+    expect(new Set(scheduled)).toEqual(
+      new Set(['awaitRecordVisible', 'openAndChargeInvoice', 'cancelSubscriptionRecord']),
+    );
+    expect(scheduled.filter((name) => name === 'openAndChargeInvoice').length).toBe(billing.paid());
+    // No step of its own for the invoice, in the task or out of it.
+    expect(billing.activities.openInvoice).toHaveBeenCalledTimes(billing.paid());
+    // Per paid period: the task its timer wakes (the charge scheduled), then the task that
+    // records the charge (receipt sent, next timer); plus the start and the cancellation.
     expect(workflowTasks).toBeLessThanOrEqual(2 * billing.paid() + 4);
     expect(
       billing.activities.sendEmail.mock.calls.map(([id]) => String(id)).filter((id) => id.endsWith('-receipt')),
     ).toHaveLength(billing.paid());
   }, 120_000);
 
-  it('when the quick tries fail, the invoice and the emails go through their regular activities, once', async () => {
+  it('when the quick tries fail, the emails go through their regular activities, once', async () => {
     const billing = fakeBilling({});
-    const { openInvoice, sendEmail } = billing.activities;
-    const failLocal = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-      jest.fn(async (...args: A): Promise<R> => {
-        if (Context.current().info.isLocal) throw new Error('database busy (local try)');
-        return fn(...args);
-      });
-    billing.activities.openInvoice = failLocal(openInvoice);
+    const { sendEmail } = billing.activities;
     billing.activities.sendEmail = failLocal(sendEmail);
     const wf = input();
     await run(billing, wf, async (handle) => {
       await skipUntil(() => billing.paid() >= 3, 30 * DAY_MS);
       return cancelAndFinish(handle);
     });
-    const { scheduled } = await taskCounts(subscriptionWorkflowId(wf.subscriptionId));
-    expect(scheduled.filter((name) => name === 'openInvoice').length).toBeGreaterThanOrEqual(3);
     for (const invoice of billing.invoices().filter((inv) => inv.status === 'paid')) {
       expect(billing.attemptsOf(invoice.id)).toEqual([1]);
     }
@@ -490,4 +532,78 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     expect(sentRegular.filter((id) => id.endsWith('-activated'))).toHaveLength(1);
     expect(new Set(sentRegular).size).toBe(sentRegular.length);
   }, 120_000);
+
+  it('when the open-and-charge step fails, the invoice is opened on its own and the attempt settled by its key', async () => {
+    // Period 1: unreachable for the step's three tries (nothing charged), then reachable.
+    // Period 2: the step's try times out (ambiguous): asked by its key (not found), made again.
+    // Period 3: attempt 1 is declined and recorded, then the step fails: the record answers, and
+    // attempt 2 follows on the retry schedule.
+    const billing = fakeBilling({
+      unavailable: (inv, call) => inv.periodIndex === 1 && call <= 3,
+      timesOut: (inv, call) => inv.periodIndex === 2 && call === 1,
+      declines: (inv, attempt) => inv.periodIndex === 3 && attempt === 1,
+    });
+    const { openInvoice, chargeInvoice } = billing.activities;
+    billing.activities.openInvoice = failLocal(openInvoice);
+    const recorded = new Map<string, Awaited<ReturnType<typeof chargeInvoice>>>();
+    const calledAt = new Map<string, number>();
+    billing.activities.chargeInvoice = jest.fn(async (req: ChargeRequest) => {
+      calledAt.set(`${req.invoiceId}:${req.attempt}`, await testEnv().currentTimeMs());
+      const outcome = await chargeInvoice(req);
+      recorded.set(`${req.invoiceId}:${req.attempt}`, outcome);
+      if (req.invoiceId === 'inv_3' && Context.current().info.activityType === 'openAndChargeInvoice') {
+        throw ApplicationFailure.create({ message: 'answer lost', type: 'timeout', nonRetryable: true });
+      }
+      return outcome;
+    });
+    const reconcile = jest.fn(async (req: ChargeRequest) => {
+      const invoice = billing.invoices().find((inv) => inv.id === req.invoiceId)!;
+      if (invoice.attempts < req.attempt) return { kind: 'not_found' as const };
+      return recorded.get(`${req.invoiceId}:${req.attempt}`)!;
+    });
+    billing.activities.reconcileInvoiceCharge = reconcile as never;
+    const wf = input();
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 4, 30 * DAY_MS);
+      return cancelAndFinish(handle);
+    });
+    expect(
+      billing
+        .invoices()
+        .slice(0, 4)
+        .map((inv) => [inv.id, inv.status, inv.attempts]),
+    ).toEqual([
+      ['inv_0', 'paid', 1],
+      ['inv_1', 'paid', 1],
+      ['inv_2', 'paid', 1],
+      ['inv_3', 'paid', 2],
+    ]);
+    // Each try of an attempt used that attempt's key; each invoice was captured once.
+    expect(billing.attemptsOf('inv_1')).toEqual([1, 1, 1, 1]);
+    expect(billing.attemptsOf('inv_2')).toEqual([1, 1]);
+    expect(billing.attemptsOf('inv_3')).toEqual([1, 2]);
+    expect(reconcile.mock.calls.map(([r]) => [r.invoiceId, r.attempt])).toEqual([
+      ['inv_2', 1],
+      ['inv_3', 1],
+    ]);
+    // Attempt 2 of inv_3 waited for the schedule's first retry (1 day from the period's start,
+    // where attempt 1 was made a moment later), not the 10 s pause after a failed try.
+    const retryWaitMs = calledAt.get('inv_3:2')! - calledAt.get('inv_3:1')!;
+    expect(retryWaitMs).toBeGreaterThan(DAY_MS - 60_000);
+    expect(retryWaitMs).toBeLessThan(2 * DAY_MS);
+    // The invoice opened on its own after each failed step: the local try failed, so regularly.
+    const { scheduled } = await taskCounts(subscriptionWorkflowId(wf.subscriptionId));
+    expect(scheduled.filter((name) => name === 'openInvoice')).toHaveLength(3);
+    expect(billing.status()).toBe('cancelled');
+  }, 120_000);
 });
+
+/** A stub that fails when tried as a local activity (the quick try in the workflow task). */
+function failLocal<A extends unknown[], R>(fn: (...args: A) => Promise<R>) {
+  return jest.fn(async (...args: A): Promise<R> => {
+    if (Context.current().info.isLocal) throw new Error('database busy (local try)');
+    return fn(...args);
+  });
+}
+
+const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,7 +4,7 @@ import type { CardChange, CardPage, CardUpdateState } from '../../activities/sub
 import { SUBSCRIPTION_CARD_UPDATE } from '../patches';
 import type { HostedCardUpdate, PaymentMethodOutcome, PaymentMethodRequest } from '../subscriptionApi';
 import { patient } from './activities';
-import type { SubscriptionState } from './state';
+import { collecting, type SubscriptionState } from './state';
 
 /**
  * The provider steps of a card update, inside the Update (the API waits for it): retried while
@@ -62,7 +62,7 @@ async function withToken(s: SubscriptionState, cardToken: string): Promise<Payme
     case 'replaced':
       // A hosted update still open is superseded (its watcher closes the page).
       s.cardUpdate = null;
-      if (changed.status === 'past_due' && s.collection !== null) await chargeAtOnce(s);
+      if (changed.status === 'past_due' && collecting(s)) await chargeAtOnce(s);
       return { kind: 'updated' };
   }
 }
@@ -142,7 +142,7 @@ async function watch(s: SubscriptionState, u: HostedCardUpdate): Promise<void> {
     }
     if (state === 'waiting') continue;
     if (s.cardUpdate === u) s.cardUpdate = null;
-    if (state === 'authorized' && s.status === 'past_due' && s.collection !== null) s.cardCharge ??= 'requested';
+    if (state === 'authorized' && s.status === 'past_due' && collecting(s)) s.cardCharge ??= 'requested';
     return;
   }
 }

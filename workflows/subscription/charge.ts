@@ -1,10 +1,11 @@
 import { log } from '@temporalio/workflow';
-import type { ChargeOutcome, ChargeRequest } from '../../activities/subscriptions';
+import type { ChargeOutcome, ChargeRequest, PeriodInvoiceInput } from '../../activities/subscriptions';
+import type { OpenedInvoice } from '../../src/domain/subscriptions';
 import { retryDelayMillis } from '../../src/domain/subscriptionPlan';
 import { failureType } from '../failures';
 import { commitBeforeProviderCall, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
-import { attempts, patient } from './activities';
+import { attempts, openInvoice, patient } from './activities';
 import { follow } from './outbox';
 import type { SubscriptionState } from './state';
 import { waitFor } from './waits';
@@ -19,34 +20,53 @@ export type CollectionResult = 'paid' | 'exhausted' | 'cancel' | 'discarded';
  * declined. The next attempt starts only once the previous one is known declined (each has its
  * own idempotency key), so at most one attempt of an invoice can capture.
  */
-export async function collect(s: SubscriptionState): Promise<CollectionResult> {
+export async function collect(s: SubscriptionState, made?: MadeAttempt): Promise<CollectionResult> {
   try {
-    return await collectInvoice(s);
+    return await collectInvoice(s, made);
   } finally {
     // A charge at once asked for this invoice is over with it.
     s.cardCharge = null;
   }
 }
 
-async function collectInvoice(s: SubscriptionState): Promise<CollectionResult> {
-  const c = s.collection!;
+/** An attempt made before the collection began (with the opening of its invoice), and its outcome. */
+export interface MadeAttempt {
+  request: ChargeRequest;
+  outcome: ChargeOutcome | 'try_later';
+}
+
+/** The attempt after `attempts` made: its key, its delay if declined, whether a refusal discards. */
+function nextRequest(s: SubscriptionState, c: Pick<Collection, 'invoiceId' | 'attempts' | 'first' | 'retryBase'>) {
   const { plan, billingDaySeconds, needsAuthorization } = s.input;
+  const request: ChargeRequest = {
+    invoiceId: c.invoiceId,
+    attempt: c.attempts + 1,
+    retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
+    discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
+  };
+  return request;
+}
+
+async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise<CollectionResult> {
+  const c = s.collection!;
   for (;;) {
-    // A new card (past_due) wakes the wait: the next attempt is made now, and the retry
-    // schedule restarts from it (it only matters if this attempt is declined too).
-    await waitFor(s, () => s.cardCharge === 'requested', c.nextAttemptAtMs);
-    if (s.cancel) return 'cancel';
-    if (s.cardCharge === 'requested') {
-      s.cardCharge = 'charging';
-      c.retryBase = c.attempts;
+    let request: ChargeRequest;
+    let outcome: ChargeOutcome | 'try_later';
+    if (made) {
+      ({ request, outcome } = made);
+      made = undefined;
+    } else {
+      // A new card (past_due) wakes the wait: the next attempt is made now, and the retry
+      // schedule restarts from it (it only matters if this attempt is declined too).
+      await waitFor(s, () => s.cardCharge === 'requested', c.nextAttemptAtMs);
+      if (s.cancel) return 'cancel';
+      if (s.cardCharge === 'requested') {
+        s.cardCharge = 'charging';
+        c.retryBase = c.attempts;
+      }
+      request = nextRequest(s, c);
+      outcome = await chargeOnce(s, c.first, request);
     }
-    const request: ChargeRequest = {
-      invoiceId: c.invoiceId,
-      attempt: c.attempts + 1,
-      retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
-      discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
-    };
-    const outcome = await chargeOnce(s, c, request);
     if (outcome === 'try_later') {
       c.unavailableStreak++;
       c.nextAttemptAtMs = Date.now() + unavailableBackoffMs(c.unavailableStreak);
@@ -85,7 +105,7 @@ async function collectInvoice(s: SubscriptionState): Promise<CollectionResult> {
  */
 async function chargeOnce(
   s: SubscriptionState,
-  c: Collection,
+  first: boolean,
   request: ChargeRequest,
 ): Promise<ChargeOutcome | 'try_later'> {
   // The charge is decided in the history before the provider is asked: a cancellation arriving
@@ -94,15 +114,75 @@ async function chargeOnce(
   try {
     return await calls.chargeInvoice(request);
   } catch (err) {
-    const type = failureType(err);
-    if (type === 'unavailable') {
-      if (c.first) s.firstOutcome ??= { kind: 'provider_unavailable' };
-      return 'try_later';
+    return afterFailedAttempt(s, first, request, err);
+  }
+}
+
+/** An attempt that failed: `try_later` when nothing was charged, else what the provider did. */
+async function afterFailedAttempt(
+  s: SubscriptionState,
+  first: boolean,
+  request: ChargeRequest,
+  err: unknown,
+): Promise<ChargeOutcome | 'try_later'> {
+  const type = failureType(err);
+  if (type === 'unavailable') {
+    if (first) s.firstOutcome ??= { kind: 'provider_unavailable' };
+    return 'try_later';
+  }
+  if (first) s.firstOutcome ??= { kind: type === 'invalid_response' ? 'provider_invalid' : 'provider_timeout' };
+  log.info('charge outcome unknown; asking the provider', { invoiceId: request.invoiceId, type });
+  const found = await patient.reconcileInvoiceCharge(request);
+  // not_found: the provider never saw it; the same attempt (same key) after a pause.
+  return found.kind === 'not_found' ? 'try_later' : found;
+}
+
+/**
+ * A period's invoice opened together with its first attempt (RENEWAL_OPEN_IN_CHARGE): one
+ * activity, scheduled by the current task, so the decision to charge is in the history before
+ * the provider is asked. If the activity fails, the invoice is opened on its own (found: opening
+ * is idempotent) and the attempt settled as any failed attempt: an attempt already recorded is
+ * answered from the record, one the provider may have seen is asked about by its key.
+ */
+export async function openAndCharge(
+  s: SubscriptionState,
+  period: PeriodInvoiceInput,
+): Promise<{ opened: OpenedInvoice; made?: MadeAttempt }> {
+  s.opening = true;
+  try {
+    const result = await openAndChargeOnce(s, period);
+    // Nothing to collect (paid, void, cancelled): a charge at once asked meanwhile is over.
+    if (result.opened.kind !== 'open') s.cardCharge = null;
+    return result;
+  } finally {
+    s.opening = false;
+  }
+}
+
+async function openAndChargeOnce(
+  s: SubscriptionState,
+  period: PeriodInvoiceInput,
+): Promise<{ opened: OpenedInvoice; made?: MadeAttempt }> {
+  const first = s.periodIndex === 0;
+  const requestFor = (invoiceId: string, attempts: number) => nextRequest(s, { invoiceId, attempts, first });
+  const planned = requestFor('', 0);
+  try {
+    const { opened, charged } = await remoteAttempts.openAndChargeInvoice({
+      period,
+      retryDelayMs: planned.retryDelayMs,
+      discardOnReject: planned.discardOnReject,
+    });
+    if (!charged || opened.kind !== 'open') return { opened };
+    return { opened, made: { request: requestFor(opened.invoiceId, 0), outcome: charged } };
+  } catch (err) {
+    const opened = await openInvoice(period);
+    if (opened.kind !== 'open') return { opened };
+    if (opened.attempts > 0) {
+      // Recorded before the failure (e.g. a lost answer): the record says what it came to.
+      const request = requestFor(opened.invoiceId, opened.attempts - 1);
+      return { opened, made: { request, outcome: await patient.reconcileInvoiceCharge(request) } };
     }
-    if (c.first) s.firstOutcome ??= { kind: type === 'invalid_response' ? 'provider_invalid' : 'provider_timeout' };
-    log.info('charge outcome unknown; asking the provider', { invoiceId: request.invoiceId, type });
-    const found = await patient.reconcileInvoiceCharge(request);
-    // not_found: the provider never saw it; the same attempt (same key) after a pause.
-    return found.kind === 'not_found' ? 'try_later' : found;
+    const request = requestFor(opened.invoiceId, 0);
+    return { opened, made: { request, outcome: await afterFailedAttempt(s, first, request, err) } };
   }
 }

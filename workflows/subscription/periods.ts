@@ -1,7 +1,10 @@
+import { patched } from '@temporalio/workflow';
+import type { OpenedInvoice } from '../../src/domain/subscriptions';
 import { periodMillis, phaseOfPeriod } from '../../src/domain/subscriptionPlan';
+import { RENEWAL_OPEN_IN_CHARGE } from '../patches';
 import { openInvoice } from './activities';
 import { cancelStep } from './cancel';
-import { collect } from './charge';
+import { collect, openAndCharge, type MadeAttempt } from './charge';
 import { follow } from './outbox';
 import type { SubscriptionState } from './state';
 import { waitUntil } from './waits';
@@ -19,18 +22,23 @@ function periodEndMs(s: SubscriptionState): number {
  */
 export async function bill(s: SubscriptionState): Promise<void> {
   for (;;) {
+    // The period's first attempt when it was made with the opening of its invoice.
+    let made: MadeAttempt | undefined;
     if (s.collection === null) {
       if (!(await waitUntil(s, s.periodStartMs!))) return;
       const periodEnd = periodEndMs(s);
       const { phase } = phaseOfPeriod(s.input.plan, s.periodIndex);
-      const opened = await openInvoice({
+      const period = {
         subscriptionId: s.input.subscriptionId,
         periodIndex: s.periodIndex,
         phaseId: phase.id,
         amountMinor: phase.amountMinor,
         periodStart: new Date(s.periodStartMs!).toISOString(),
         periodEnd: new Date(periodEnd).toISOString(),
-      });
+      };
+      let opened: OpenedInvoice;
+      if (patched(RENEWAL_OPEN_IN_CHARGE)) ({ opened, made } = await openAndCharge(s, period));
+      else opened = await openInvoice(period);
       if (opened.kind === 'missing') {
         s.discarded = true;
         return;
@@ -56,7 +64,7 @@ export async function bill(s: SubscriptionState): Promise<void> {
       }
     }
     if (s.collection !== null) {
-      const result = await collect(s);
+      const result = await collect(s, made);
       if (result === 'cancel') return;
       s.collection = null;
       if (result === 'discarded') {

@@ -25,6 +25,11 @@ export interface SubscriptionState {
   periodStartMs: number | null;
   /** The period's invoice while it is being collected. */
   collection: Collection | null;
+  /**
+   * The period's invoice is being opened by the step that makes its first attempt
+   * (RENEWAL_OPEN_IN_CHARGE): collecting already, before `collection` knows the invoice.
+   */
+  opening: boolean;
   /** Waiting for the customer: when the hosted page expires (null: not requested yet). */
   authorization: { expiresAtMs: number | null } | null;
   /** The first cancel request (later ones change nothing). */
@@ -64,6 +69,7 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
     // While authorizing no period has started (a cursor then carries 0 for it).
     periodStartMs: resume && !resume.authorization ? resume.periodStartMs : null,
     collection: resume?.collection ?? null,
+    opening: false,
     authorization: resume ? (resume.authorization ?? null) : input.needsAuthorization ? { expiresAtMs: null } : null,
     cancel: null,
     discarded: false,
@@ -115,3 +121,6 @@ export function liveStateOf(s: SubscriptionState): SubscriptionLiveState {
     runs: s.runs,
   };
 }
+
+/** Whether a period's invoice is being collected (a new card's charge at once then applies). */
+export const collecting = (s: SubscriptionState): boolean => s.collection !== null || s.opening;
