@@ -61,7 +61,10 @@ export interface PeriodInvoiceInput {
 /** A period's invoice opened, with its first charge attempt when that was made. */
 export interface OpenedAndCharged {
   opened: OpenedInvoice;
-  /** Attempt 1's outcome; absent when nothing was to be charged (not open, or tried before). */
+  /**
+   * Attempt 1's outcome, or the last recorded attempt's when attempts were recorded already
+   * (`opened.attempts`); absent when the invoice is not open.
+   */
   charged?: ChargeOutcome;
 }
 
@@ -500,10 +503,10 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
     },
 
     /**
-     * A billing period begins: its invoice opened (or found) and, when nothing was tried on it
-     * yet, its first attempt, as `chargeInvoice` makes it (RENEWAL_OPEN_IN_CHARGE: one step of
-     * the workflow instead of two). Idempotent as a whole: run again, it finds the invoice, and
-     * the attempt answers what is recorded or asks the provider again under the same key.
+     * A billing period begins: its invoice opened (or found) and its first attempt, as
+     * `chargeInvoice` makes it (RENEWAL_OPEN_IN_CHARGE: one step of the workflow instead of two).
+     * Idempotent as a whole: run again, it finds the invoice, and the attempt answers what is
+     * recorded or asks the provider again under the same key.
      */
     async openAndChargeInvoice(input: {
       period: PeriodInvoiceInput;
@@ -511,10 +514,12 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
       discardOnReject: boolean;
     }): Promise<OpenedAndCharged> {
       const opened = await openPeriod(input.period);
-      if (opened.kind !== 'open' || opened.attempts > 0) return { opened };
+      if (opened.kind !== 'open') return { opened };
+      // Attempts recorded already (this step retried after its attempt was recorded, or an
+      // earlier run's): the last one is answered from the record, as a retried charge is.
       const request = {
         invoiceId: opened.invoiceId,
-        attempt: 1,
+        attempt: Math.max(1, opened.attempts),
         retryDelayMs: input.retryDelayMs,
         discardOnReject: input.discardOnReject,
       };

@@ -8,8 +8,8 @@ interface Opened {
 
 /**
  * `openAndChargeInvoice` for a workflow test's stubbed activities, composed as the real activity
- * composes it: the stub's `openInvoice`, then, for an open invoice nothing was tried on, its
- * `chargeInvoice` with attempt 1 (looked up at each call, so a test may swap either stub).
+ * composes it: the stub's `openInvoice`, then, for an open invoice, its `chargeInvoice` with
+ * attempt 1, or the last attempt recorded (looked up at each call, so a test may swap either stub).
  */
 export function composedOpenAndCharge(activities: {
   openInvoice: (period: never) => Promise<Opened>;
@@ -17,10 +17,10 @@ export function composedOpenAndCharge(activities: {
 }) {
   return jest.fn(async (input: { period: unknown; retryDelayMs: number | null; discardOnReject: boolean }) => {
     const opened = await activities.openInvoice(input.period as never);
-    if (opened.kind !== 'open' || (opened.attempts ?? 0) > 0 || !opened.invoiceId) return { opened };
+    if (opened.kind !== 'open' || !opened.invoiceId) return { opened };
     const charged = await activities.chargeInvoice({
       invoiceId: opened.invoiceId,
-      attempt: 1,
+      attempt: Math.max(1, opened.attempts ?? 0),
       retryDelayMs: input.retryDelayMs,
       discardOnReject: input.discardOnReject,
     });

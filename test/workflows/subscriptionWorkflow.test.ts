@@ -596,6 +596,41 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     expect(scheduled.filter((name) => name === 'openInvoice')).toHaveLength(3);
     expect(billing.status()).toBe('cancelled');
   }, 120_000);
+
+  it('an open-and-charge step retried after its attempt was recorded answers from the record; the schedule holds', async () => {
+    // Period 1: attempt 1 is declined and recorded, then the step's first try fails (retryable):
+    // its retry must answer that attempt, not make attempt 2 at once.
+    const billing = fakeBilling({ declines: (inv, attempt) => inv.periodIndex === 1 && attempt === 1 });
+    const { chargeInvoice } = billing.activities;
+    const recorded = new Map<string, Awaited<ReturnType<typeof chargeInvoice>>>();
+    const calledAt = new Map<string, number>();
+    billing.activities.chargeInvoice = jest.fn(async (req: ChargeRequest) => {
+      const key = `${req.invoiceId}:${req.attempt}`;
+      const invoice = billing.invoices().find((inv) => inv.id === req.invoiceId)!;
+      // The record answers a recorded attempt (what the real charge does; the stub would throw).
+      if (invoice.attempts >= req.attempt) return recorded.get(key)!;
+      calledAt.set(key, await testEnv().currentTimeMs());
+      const outcome = await chargeInvoice(req);
+      recorded.set(key, outcome);
+      const { activityType, attempt } = Context.current().info;
+      if (req.invoiceId === 'inv_1' && activityType === 'openAndChargeInvoice' && attempt === 1) {
+        throw new Error('worker lost before answering');
+      }
+      return outcome;
+    });
+    const wf = input();
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 2, DAY_MS / 4);
+      return cancelAndFinish(handle);
+    });
+    // The step ran twice for inv_1 (its retry answered from the record); attempt 2 came later.
+    expect(billing.attemptsOf('inv_1')).toEqual([1, 1, 2]);
+    expect(billing.invoices()[1]).toMatchObject({ status: 'paid', attempts: 2 });
+    const retryWaitMs = calledAt.get('inv_1:2')! - calledAt.get('inv_1:1')!;
+    expect(retryWaitMs).toBeGreaterThan(DAY_MS - 60_000);
+    expect(retryWaitMs).toBeLessThan(2 * DAY_MS);
+    expect(billing.activities.reconcileInvoiceCharge).not.toHaveBeenCalled();
+  }, 120_000);
 });
 
 /** A stub that fails when tried as a local activity (the quick try in the workflow task). */

@@ -173,7 +173,9 @@ async function openAndChargeOnce(
       discardOnReject: planned.discardOnReject,
     });
     if (!charged || opened.kind !== 'open') return { opened };
-    return { opened, made: { request: requestFor(opened.invoiceId, 0), outcome: charged } };
+    // The attempt made, or the last one recorded before (the step answered it from the record).
+    const request = requestFor(opened.invoiceId, Math.max(1, opened.attempts) - 1);
+    return { opened, made: { request, outcome: charged } };
   } catch (err) {
     const opened = await openInvoice(period);
     if (opened.kind !== 'open') return { opened };
