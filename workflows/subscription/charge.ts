@@ -36,15 +36,17 @@ export interface MadeAttempt {
 }
 
 /** The attempt after `attempts` made: its key, its delay if declined, whether a refusal discards. */
-function nextRequest(s: SubscriptionState, c: Pick<Collection, 'invoiceId' | 'attempts' | 'first' | 'retryBase'>) {
+function nextRequest(
+  s: SubscriptionState,
+  c: Pick<Collection, 'invoiceId' | 'attempts' | 'first' | 'retryBase'>,
+): ChargeRequest {
   const { plan, billingDaySeconds, needsAuthorization } = s.input;
-  const request: ChargeRequest = {
+  return {
     invoiceId: c.invoiceId,
     attempt: c.attempts + 1,
     retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
     discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
   };
-  return request;
 }
 
 async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise<CollectionResult> {
@@ -164,7 +166,9 @@ async function openAndChargeOnce(
   period: PeriodInvoiceInput,
 ): Promise<{ opened: OpenedInvoice; made?: MadeAttempt }> {
   const first = s.periodIndex === 0;
-  const requestFor = (invoiceId: string, attempts: number) => nextRequest(s, { invoiceId, attempts, first });
+  // Attempt 1, or the last one recorded when an invoice already has attempts.
+  const requestFor = (invoiceId: string, attempts: number) =>
+    nextRequest(s, { invoiceId, attempts: Math.max(1, attempts) - 1, first });
   const planned = requestFor('', 0);
   try {
     const { opened, charged } = await remoteAttempts.openAndChargeInvoice({
@@ -174,17 +178,16 @@ async function openAndChargeOnce(
     });
     if (!charged || opened.kind !== 'open') return { opened };
     // The attempt made, or the last one recorded before (the step answered it from the record).
-    const request = requestFor(opened.invoiceId, Math.max(1, opened.attempts) - 1);
-    return { opened, made: { request, outcome: charged } };
+    return { opened, made: { request: requestFor(opened.invoiceId, opened.attempts), outcome: charged } };
   } catch (err) {
     const opened = await openInvoice(period);
     if (opened.kind !== 'open') return { opened };
-    if (opened.attempts > 0) {
-      // Recorded before the failure (e.g. a lost answer): the record says what it came to.
-      const request = requestFor(opened.invoiceId, opened.attempts - 1);
-      return { opened, made: { request, outcome: await patient.reconcileInvoiceCharge(request) } };
-    }
-    const request = requestFor(opened.invoiceId, 0);
-    return { opened, made: { request, outcome: await afterFailedAttempt(s, first, request, err) } };
+    const request = requestFor(opened.invoiceId, opened.attempts);
+    // Recorded before the failure (e.g. a lost answer): the record says what it came to.
+    const outcome =
+      opened.attempts > 0
+        ? await patient.reconcileInvoiceCharge(request)
+        : await afterFailedAttempt(s, first, request, err);
+    return { opened, made: { request, outcome } };
   }
 }
