@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { Payment, type PaymentStatus } from '../db/entities';
+import { preparedRows, type PreparedRead } from '../db/orm';
 import { toMajor } from './money';
 import { recordEvent, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
@@ -62,18 +63,18 @@ export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, am
   amount_pending_refund_minor, provider_transaction_id, redirect_url, save_card_enabled, customer, billing, metadata,
   description, callback_url, return_url, failure_code, failure_message, expires_at, created_at, updated_at`;
 
+const PAYMENT_VIEW_BY_ID: PreparedRead = {
+  name: 'payment_view_by_id',
+  text: `select ${PAYMENT_VIEW_COLUMNS} from payments where id = $1 and merchant_id = $2 and environment = $3`,
+};
+
 /**
- * The read path of GET /payments/{id}: one indexed SELECT scoped to the merchant and environment, mapped
- * straight to the view, without the ORM's unit of work (it is the hottest read).
+ * The read path of GET /payments/{id}: one indexed SELECT scoped to the merchant and environment,
+ * prepared once per connection and mapped straight to the view, without the ORM (it is the
+ * hottest read; see preparedRows).
  */
 export async function findPaymentView(em: EntityManager, id: string, scope: RecordScope): Promise<PaymentView | null> {
-  const row: Record<string, unknown> | undefined = await em
-    .getConnection()
-    .execute(
-      `select ${PAYMENT_VIEW_COLUMNS} from payments where id = ? and merchant_id = ? and environment = ?`,
-      [id, scope.merchantId, scope.environment],
-      'get',
-    );
+  const [row] = await preparedRows(em, PAYMENT_VIEW_BY_ID, [id, scope.merchantId, scope.environment]);
   return row ? paymentViewOfRow(row) : null;
 }
 
