@@ -1,7 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
 import { publishPaymentOutcome } from '../src/db/paymentOutcomes';
-import { applyProviderPayment, failUnsentPayment, voidPayment } from '../src/domain/payments';
+import {
+  applyProviderPayment,
+  applyProviderPaymentToRead,
+  failUnsentPayment,
+  findPaymentForAttempt,
+  voidPayment,
+} from '../src/domain/payments';
 import { ProviderMismatchError, differences } from '../src/providers/errors';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
@@ -27,7 +33,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     if (!provider) throw ApplicationFailure.retryable(`no provider ${payment.processor}`, 'provider_not_configured');
     return provider;
   };
-  const failUnconfigured = async (payment: Payment): Promise<AttemptResult> => {
+  const failUnconfigured = async (payment: Pick<Payment, 'id' | 'processor'>): Promise<AttemptResult> => {
     logger.error({ paymentId: payment.id, processor: payment.processor }, 'no provider configured; payment failed');
     await failUnsentPayment(orm.em.fork(), payment.id, {
       code: 'provider_not_configured',
@@ -55,7 +61,11 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     return pp;
   };
   /** A mismatch as a visible, typed failure (see mismatchFailure); anything else unchanged. */
-  const unmatched = (payment: Payment, err: unknown, retryable: boolean): unknown =>
+  const unmatched = (
+    payment: Pick<Payment, 'id' | 'providerTransactionId' | 'amountMinor' | 'currency'>,
+    err: unknown,
+    retryable: boolean,
+  ): unknown =>
     err instanceof ProviderMismatchError
       ? mismatchFailure(
           err,
@@ -73,10 +83,14 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
   return {
     /** Asks the provider to take the payment, with the payment id as idempotency key. */
     async attemptProviderPayment(paymentId: string): Promise<AttemptResult> {
-      const payment = await load(paymentId);
+      const payment = await findPaymentForAttempt(orm.em, paymentId);
       if (!payment) return { kind: 'missing' };
       if (payment.status !== 'created') return { kind: 'settled' };
-      const provider = await recordProvider(providers, payment);
+      const provider = await recordProvider(providers, {
+        merchant: { id: payment.merchantId },
+        environment: payment.environment,
+        processor: payment.processor,
+      });
       if (!provider) return failUnconfigured(payment);
       let pp: ProviderPayment;
       try {
@@ -92,13 +106,13 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
             saveCard: payment.saveCardEnabled,
             ...(payment.description ? { description: payment.description } : {}),
             expiresAt: payment.expiresAt,
-            metadata: { paymentId: payment.id, merchantId: payment.merchant.id, reference_id: payment.externalId },
+            metadata: { paymentId: payment.id, merchantId: payment.merchantId, reference_id: payment.externalId },
           }),
         );
       } catch (err) {
         const refused = refusal(err, logger, {
           paymentId,
-          merchantId: payment.merchant.id,
+          merchantId: payment.merchantId,
           processor: payment.processor,
         });
         if (refused) {
@@ -120,7 +134,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       }
       let kind: Awaited<ReturnType<typeof apply>>;
       try {
-        kind = await apply(paymentId, pp);
+        kind = (await applyProviderPaymentToRead(orm.em, payment, pp)) ?? (await apply(paymentId, pp));
       } catch (err) {
         // Not retried here: the workflow goes on to reconcile, where it is retried visibly.
         throw unmatched(payment, err, false);

@@ -11,7 +11,7 @@ import type { PaymentProvider } from '../src/providers/types';
  */
 export async function recordProvider(
   providers: ProviderRegistry,
-  record: { merchant: Merchant; environment: KeyEnvironment; processor: string },
+  record: { merchant: Pick<Merchant, 'id'>; environment: KeyEnvironment; processor: string },
 ): Promise<PaymentProvider | null> {
   try {
     return await providers.forRecord({

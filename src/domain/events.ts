@@ -17,35 +17,42 @@ export type MerchantEventType =
   | 'subscription.past_due'
   | 'subscription.cancelled';
 
-/**
- * Records an event in the outbox, inside the caller's transaction, so it exists exactly when
- * the state change it reports does. `dedupeKey` makes a retried transaction record it once.
- */
-export function recordEvent(
-  em: EntityManager,
-  input: {
-    merchant: Merchant;
-    type: MerchantEventType;
-    resourceId: string;
-    dedupeKey: string;
-    callbackUrl: string | null;
-    data: unknown;
-  },
-): MerchantEvent | null {
+/** What an event is about; `dedupeKey` makes recording it idempotent. */
+export interface EventInput {
+  type: MerchantEventType;
+  resourceId: string;
+  dedupeKey: string;
+  callbackUrl: string | null;
+  data: unknown;
+}
+
+/** An outbox row's fields as they are stored (the payload the merchant receives); null without a callbackUrl. */
+export function outboxEventFields(input: EventInput, createdAt = new Date()) {
   if (!input.callbackUrl) return null;
   const id = newId('event');
-  const createdAt = new Date();
-  return em.create(MerchantEvent, {
+  return {
     id,
-    merchant: input.merchant,
     type: input.type,
     resourceId: input.resourceId,
     dedupeKey: input.dedupeKey,
     callbackUrl: input.callbackUrl,
     payload: { id, type: input.type, createdAt: createdAt.toISOString(), data: input.data },
+    createdAt,
+  };
+}
+
+/**
+ * Records an event in the outbox, inside the caller's transaction, so it exists exactly when
+ * the state change it reports does. `dedupeKey` makes a retried transaction record it once.
+ */
+export function recordEvent(em: EntityManager, input: EventInput & { merchant: Merchant }): MerchantEvent | null {
+  const fields = outboxEventFields(input);
+  if (!fields) return null;
+  return em.create(MerchantEvent, {
+    ...fields,
+    merchant: input.merchant,
     attempts: 0,
     deliveredAt: null,
     lastError: null,
-    createdAt,
   });
 }

@@ -3,7 +3,7 @@ import { LockMode } from '@mikro-orm/core';
 import { Payment, type PaymentStatus } from '../db/entities';
 import { preparedRows, type PreparedRead } from '../db/orm';
 import { toMajor } from './money';
-import { recordEvent, type MerchantEventType } from './events';
+import { outboxEventFields, recordEvent, type EventInput, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
@@ -107,6 +107,39 @@ export function paymentViewOfRow(row: Record<string, unknown>): PaymentView {
   };
 }
 
+/** A payment's event: one per type, with the payment's view as data. */
+function paymentEvent(type: MerchantEventType, payment: PaymentView): EventInput {
+  return {
+    type,
+    resourceId: payment.id,
+    dedupeKey: `${payment.id}:${type}`,
+    callbackUrl: payment.callbackUrl,
+    data: presentPayment(payment),
+  };
+}
+
+/** Our status for what the provider holds. */
+function statusOfProviderPayment(pp: ProviderPayment): PaymentStatus {
+  switch (pp.status) {
+    case 'succeeded':
+      return 'succeeded';
+    case 'failed':
+      return 'failed';
+    case 'canceled':
+      return 'voided';
+    default:
+      return 'created';
+  }
+}
+
+/** A failed provider payment's code and message, with ours when the provider gave none. */
+function failureOf(pp: ProviderPayment): { failureCode: string; failureMessage: string } {
+  return {
+    failureCode: pp.failureCode ?? 'payment_failed',
+    failureMessage: pp.failureMessage ?? 'The payment failed.',
+  };
+}
+
 const EVENT_OF: Partial<Record<PaymentStatus, MerchantEventType>> = {
   succeeded: 'payment.succeeded',
   failed: 'payment.failed',
@@ -145,23 +178,109 @@ export async function applyProviderPayment(
     payment.providerTransactionId = pp.transactionId;
     payment.redirectUrl = pp.redirectUrl ?? payment.redirectUrl;
     if (pp.savedCardToken) payment.savedCardToken = pp.savedCardToken;
-    const next: PaymentStatus =
-      pp.status === 'succeeded'
-        ? 'succeeded'
-        : pp.status === 'failed'
-          ? 'failed'
-          : pp.status === 'canceled'
-            ? 'voided'
-            : 'created';
-    if (next === 'failed') {
-      payment.failureCode = pp.failureCode ?? 'payment_failed';
-      payment.failureMessage = pp.failureMessage ?? 'The payment failed.';
-    }
+    const next = statusOfProviderPayment(pp);
+    if (next === 'failed') Object.assign(payment, failureOf(pp));
     moved = await settle(tx, payment, next);
     return payment;
   });
   if (moved) workerMetrics.payment(moved);
   return applied;
+}
+
+/** What a payment attempt reads of its payment: the view, and what its provider call is made of. */
+export type PaymentForAttempt = PaymentView & {
+  merchantId: string;
+  cardToken: string | null;
+  providerCallSentAt: Date | null;
+};
+
+/** The payment an attempt is made for, read in one plain statement (it is on every payment's path). */
+export async function findPaymentForAttempt(em: EntityManager, id: string): Promise<PaymentForAttempt | null> {
+  const row: Record<string, unknown> | undefined = await em
+    .getConnection()
+    .execute(
+      `select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token, provider_call_sent_at from payments where id = ?`,
+      [id],
+      'get',
+    );
+  if (!row) return null;
+  return {
+    ...paymentViewOfRow(row),
+    merchantId: row.merchant_id as string,
+    cardToken: row.card_token as string | null,
+    providerCallSentAt: row.provider_call_sent_at === null ? null : new Date(row.provider_call_sent_at as Date),
+  };
+}
+
+/**
+ * applyProviderPayment's usual case in one statement (issue 12: the ORM's transaction took six
+ * round trips on every payment): the provider's answer to an attempt applied to the payment as
+ * the attempt read it, with its outbox event. The statement changes the row only if it is still
+ * `created` with the transaction and redirect the attempt read, so the event's payload, built
+ * from that read, is the row it writes (nothing else changes on a `created` payment). Answers
+ * null, having changed nothing, when the general path must decide: the row moved meanwhile,
+ * is gone, or the provider's record does not match ours (the general path raises that).
+ */
+export async function applyProviderPaymentToRead(
+  em: EntityManager,
+  read: PaymentForAttempt,
+  pp: ProviderPayment,
+): Promise<'settled' | 'created' | null> {
+  if (read.status !== 'created') return null;
+  const ours = {
+    ...(read.providerTransactionId ? { transactionId: read.providerTransactionId } : {}),
+    amountMinor: read.amountMinor,
+    currency: read.currency,
+  };
+  if (differences(ours, pp).length > 0) return null;
+  const next = statusOfProviderPayment(pp);
+  const now = new Date();
+  const failure = next === 'failed' ? failureOf(pp) : undefined;
+  const after: PaymentView = {
+    ...read,
+    status: next,
+    providerTransactionId: pp.transactionId,
+    redirectUrl: pp.redirectUrl ?? read.redirectUrl,
+    ...failure,
+    updatedAt: now,
+  };
+  const type = EVENT_OF[next];
+  const event = type ? outboxEventFields(paymentEvent(type, after), now) : null;
+  const sql = `with moved as (
+       update payments set status = ?, provider_transaction_id = ?, redirect_url = ?,
+              saved_card_token = coalesce(?, saved_card_token), failure_code = ?, failure_message = ?, updated_at = ?
+        where id = ? and status = 'created'
+          and provider_transaction_id is not distinct from ? and redirect_url is not distinct from ?
+       returning id, merchant_id
+     )${
+       event
+         ? `, evented as (
+       insert into merchant_events (id, merchant_id, type, resource_id, dedupe_key, callback_url, payload, attempts, created_at)
+       select ?, moved.merchant_id, ?, moved.id, ?, ?, ?, 0, ? from moved
+       on conflict (dedupe_key) do nothing
+     )`
+         : ''
+     }
+     select count(*)::int as moved from moved`;
+  const values: unknown[] = [
+    next,
+    after.providerTransactionId,
+    after.redirectUrl,
+    pp.savedCardToken ?? null,
+    after.failureCode,
+    after.failureMessage,
+    now,
+    read.id,
+    read.providerTransactionId,
+    read.redirectUrl,
+  ];
+  if (event) {
+    values.push(event.id, event.type, event.dedupeKey, event.callbackUrl, JSON.stringify(event.payload), now);
+  }
+  const row: { moved: number } | undefined = await em.getConnection().execute(sql, values, 'get');
+  if (!row || row.moved !== 1) return null;
+  if (next === 'succeeded' || next === 'failed' || next === 'voided') workerMetrics.payment(next);
+  return next === 'created' ? 'created' : 'settled';
 }
 
 /** Voids a payment that never reached the provider (or was cancelled there) at its expiry. */
@@ -210,14 +329,7 @@ async function settle(tx: EntityManager, payment: Payment, next: PaymentStatus):
   payment.updatedAt = new Date();
   const type = changed ? EVENT_OF[next] : undefined;
   if (type) {
-    recordEvent(tx, {
-      merchant: payment.merchant,
-      type,
-      resourceId: payment.id,
-      dedupeKey: `${payment.id}:${type}`,
-      callbackUrl: payment.callbackUrl,
-      data: presentPayment(payment),
-    });
+    recordEvent(tx, { merchant: payment.merchant, ...paymentEvent(type, payment) });
   }
   await tx.flush();
   return changed && (next === 'succeeded' || next === 'failed' || next === 'voided') ? next : null;

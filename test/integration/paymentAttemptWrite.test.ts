@@ -1,0 +1,174 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { MerchantEvent, Payment } from '../../src/db/entities';
+import {
+  applyProviderPayment,
+  applyProviderPaymentToRead,
+  findPaymentForAttempt,
+  presentPayment,
+  type PaymentForAttempt,
+} from '../../src/domain/payments';
+import type { ProviderPayment } from '../../src/providers/types';
+import { createTestMerchant, openTestOrm } from '../helpers/stack';
+import { paymentRow } from '../helpers/records';
+
+/**
+ * A payment attempt's write in one statement (applyProviderPaymentToRead), against PostgreSQL:
+ * it writes what the ORM's path writes (row and outbox event, whose payload is the payment as
+ * GET shows it afterwards), and it changes nothing, answering null, whenever the row moved after
+ * the attempt read it: the general path then decides.
+ */
+describe('the payment attempt written in one statement', () => {
+  let orm: MikroORM;
+  let merchantId: string;
+
+  beforeAll(async () => {
+    orm = await openTestOrm();
+    merchantId = (await createTestMerchant(orm, 'Attempt write merchant')).merchantId;
+  });
+  afterAll(() => orm.close(true));
+
+  async function createdPayment(overrides: Partial<Payment> = {}): Promise<PaymentForAttempt> {
+    const em = orm.em.fork();
+    const payment = paymentRow(em, merchantId, {
+      callbackUrl: 'https://merchant.example/hooks',
+      cardToken: 'tok_success',
+      ...overrides,
+    });
+    await em.flush();
+    return (await findPaymentForAttempt(orm.em, payment.id))!;
+  }
+
+  const providerPayment = (p: PaymentForAttempt, over: Partial<ProviderPayment> = {}): ProviderPayment => ({
+    transactionId: `txn_${p.id}`,
+    status: 'succeeded',
+    amountMinor: p.amountMinor,
+    currency: p.currency,
+    failureCode: null,
+    failureMessage: null,
+    redirectUrl: null,
+    savedCardToken: null,
+    ...over,
+  });
+
+  const reload = (id: string) => orm.em.fork().findOneOrFail(Payment, { id });
+  const eventsOf = (id: string) =>
+    orm.em.fork().find(MerchantEvent, { resourceId: id }, { orderBy: { createdAt: 'asc' } });
+
+  it('a capture: the payment succeeded, one event whose payload is the payment as it now is', async () => {
+    const read = await createdPayment({ saveCardEnabled: true });
+    const pp = providerPayment(read, { savedCardToken: 'card_saved_1' });
+
+    await expect(applyProviderPaymentToRead(orm.em, read, pp)).resolves.toBe('settled');
+
+    const row = await reload(read.id);
+    expect(row).toMatchObject({
+      status: 'succeeded',
+      providerTransactionId: pp.transactionId,
+      savedCardToken: 'card_saved_1',
+      failureCode: null,
+    });
+    expect(row.updatedAt.getTime()).toBeGreaterThanOrEqual(read.updatedAt.getTime());
+    const events = await eventsOf(read.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      type: 'payment.succeeded',
+      dedupeKey: `${read.id}:payment.succeeded`,
+      callbackUrl: 'https://merchant.example/hooks',
+      attempts: 0,
+      deliveredAt: null,
+    });
+    expect(events[0]!.payload).toMatchObject({ id: events[0]!.id, type: 'payment.succeeded' });
+    expect(events[0]!.payload.data).toEqual(JSON.parse(JSON.stringify(presentPayment(row))));
+  });
+
+  it('the same write as the ORM path for a decline (row and event payload)', async () => {
+    const viaStatement = await createdPayment();
+    const viaOrm = await createdPayment();
+    const declined = { status: 'failed', failureCode: 'card_declined', failureMessage: 'Declined.' } as const;
+
+    await expect(
+      applyProviderPaymentToRead(orm.em, viaStatement, providerPayment(viaStatement, declined)),
+    ).resolves.toBe('settled');
+    await applyProviderPayment(orm.em.fork(), viaOrm.id, providerPayment(viaOrm, declined));
+
+    const [a, b] = [await reload(viaStatement.id), await reload(viaOrm.id)];
+    const written = (p: Payment) => ({
+      status: p.status,
+      failureCode: p.failureCode,
+      failureMessage: p.failureMessage,
+      providerTransactionId: p.providerTransactionId === `txn_${p.id}`,
+      redirectUrl: p.redirectUrl,
+      savedCardToken: p.savedCardToken,
+    });
+    expect(written(a)).toEqual(written(b));
+    expect(a).toMatchObject({ status: 'failed', failureCode: 'card_declined', failureMessage: 'Declined.' });
+    const [[ea], [eb]] = [await eventsOf(a.id), await eventsOf(b.id)];
+    expect(ea!.type).toBe('payment.failed');
+    expect(eb!.type).toBe('payment.failed');
+    expect(ea!.payload.data).toEqual(JSON.parse(JSON.stringify(presentPayment(a))));
+    expect(eb!.payload.data).toEqual(JSON.parse(JSON.stringify(presentPayment(b))));
+  });
+
+  it('a decline without a code gets ours', async () => {
+    const read = await createdPayment();
+    await applyProviderPaymentToRead(orm.em, read, providerPayment(read, { status: 'failed' }));
+    expect(await reload(read.id)).toMatchObject({
+      status: 'failed',
+      failureCode: 'payment_failed',
+      failureMessage: 'The payment failed.',
+    });
+  });
+
+  it('a hosted payment page: still created, with its transaction and redirect, and no event', async () => {
+    const read = await createdPayment({ cardToken: null });
+    const pp = providerPayment(read, { status: 'pending', redirectUrl: 'https://sandbox.example/pay/1' });
+
+    await expect(applyProviderPaymentToRead(orm.em, read, pp)).resolves.toBe('created');
+
+    expect(await reload(read.id)).toMatchObject({
+      status: 'created',
+      providerTransactionId: pp.transactionId,
+      redirectUrl: 'https://sandbox.example/pay/1',
+    });
+    expect(await eventsOf(read.id)).toHaveLength(0);
+  });
+
+  it.each([
+    ['settled by another path', { status: 'succeeded', providerTransactionId: 'txn_other' }],
+    ['given a transaction by another path', { providerTransactionId: 'txn_other' }],
+    ['given a redirect by another path', { redirectUrl: 'https://sandbox.example/pay/other' }],
+  ] as const)('a row %s after the read: nothing written, null', async (_, change) => {
+    const read = await createdPayment();
+    await orm.em.fork().nativeUpdate(Payment, { id: read.id }, change);
+    const before = await reload(read.id);
+
+    await expect(applyProviderPaymentToRead(orm.em, read, providerPayment(read))).resolves.toBeNull();
+
+    const after = await reload(read.id);
+    expect(after).toMatchObject({ ...change, status: before.status, updatedAt: before.updatedAt });
+    expect(await eventsOf(read.id)).toHaveLength(0);
+  });
+
+  it('a provider record of another amount: nothing written, null (the general path raises it)', async () => {
+    const read = await createdPayment();
+    await expect(
+      applyProviderPaymentToRead(orm.em, read, providerPayment(read, { amountMinor: read.amountMinor + 1 })),
+    ).resolves.toBeNull();
+    expect(await reload(read.id)).toMatchObject({ status: 'created', providerTransactionId: null });
+  });
+
+  it('applied twice from the same read (a retried activity): the second writes nothing, one event', async () => {
+    const read = await createdPayment();
+    const pp = providerPayment(read);
+    await expect(applyProviderPaymentToRead(orm.em, read, pp)).resolves.toBe('settled');
+    await expect(applyProviderPaymentToRead(orm.em, read, pp)).resolves.toBeNull();
+    expect(await eventsOf(read.id)).toHaveLength(1);
+  });
+
+  it('a payment without a callbackUrl: settled, no event', async () => {
+    const read = await createdPayment({ callbackUrl: null });
+    await expect(applyProviderPaymentToRead(orm.em, read, providerPayment(read))).resolves.toBe('settled');
+    expect((await reload(read.id)).status).toBe('succeeded');
+    expect(await eventsOf(read.id)).toHaveLength(0);
+  });
+});
