@@ -1,6 +1,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Refund } from '../src/db/entities';
-import { settleRefund } from '../src/domain/refunds';
+import {
+  findRefundForAttempt,
+  settleRefund,
+  settleRefundFromRead,
+  type RefundForAttempt,
+  type RefundSettlement,
+} from '../src/domain/refunds';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
@@ -11,8 +17,14 @@ import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './pr
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
 export function createRefundActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
-  const load = (id: string) => orm.em.fork().findOne(Refund, { id }, { populate: ['payment'] });
-  const providerOf = async (refund: Refund): Promise<PaymentProvider> => {
+  const load = (id: string) => findRefundForAttempt(orm.em, id);
+  /** Settled from the refund as read, in one statement; by the general path if it moved since. */
+  const settle = async (refund: RefundForAttempt, settlement: RefundSettlement): Promise<void> => {
+    if (!(await settleRefundFromRead(orm.em, refund, settlement))) {
+      await settleRefund(orm.em.fork(), refund.id, settlement);
+    }
+  };
+  const providerOf = async (refund: RefundForAttempt): Promise<PaymentProvider> => {
     const provider = await recordProvider(providers, refund.payment);
     if (!provider)
       throw ApplicationFailure.retryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
@@ -22,7 +34,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
    * Settles from the provider's answer; a pending answer leaves the refund in flight. Only a
    * provider refund of our payment transaction, amount and currency is ours to settle from.
    */
-  const follow = async (refund: Refund, pr: ProviderRefund): Promise<'settled' | 'pending'> => {
+  const follow = async (refund: RefundForAttempt, pr: ProviderRefund): Promise<'settled' | 'pending'> => {
     const refundId = refund.id;
     const differ = differences(
       {
@@ -43,7 +55,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
         );
       return 'pending';
     }
-    await settleRefund(orm.em.fork(), refundId, {
+    await settle(refund, {
       status: pr.status,
       providerRefundId: pr.refundId,
       failureCode: pr.failureCode,
@@ -53,8 +65,8 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
   };
 
   /** Declined outright: a failed refund with the provider's code; the balance is released. */
-  const declined = async (refundId: string, err: ProviderError): Promise<'settled'> => {
-    await settleRefund(orm.em.fork(), refundId, {
+  const declined = async (refund: RefundForAttempt, err: ProviderError): Promise<'settled'> => {
+    await settle(refund, {
       status: 'failed',
       failureCode: err.code,
       failureMessage: err.message,
@@ -66,7 +78,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
    * The same request on every try: the provider dedupes on our refund id (the idempotency key)
    * and on reference_id within the payment transaction.
    */
-  const refundRequest = (refund: Refund): CreateRefundInput => ({
+  const refundRequest = (refund: RefundForAttempt): CreateRefundInput => ({
     idempotencyKey: refund.id,
     transactionId: refund.payment.providerTransactionId!,
     amountMinor: refund.amountMinor,
@@ -78,7 +90,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
   });
 
   /** A provider conflict or a record that is not ours: never settled from; see mismatchFailure. */
-  const unmatched = (refund: Refund, err: unknown, retryable: boolean): unknown => {
+  const unmatched = (refund: RefundForAttempt, err: unknown, retryable: boolean): unknown => {
     const mismatch =
       err instanceof ProviderError && err.conflict
         ? new ProviderMismatchError(refund.id, [`provider conflict: ${err.code ?? 'unknown'}`])
@@ -138,7 +150,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
           merchantId: refund.merchant.id,
           processor: refund.payment.processor,
         });
-        if (refused) return declined(refundId, refused);
+        if (refused) return declined(refund, refused);
         throw attemptFailure(err);
       }
     },
@@ -173,7 +185,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       } catch (err) {
         const mismatch = unmatched(refund, err, true);
         if (mismatch) throw mismatch;
-        if (err instanceof ProviderError && err.kind === 'rejected') return declined(refundId, err);
+        if (err instanceof ProviderError && err.kind === 'rejected') return declined(refund, err);
         throw reconcileFailure(err);
       }
     },

@@ -4,8 +4,8 @@ import { Payment, Refund, type RefundStatus } from '../db/entities';
 import { AppError } from '../errors';
 import { newId } from '../ids';
 import { toMajor, toMinor } from './money';
-import { presentPayment, refundableMinor } from './payments';
-import { recordEvent } from './events';
+import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, presentPayment, refundableMinor, type PaymentView } from './payments';
+import { outboxEventFields, recordEvent, type EventInput } from './events';
 import type { RecordScope } from './scope';
 import { workerMetrics } from '../metrics/worker';
 
@@ -15,7 +15,7 @@ import { workerMetrics } from '../metrics/worker';
  * the database's partial unique index and balance check are the last line of defence.
  */
 
-export function presentRefund(r: Refund, payment: Payment) {
+export function presentRefund(r: SettledRefundFields, payment: PaymentView) {
   return {
     id: r.id,
     paymentId: payment.id,
@@ -159,6 +159,193 @@ export interface RefundSettlement {
   failureMessage?: string | null;
 }
 
+/** A refund as its settlement reads and writes it (the entity, or the attempt's plain read). */
+type SettledRefundFields = Pick<
+  Refund,
+  | 'id'
+  | 'externalId'
+  | 'amountMinor'
+  | 'currency'
+  | 'reason'
+  | 'status'
+  | 'failureCode'
+  | 'failureMessage'
+  | 'providerRefundId'
+  | 'createdAt'
+  | 'updatedAt'
+>;
+
+/** What settling a refund changes on it. */
+export type RefundSettledChanges = Pick<
+  Refund,
+  'status' | 'providerRefundId' | 'failureCode' | 'failureMessage' | 'updatedAt'
+>;
+/** What settling a refund changes on its payment. */
+export type PaymentRefundChanges = Pick<
+  Payment,
+  'amountPendingRefundMinor' | 'amountRefundedMinor' | 'status' | 'updatedAt'
+>;
+
+/**
+ * A pending refund settled: what changes on the refund and on its payment, and the outbox events
+ * (refund.succeeded or refund.failed; payment.refunded or payment.partially_refunded with a
+ * success), whose payloads show both as they are afterwards. The one rule for both writers.
+ */
+function settlement(
+  refund: SettledRefundFields,
+  payment: PaymentView,
+  s: RefundSettlement,
+  now: Date,
+): { refund: RefundSettledChanges; payment: PaymentRefundChanges; events: EventInput[] } {
+  const refunded =
+    s.status === 'succeeded' ? payment.amountRefundedMinor + refund.amountMinor : payment.amountRefundedMinor;
+  const refundChanges: RefundSettledChanges = {
+    status: s.status,
+    providerRefundId: s.providerRefundId ?? refund.providerRefundId,
+    failureCode: s.status === 'failed' ? (s.failureCode ?? 'refund_failed') : null,
+    failureMessage: s.status === 'failed' ? (s.failureMessage ?? 'The refund failed.') : null,
+    updatedAt: now,
+  };
+  const paymentChanges: PaymentRefundChanges = {
+    amountPendingRefundMinor: 0,
+    amountRefundedMinor: refunded,
+    status:
+      s.status === 'succeeded' ? (refunded >= payment.amountMinor ? 'refunded' : 'partially_refunded') : payment.status,
+    updatedAt: now,
+  };
+  const refundAfter = { ...refund, ...refundChanges };
+  const paymentAfter = { ...payment, ...paymentChanges };
+  const events: EventInput[] = [
+    {
+      type: s.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
+      resourceId: refund.id,
+      dedupeKey: `${refund.id}:refund.${s.status}`,
+      callbackUrl: payment.callbackUrl,
+      data: presentRefund(refundAfter, paymentAfter),
+    },
+  ];
+  if (s.status === 'succeeded') {
+    const type = paymentAfter.status === 'refunded' ? 'payment.refunded' : 'payment.partially_refunded';
+    events.push({
+      type,
+      resourceId: refund.id,
+      dedupeKey: `${refund.id}:${type}`,
+      callbackUrl: payment.callbackUrl,
+      data: presentPayment(paymentAfter),
+    });
+  }
+  return { refund: refundChanges, payment: paymentChanges, events };
+}
+
+/** What a refund attempt reads: the refund and its payment (view, merchant), in one statement. */
+export type RefundForAttempt = SettledRefundFields & {
+  merchant: { id: string };
+  payment: PaymentView & { merchant: { id: string } };
+};
+
+/** The refund an attempt is made for, with its payment, read in one plain statement (every refund's path). */
+export async function findRefundForAttempt(em: EntityManager, id: string): Promise<RefundForAttempt | null> {
+  const row: Record<string, unknown> | undefined = await em.getConnection().execute(
+    `select p.*, r.id as refund_id, r.merchant_id as refund_merchant_id, r.external_id as refund_external_id,
+            r.amount_minor as refund_amount_minor, r.currency as refund_currency, r.reason as refund_reason,
+            r.status as refund_status, r.failure_code as refund_failure_code,
+            r.failure_message as refund_failure_message, r.provider_refund_id as refund_provider_refund_id,
+            r.created_at as refund_created_at, r.updated_at as refund_updated_at
+       from refunds r join (select ${PAYMENT_VIEW_COLUMNS}, merchant_id from payments) p on p.id = r.payment_id
+      where r.id = ?`,
+    [id],
+    'get',
+  );
+  if (!row) return null;
+  return {
+    id: row.refund_id as string,
+    merchant: { id: row.refund_merchant_id as string },
+    externalId: row.refund_external_id as string,
+    amountMinor: Number(row.refund_amount_minor),
+    currency: row.refund_currency as string,
+    reason: row.refund_reason as string | null,
+    status: row.refund_status as RefundStatus,
+    failureCode: row.refund_failure_code as string | null,
+    failureMessage: row.refund_failure_message as string | null,
+    providerRefundId: row.refund_provider_refund_id as string | null,
+    createdAt: new Date(row.refund_created_at as Date),
+    updatedAt: new Date(row.refund_updated_at as Date),
+    payment: { ...paymentViewOfRow(row), merchant: { id: row.merchant_id as string } },
+  };
+}
+
+/**
+ * settleRefund's usual case in one statement (issue 12: the ORM's transaction took about eight
+ * round trips on every refund), from the refund and payment as the attempt read them: both
+ * updated and the events recorded only if neither moved since (the refund still pending and
+ * unchanged; the payment's status, balances and updated_at as read, which every refund
+ * settlement and creation changes), so the events' payloads, built from that read, show the
+ * rows written. Both rows are locked and re-checked before either is written: all or nothing.
+ * Answers false, having changed nothing, when the general path must decide.
+ */
+export async function settleRefundFromRead(
+  em: EntityManager,
+  read: RefundForAttempt,
+  s: RefundSettlement,
+): Promise<boolean> {
+  if (read.status !== 'pending') return false;
+  const now = new Date();
+  const next = settlement(read, read.payment, s, now);
+  const events = next.events.flatMap((e) => outboxEventFields(e, now) ?? []);
+  // Locked in the order every refund path locks (payment, then refund), each re-checked as read.
+  const values: unknown[] = [
+    read.payment.id,
+    read.payment.status,
+    read.payment.amountRefundedMinor,
+    read.payment.amountPendingRefundMinor,
+    read.payment.updatedAt,
+    read.id,
+    read.updatedAt,
+    next.payment.amountPendingRefundMinor,
+    next.payment.amountRefundedMinor,
+    next.payment.status,
+    now,
+    next.refund.status,
+    next.refund.providerRefundId,
+    next.refund.failureCode,
+    next.refund.failureMessage,
+    now,
+  ];
+  const inserts = events.map((e, i) => {
+    values.push(e.id, e.type, e.resourceId, e.dedupeKey, e.callbackUrl, JSON.stringify(e.payload), now);
+    return `, event_${i} as (
+       insert into merchant_events (id, merchant_id, type, resource_id, dedupe_key, callback_url, payload, attempts, created_at)
+       select ?, paid.merchant_id, ?, ?, ?, ?, ?, 0, ? from paid
+       on conflict (dedupe_key) do nothing
+     )`;
+  });
+  const row: { settled: number } | undefined = await em.getConnection().execute(
+    `with payment as (
+       select id from payments
+        where id = ? and status = ? and amount_refunded_minor = ? and amount_pending_refund_minor = ? and updated_at = ?
+          for update
+     ), pending as (
+       select refunds.id from refunds join payment on refunds.payment_id = payment.id
+        where refunds.id = ? and refunds.status = 'pending' and refunds.updated_at = ?
+          for update of refunds
+     ), paid as (
+       update payments set amount_pending_refund_minor = ?, amount_refunded_minor = ?, status = ?, updated_at = ?
+         from pending, payment where payments.id = payment.id
+       returning payments.id, payments.merchant_id
+     ), settled as (
+       update refunds set status = ?, provider_refund_id = ?, failure_code = ?, failure_message = ?, updated_at = ?
+         from pending where refunds.id = pending.id
+       returning refunds.id
+     )${inserts.join('')}
+     select count(*)::int as settled from settled`,
+    values,
+    'get',
+  );
+  if (row?.settled !== 1) return false;
+  workerMetrics.refund(s.status);
+  return true;
+}
+
 /**
  * Settles a pending refund and the payment's balance and status, with the outbox events, in
  * one transaction. Idempotent: a settled refund is never settled again.
@@ -180,36 +367,10 @@ export async function settleRefund(em: EntityManager, refundId: string, s: Refun
       { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
     if (refund.status !== 'pending') return refund;
-    const now = new Date();
-    refund.status = s.status;
-    refund.providerRefundId = s.providerRefundId ?? refund.providerRefundId;
-    refund.failureCode = s.status === 'failed' ? (s.failureCode ?? 'refund_failed') : null;
-    refund.failureMessage = s.status === 'failed' ? (s.failureMessage ?? 'The refund failed.') : null;
-    refund.updatedAt = now;
-    payment.amountPendingRefundMinor = 0;
-    if (s.status === 'succeeded') {
-      payment.amountRefundedMinor += refund.amountMinor;
-      payment.status = payment.amountRefundedMinor >= payment.amountMinor ? 'refunded' : 'partially_refunded';
-    }
-    payment.updatedAt = now;
-    const base = { merchant: payment.merchant, callbackUrl: payment.callbackUrl };
-    recordEvent(tx, {
-      ...base,
-      type: s.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
-      resourceId: refund.id,
-      dedupeKey: `${refund.id}:refund.${s.status}`,
-      data: presentRefund(refund, payment),
-    });
-    if (s.status === 'succeeded') {
-      const type = payment.status === 'refunded' ? 'payment.refunded' : 'payment.partially_refunded';
-      recordEvent(tx, {
-        ...base,
-        type,
-        resourceId: refund.id,
-        dedupeKey: `${refund.id}:${type}`,
-        data: presentPayment(payment),
-      });
-    }
+    const next = settlement(refund, payment, s, new Date());
+    Object.assign(refund, next.refund);
+    Object.assign(payment, next.payment);
+    for (const event of next.events) recordEvent(tx, { merchant: payment.merchant, ...event });
     await tx.flush();
     settled = true;
     return refund;
