@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Refund } from '../src/db/entities';
 import {
-  findRefundForAttempt,
+  findRefundWithPayment,
   settleRefund,
   settleRefundFromRead,
-  type RefundForAttempt,
+  type RefundWithPayment,
   type RefundSettlement,
 } from '../src/domain/refunds';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
@@ -17,14 +17,14 @@ import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './pr
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
 export function createRefundActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
-  const load = (id: string) => findRefundForAttempt(orm.em, id);
+  const load = (id: string) => findRefundWithPayment(orm.em, id);
   /** Settled from the refund as read, in one statement; by the general path if it moved since. */
-  const settle = async (refund: RefundForAttempt, settlement: RefundSettlement): Promise<void> => {
+  const settle = async (refund: RefundWithPayment, settlement: RefundSettlement): Promise<void> => {
     if (!(await settleRefundFromRead(orm.em, refund, settlement))) {
       await settleRefund(orm.em.fork(), refund.id, settlement);
     }
   };
-  const providerOf = async (refund: RefundForAttempt): Promise<PaymentProvider> => {
+  const providerOf = async (refund: RefundWithPayment): Promise<PaymentProvider> => {
     const provider = await recordProvider(providers, refund.payment);
     if (!provider)
       throw ApplicationFailure.retryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
@@ -34,7 +34,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
    * Settles from the provider's answer; a pending answer leaves the refund in flight. Only a
    * provider refund of our payment transaction, amount and currency is ours to settle from.
    */
-  const follow = async (refund: RefundForAttempt, pr: ProviderRefund): Promise<'settled' | 'pending'> => {
+  const follow = async (refund: RefundWithPayment, pr: ProviderRefund): Promise<'settled' | 'pending'> => {
     const refundId = refund.id;
     const differ = differences(
       {
@@ -65,7 +65,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
   };
 
   /** Declined outright: a failed refund with the provider's code; the balance is released. */
-  const declined = async (refund: RefundForAttempt, err: ProviderError): Promise<'settled'> => {
+  const declined = async (refund: RefundWithPayment, err: ProviderError): Promise<'settled'> => {
     await settle(refund, {
       status: 'failed',
       failureCode: err.code,
@@ -78,7 +78,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
    * The same request on every try: the provider dedupes on our refund id (the idempotency key)
    * and on reference_id within the payment transaction.
    */
-  const refundRequest = (refund: RefundForAttempt): CreateRefundInput => ({
+  const refundRequest = (refund: RefundWithPayment): CreateRefundInput => ({
     idempotencyKey: refund.id,
     transactionId: refund.payment.providerTransactionId!,
     amountMinor: refund.amountMinor,
@@ -90,7 +90,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
   });
 
   /** A provider conflict or a record that is not ours: never settled from; see mismatchFailure. */
-  const unmatched = (refund: RefundForAttempt, err: unknown, retryable: boolean): unknown => {
+  const unmatched = (refund: RefundWithPayment, err: unknown, retryable: boolean): unknown => {
     const mismatch =
       err instanceof ProviderError && err.conflict
         ? new ProviderMismatchError(refund.id, [`provider conflict: ${err.code ?? 'unknown'}`])

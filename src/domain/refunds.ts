@@ -237,14 +237,14 @@ function settlement(
   return { refund: refundChanges, payment: paymentChanges, events };
 }
 
-/** What a refund attempt reads: the refund and its payment (view, merchant), in one statement. */
-export type RefundForAttempt = SettledRefundFields & {
+/** A refund with its payment (view and merchant), as a refund attempt and the refund POST read them. */
+export type RefundWithPayment = SettledRefundFields & {
   merchant: { id: string };
   payment: PaymentView & { merchant: { id: string } };
 };
 
-/** The refund an attempt is made for, with its payment, read in one plain statement (every refund's path). */
-export async function findRefundForAttempt(em: EntityManager, id: string): Promise<RefundForAttempt | null> {
+/** A refund and its payment in one plain statement (on every refund's path: the attempt, the POST's answer). */
+export async function findRefundWithPayment(em: EntityManager, id: string): Promise<RefundWithPayment | null> {
   const row: Record<string, unknown> | undefined = await em.getConnection().execute(
     `select p.*, r.id as refund_id, r.merchant_id as refund_merchant_id, r.external_id as refund_external_id,
             r.amount_minor as refund_amount_minor, r.currency as refund_currency, r.reason as refund_reason,
@@ -285,7 +285,7 @@ export async function findRefundForAttempt(em: EntityManager, id: string): Promi
  */
 export async function settleRefundFromRead(
   em: EntityManager,
-  read: RefundForAttempt,
+  read: RefundWithPayment,
   s: RefundSettlement,
 ): Promise<boolean> {
   if (read.status !== 'pending') return false;

@@ -200,6 +200,17 @@ describe('POST /payments validation, idempotency and isolation', () => {
       expect(await rowsFor(merchant.merchantId, body.externalId)).toBe(1);
     });
 
+    it('the same request five times at once: one payment, captured once, the same answer to all', async () => {
+      const body = { ...valid(), cardToken: 'tok_success' };
+      const answers = await Promise.all([1, 2, 3, 4, 5].map(() => create(body)));
+
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+      const id = answers[0]!.body.id as string;
+      for (const a of answers) expect(a.body).toMatchObject({ id, status: 'succeeded' });
+      expect(await rowsFor(merchant.merchantId, body.externalId)).toBe(1);
+      expect(await capturesOf(id)).toEqual([expect.objectContaining({ status: 'succeeded', amount: 12.34 })]);
+    });
+
     it.each<[string, Body]>([
       ['another amount', { amount: 12.35 }],
       ['another currency', { currency: 'EUR' }],

@@ -3,11 +3,11 @@ import { MerchantEvent, Payment, Refund } from '../../src/db/entities';
 import { presentPayment } from '../../src/domain/payments';
 import {
   createRefund,
-  findRefundForAttempt,
+  findRefundWithPayment,
   presentRefund,
   settleRefund,
   settleRefundFromRead,
-  type RefundForAttempt,
+  type RefundWithPayment,
 } from '../../src/domain/refunds';
 import { createTestMerchant, openTestOrm } from '../helpers/stack';
 import { paymentRow } from '../helpers/records';
@@ -29,7 +29,7 @@ describe('a refund settled in one statement', () => {
   afterAll(() => orm.close(true));
 
   /** A captured 10.00 USD payment with a pending refund of `amount` (major units), as the API makes it. */
-  async function pendingRefund(amount = 4): Promise<RefundForAttempt> {
+  async function pendingRefund(amount = 4): Promise<RefundWithPayment> {
     const em = orm.em.fork();
     const payment = paymentRow(em, merchantId, {
       status: 'succeeded',
@@ -41,10 +41,10 @@ describe('a refund settled in one statement', () => {
       externalId: `refund-${Math.random()}`,
       amount,
     });
-    return (await findRefundForAttempt(orm.em, refund.id))!;
+    return (await findRefundWithPayment(orm.em, refund.id))!;
   }
 
-  const reload = async (read: RefundForAttempt) => {
+  const reload = async (read: RefundWithPayment) => {
     const em = orm.em.fork();
     return {
       refund: await em.findOneOrFail(Refund, { id: read.id }),
@@ -112,18 +112,18 @@ describe('a refund settled in one statement', () => {
   it.each([
     [
       'settled by the general path',
-      (read: RefundForAttempt) => settleRefund(orm.em.fork(), read.id, { status: 'succeeded' }),
+      (read: RefundWithPayment) => settleRefund(orm.em.fork(), read.id, { status: 'succeeded' }),
     ],
     [
       'given its provider refund id (a pending answer)',
-      (read: RefundForAttempt) =>
+      (read: RefundWithPayment) =>
         orm.em
           .fork()
           .nativeUpdate(Refund, { id: read.id }, { providerRefundId: 're_other', updatedAt: new Date(Date.now() + 5) }),
     ],
     [
       'whose payment changed',
-      (read: RefundForAttempt) =>
+      (read: RefundWithPayment) =>
         orm.em.fork().nativeUpdate(Payment, { id: read.payment.id }, { updatedAt: new Date(Date.now() + 5) }),
     ],
   ])('a refund %s after the read: nothing written, false', async (_, change) => {

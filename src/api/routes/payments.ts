@@ -130,36 +130,41 @@ async function insertOrFind(
   processor: string,
 ): Promise<Payment> {
   const now = new Date();
-  const payment = em.create(Payment, {
-    id: newId('payment'),
-    merchant: em.getReference(Merchant, caller.merchantId),
-    externalId: body.externalId,
-    environment: caller.environment,
-    processor,
-    amountMinor: body.amountMinor,
-    currency: body.currency,
-    status: 'created',
-    amountRefundedMinor: 0,
-    amountPendingRefundMinor: 0,
-    providerTransactionId: null,
-    redirectUrl: null,
-    cardToken: body.cardToken ?? null,
-    saveCardEnabled: body.saveCardEnabled ?? false,
-    savedCardToken: null,
-    customer: body.customer,
-    billing: body.billing ?? null,
-    metadata: body.metadata ?? null,
-    description: body.description ?? null,
-    callbackUrl: body.callbackUrl ?? null,
-    returnUrl: body.returnUrl ?? null,
-    failureCode: null,
-    failureMessage: null,
-    expiresAt: new Date(now.getTime() + expirySeconds * 1000),
-    createdAt: now,
-    updatedAt: now,
-  });
+  // One INSERT, outside the unit of work: no transaction around a single statement (issue 12).
+  const payment = em.create(
+    Payment,
+    {
+      id: newId('payment'),
+      merchant: em.getReference(Merchant, caller.merchantId),
+      externalId: body.externalId,
+      environment: caller.environment,
+      processor,
+      amountMinor: body.amountMinor,
+      currency: body.currency,
+      status: 'created',
+      amountRefundedMinor: 0,
+      amountPendingRefundMinor: 0,
+      providerTransactionId: null,
+      redirectUrl: null,
+      cardToken: body.cardToken ?? null,
+      saveCardEnabled: body.saveCardEnabled ?? false,
+      savedCardToken: null,
+      customer: body.customer,
+      billing: body.billing ?? null,
+      metadata: body.metadata ?? null,
+      description: body.description ?? null,
+      callbackUrl: body.callbackUrl ?? null,
+      returnUrl: body.returnUrl ?? null,
+      failureCode: null,
+      failureMessage: null,
+      expiresAt: new Date(now.getTime() + expirySeconds * 1000),
+      createdAt: now,
+      updatedAt: now,
+    },
+    { persist: false },
+  );
   try {
-    await em.flush();
+    await em.insert(payment);
     return payment;
   } catch (err) {
     if (!(err instanceof UniqueConstraintViolationException)) throw err;
@@ -294,7 +299,7 @@ export function paymentRoutes(deps: {
           if (payment.status !== 'created') return presentPayment(payment);
 
           const outcome = await submit(payment);
-          const current = await deps.em.fork().findOne(Payment, { id: payment.id });
+          const current = await findPaymentView(deps.em, payment.id, caller);
           if (!current) {
             if (outcome === 'unreachable') throw serviceUnavailableNoRecord();
             if (typeof outcome === 'object' && outcome.kind === 'rejected') throw providerRejection(outcome);

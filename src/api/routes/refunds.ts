@@ -10,7 +10,7 @@ import {
 import { Payment, Refund } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
-import { createRefund, presentRefund } from '../../domain/refunds';
+import { createRefund, findRefundWithPayment, presentRefund } from '../../domain/refunds';
 import { refundWorkflow } from '../../../workflows/refund';
 import { refundOutcomeUpdate, type RefundOutcome } from '../../../workflows/refundApi';
 import { refundWorkflowStartOptions } from '../../temporal/refundWorkflowOptions';
@@ -106,8 +106,9 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
     }
   }
 
+  /** The refund as answered, read in one plain statement with its payment. */
   const loadRefundView = async (refundId: string) => {
-    const refund = await deps.em.fork().findOne(Refund, { id: refundId }, { populate: ['payment'] });
+    const refund = await findRefundWithPayment(deps.em, refundId);
     return presentRefund(refund!, refund!.payment);
   };
 
