@@ -7,6 +7,7 @@ import type { ProviderRegistry } from './providers/registry';
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflowBundle';
 import { requestIdActivityInterceptors } from './temporal/requestId';
+import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
 import type { ResolveHost } from './net/pinnedPost';
 
 export { WORKFLOWS_PATH };
@@ -69,6 +70,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
           },
         }
       : {}),
+    ...WORKFLOW_TASK_POLLING,
     ...(deps.identity ? { identity: deps.identity } : {}),
     ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
   });

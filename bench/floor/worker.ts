@@ -1,11 +1,12 @@
 import os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { WORKFLOW_TASK_POLLING } from '../../src/temporal/workflowTaskPolling';
 import { createFloorActivities } from './activities';
 
 /**
  * The floor's worker process (bench/floor/stack.ts spawns it as bench/run.ts spawns the product
- * worker): the SDK's default worker options on its own task queue, the bundle built once by the
- * bench, one no-op activity. No database, no logger beyond the SDK's warnings.
+ * worker): the SDK's default worker options but the product's workflow-task polling, on its own
+ * task queue, the bundle built once by the bench, one no-op activity. No database, no logger beyond the SDK's warnings.
  *
  * Env: TEMPORAL_ADDRESS, FLOOR_TASK_QUEUE, FLOOR_BUNDLE_PATH; NODE_OPTIONS as the bench sets it.
  */
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
     taskQueue: taskQueue!,
     workflowBundle: { codePath: codePath! },
     activities: createFloorActivities(),
+    // The product worker's workflow-task polling (pollers for every task-queue partition).
+    ...WORKFLOW_TASK_POLLING,
     identity: `floor-worker-${process.pid}@${os.hostname()}`,
   });
   process.stdout.write(`floor worker polling ${taskQueue}\n`);
