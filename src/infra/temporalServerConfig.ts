@@ -190,6 +190,14 @@ export const OUR_TUNING: Readonly<Record<string, unknown>> = {
   // tasks wait for the next read, about 40 ms per dispatch (bench/RESULTS.md, "The 40 ms
   // dispatch wait"). 200/s bounds that wait at 5 ms; a busy shard's reads stay batched.
   'history.transferProcessorMaxPollRPS': 200,
+  // One partition per task queue, not 4. A task written to a partition that no poller is waiting
+  // on waits there (about 2 s here) until one is: with a worker's few normal-queue pollers busy,
+  // 4.7 % of the bench floor's new workflows did (bench/RESULTS.md, "The 2 s dispatch stalls").
+  // One partition carried 93 floor Update-with-Starts a second on the dev server, far above this
+  // product's rate per queue. Raise both with enough pollers for every partition if one queue ever
+  // needs more; lowering them on a running cluster: writes first, let the backlog drain, then reads.
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
 };
 
 /** The dynamic config production runs with: pinned defaults the product needs, and our tuning. */
