@@ -5,7 +5,8 @@ import pg from 'pg';
 /**
  * The benchmark's baseline: the least a `GET /payments/:id` can do on this stack. A bare Koa app
  * with one route that runs ONE indexed SELECT (primary key, scoped to the merchant; a named
- * prepared statement) through a `pg.Pool` of 10 and answers the row as JSON. No auth, no ORM, no validation, no logging.
+ * prepared statement) through a `pg.Pool` of 10 and answers the row as JSON. No auth, no ORM,
+ * no validation, no logging.
  * Run by bench/run.ts as its own process, so that it does not share an event loop with autocannon.
  *
  * Env: DATABASE_URL, PORT, BENCH_MERCHANT_ID (the merchant the product would get from the key).

@@ -6,7 +6,8 @@ import { createFloorActivities } from './activities';
 /**
  * The floor's worker process (bench/floor/stack.ts spawns it as bench/run.ts spawns the product
  * worker): the SDK's default worker options but the product's workflow-task polling, on its own
- * task queue, the bundle built once by the bench, one no-op activity. No database, no logger beyond the SDK's warnings.
+ * task queue, the bundle built once by the bench, one no-op activity. No database, no logger
+ * beyond the SDK's warnings.
  *
  * Env: TEMPORAL_ADDRESS, FLOOR_TASK_QUEUE, FLOOR_BUNDLE_PATH; NODE_OPTIONS as the bench sets it.
  */

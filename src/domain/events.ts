@@ -41,6 +41,36 @@ export function outboxEventFields(input: EventInput, createdAt = new Date()) {
   };
 }
 
+export type OutboxEventFields = NonNullable<ReturnType<typeof outboxEventFields>>;
+
+/**
+ * An outbox row recorded by a data-modifying CTE of a plain statement (`with ... , <name> as
+ * (...)`), for the merchant of the rows `source` returns (its `merchant_id`), once per dedupeKey;
+ * nothing when `source` returns no row. The statement-side twin of recordEvent.
+ */
+export function outboxEventCte(
+  name: string,
+  source: string,
+  event: OutboxEventFields,
+): { sql: string; values: unknown[] } {
+  return {
+    sql: `${name} as (
+       insert into merchant_events (id, merchant_id, type, resource_id, dedupe_key, callback_url, payload, attempts, created_at)
+       select ?, ${source}.merchant_id, ?, ?, ?, ?, ?, 0, ? from ${source}
+       on conflict (dedupe_key) do nothing
+     )`,
+    values: [
+      event.id,
+      event.type,
+      event.resourceId,
+      event.dedupeKey,
+      event.callbackUrl,
+      JSON.stringify(event.payload),
+      event.createdAt,
+    ],
+  };
+}
+
 /**
  * Records an event in the outbox, inside the caller's transaction, so it exists exactly when
  * the state change it reports does. `dedupeKey` makes a retried transaction record it once.

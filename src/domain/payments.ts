@@ -3,7 +3,7 @@ import { LockMode } from '@mikro-orm/core';
 import { Payment, type PaymentStatus } from '../db/entities';
 import { preparedRows, type PreparedRead } from '../db/orm';
 import { toMajor } from './money';
-import { outboxEventFields, recordEvent, type EventInput, type MerchantEventType } from './events';
+import { outboxEventCte, outboxEventFields, recordEvent, type EventInput, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
@@ -140,6 +140,11 @@ function failureOf(pp: ProviderPayment): { failureCode: string; failureMessage: 
   };
 }
 
+/** The outcome payments_total counts when a payment moves to `status` (none for the others). */
+function settledOutcome(status: PaymentStatus): PaymentOutcome | null {
+  return status === 'succeeded' || status === 'failed' || status === 'voided' ? status : null;
+}
+
 const EVENT_OF: Partial<Record<PaymentStatus, MerchantEventType>> = {
   succeeded: 'payment.succeeded',
   failed: 'payment.failed',
@@ -188,27 +193,18 @@ export async function applyProviderPayment(
 }
 
 /** What a payment attempt reads of its payment: the view, and what its provider call is made of. */
-export type PaymentForAttempt = PaymentView & {
-  merchantId: string;
-  cardToken: string | null;
-  providerCallSentAt: Date | null;
-};
+export type PaymentForAttempt = PaymentView & { merchantId: string; cardToken: string | null };
 
 /** The payment an attempt is made for, read in one plain statement (it is on every payment's path). */
 export async function findPaymentForAttempt(em: EntityManager, id: string): Promise<PaymentForAttempt | null> {
   const row: Record<string, unknown> | undefined = await em
     .getConnection()
-    .execute(
-      `select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token, provider_call_sent_at from payments where id = ?`,
-      [id],
-      'get',
-    );
+    .execute(`select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token from payments where id = ?`, [id], 'get');
   if (!row) return null;
   return {
     ...paymentViewOfRow(row),
     merchantId: row.merchant_id as string,
     cardToken: row.card_token as string | null,
-    providerCallSentAt: row.provider_call_sent_at === null ? null : new Date(row.provider_call_sent_at as Date),
   };
 }
 
@@ -246,21 +242,14 @@ export async function applyProviderPaymentToRead(
   };
   const type = EVENT_OF[next];
   const event = type ? outboxEventFields(paymentEvent(type, after), now) : null;
+  const evented = event ? outboxEventCte('evented', 'moved', event) : undefined;
   const sql = `with moved as (
        update payments set status = ?, provider_transaction_id = ?, redirect_url = ?,
               saved_card_token = coalesce(?, saved_card_token), failure_code = ?, failure_message = ?, updated_at = ?
         where id = ? and status = 'created'
           and provider_transaction_id is not distinct from ? and redirect_url is not distinct from ?
        returning id, merchant_id
-     )${
-       event
-         ? `, evented as (
-       insert into merchant_events (id, merchant_id, type, resource_id, dedupe_key, callback_url, payload, attempts, created_at)
-       select ?, moved.merchant_id, ?, moved.id, ?, ?, ?, 0, ? from moved
-       on conflict (dedupe_key) do nothing
-     )`
-         : ''
-     }
+     )${evented ? `, ${evented.sql}` : ''}
      select count(*)::int as moved from moved`;
   const values: unknown[] = [
     next,
@@ -274,12 +263,11 @@ export async function applyProviderPaymentToRead(
     read.providerTransactionId,
     read.redirectUrl,
   ];
-  if (event) {
-    values.push(event.id, event.type, event.dedupeKey, event.callbackUrl, JSON.stringify(event.payload), now);
-  }
+  if (evented) values.push(...evented.values);
   const row: { moved: number } | undefined = await em.getConnection().execute(sql, values, 'get');
   if (!row || row.moved !== 1) return null;
-  if (next === 'succeeded' || next === 'failed' || next === 'voided') workerMetrics.payment(next);
+  const outcome = settledOutcome(next);
+  if (outcome) workerMetrics.payment(outcome);
   return next === 'created' ? 'created' : 'settled';
 }
 
@@ -332,5 +320,5 @@ async function settle(tx: EntityManager, payment: Payment, next: PaymentStatus):
     recordEvent(tx, { merchant: payment.merchant, ...paymentEvent(type, payment) });
   }
   await tx.flush();
-  return changed && (next === 'succeeded' || next === 'failed' || next === 'voided') ? next : null;
+  return changed ? settledOutcome(next) : null;
 }

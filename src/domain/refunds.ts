@@ -5,7 +5,7 @@ import { AppError } from '../errors';
 import { newId } from '../ids';
 import { toMajor, toMinor } from './money';
 import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, presentPayment, refundableMinor, type PaymentView } from './payments';
-import { outboxEventFields, recordEvent, type EventInput } from './events';
+import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from './events';
 import type { RecordScope } from './scope';
 import { workerMetrics } from '../metrics/worker';
 
@@ -312,12 +312,9 @@ export async function settleRefundFromRead(
     now,
   ];
   const inserts = events.map((e, i) => {
-    values.push(e.id, e.type, e.resourceId, e.dedupeKey, e.callbackUrl, JSON.stringify(e.payload), now);
-    return `, event_${i} as (
-       insert into merchant_events (id, merchant_id, type, resource_id, dedupe_key, callback_url, payload, attempts, created_at)
-       select ?, paid.merchant_id, ?, ?, ?, ?, ?, 0, ? from paid
-       on conflict (dedupe_key) do nothing
-     )`;
+    const cte = outboxEventCte(`event_${i}`, 'paid', e);
+    values.push(...cte.values);
+    return `, ${cte.sql}`;
   });
   const row: { settled: number } | undefined = await em.getConnection().execute(
     `with payment as (
