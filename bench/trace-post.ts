@@ -1,7 +1,10 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { WORKER_NODE_ARGS } from '../src/main/stackParts';
 import { paymentWorkflowId } from '../workflows/paymentApi';
+import { refundWorkflowId } from '../workflows/refundApi';
+import { startFloor } from './floor/scenarios';
+import { floorPingUpdate, floorUpdateWorkflow } from './floor/workflows';
 import { beginRun, envInt, freePorts, getOk, say, sleep, spawnChild, startServices, teardown, waitFor } from './stack';
 
 /**
@@ -14,6 +17,9 @@ import { beginRun, envInt, freePorts, getOk, say, sleep, spawnChild, startServic
  * A diagnostic: no target, no ledger check (the bench has those).
  */
 const N = envInt('TRACE_N', 60);
+/** TRACE_KIND=refund traces sequential 0.01 refunds of one payment instead of payments. */
+const KIND =
+  process.env.TRACE_KIND === 'refund' || process.env.TRACE_KIND === 'floor' ? process.env.TRACE_KIND : 'payment';
 const WARMUP = 20;
 
 type HistoryEvent = proto.api.history.v1.IHistoryEvent;
@@ -69,17 +75,49 @@ async function main(): Promise<void> {
     const first = await post();
     return first.status === 'succeeded' ? true : `answered ${first.status}`;
   });
-  for (let i = 0; i < WARMUP; i++) await post();
+  let refunded = '';
+  const refund = async () => {
+    const sentAt = Date.now();
+    const res = await fetch(`${apiUrl}/payments/${refunded}/refund`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 0.01, externalId: `trace-refund-${process.pid}-${++seq}` }),
+    });
+    const body = (await res.json()) as { id?: string; status?: string };
+    return { sentAt, answeredAt: Date.now(), id: body.id, status: body.status };
+  };
+  if (KIND === 'refund') {
+    const payment = await post();
+    if (payment.status !== 'succeeded' || !payment.id) throw new Error('the payment to refund did not succeed');
+    refunded = payment.id;
+  }
+  const floor = KIND === 'floor' ? await startFloor({ temporalAddress: temporal.address, dir, logDir }) : undefined;
+  let floorSeq = 0;
+  const floorCall = async () => {
+    const workflowId = `trace-floor-${process.pid}-${++floorSeq}`;
+    const op = new WithStartWorkflowOperation(floorUpdateWorkflow, {
+      workflowId,
+      taskQueue: floor!.taskQueue,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    const sentAt = Date.now();
+    const answer = await client.workflow.executeUpdateWithStart(floorPingUpdate, { startWorkflowOperation: op });
+    return { sentAt, answeredAt: Date.now(), id: workflowId, status: answer === 'pong' ? 'succeeded' : answer };
+  };
+  const send = KIND === 'refund' ? refund : KIND === 'floor' ? floorCall : post;
+  for (let i = 0; i < WARMUP; i++) await send();
   await sleep(500);
   const traced: Array<Awaited<ReturnType<typeof post>>> = [];
-  for (let i = 0; i < N; i++) traced.push(await post());
+  for (let i = 0; i < N; i++) traced.push(await send());
   const failed = traced.filter((p) => p.status !== 'succeeded' || !p.id).length;
+  const workflowId = (id: string) =>
+    KIND === 'refund' ? refundWorkflowId(id) : KIND === 'floor' ? id : paymentWorkflowId(id);
 
   // Offsets from the send, per event (the n-th event of a type is `TYPE#n`), in history order.
   const offsets = new Map<string, number[]>();
   for (const p of traced) {
     if (!p.id) continue;
-    const history = await client.workflow.getHandle(paymentWorkflowId(p.id)).fetchHistory();
+    const history = await client.workflow.getHandle(workflowId(p.id)).fetchHistory();
     const seen = new Map<string, number>();
     for (const e of history.events ?? []) {
       const n = (seen.get(eventName(e)) ?? 0) + 1;
@@ -92,7 +130,9 @@ async function main(): Promise<void> {
   await connection.close();
 
   const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-  say(`\n${N} sequential token POSTs on ${temporalServer} (${failed} not succeeded); ms from the send:`);
+  say(
+    `\n${N} sequential ${KIND === 'payment' ? 'token POSTs' : `${KIND} calls`} on ${temporalServer} (${failed} not succeeded); ms from the send:`,
+  );
   say(`${'event'.padEnd(44)} ${'n'.padStart(4)} ${'p10'.padStart(5)} ${'p50'.padStart(5)} ${'p90'.padStart(5)}`);
   for (const [key, values] of offsets) {
     const sorted = [...values].sort((a, b) => a - b);

@@ -131,8 +131,8 @@ function watchConnectionFailures(orm: Orm): void {
     .client.pool?.on('createFail', (_eventId: number, err: unknown) => markConnectionFailure(err));
 }
 
-/** A read PostgreSQL parses once per connection: a named prepared statement (`$1`-style parameters). */
-export interface PreparedRead {
+/** A statement PostgreSQL parses once per connection: a named prepared statement (`$1`-style parameters). */
+export interface PreparedStatement {
   /** Unique per text across the process: pg keeps one parsed statement per name and connection. */
   name: string;
   text: string;
@@ -145,9 +145,10 @@ interface KnexPool {
 }
 
 /**
- * The rows of a prepared read, on a connection of the ORM's own pool, without the ORM or knex's
- * query building: for the hottest read (GET /payments/{id}), where those took ~15 % of the API's
- * CPU per request and PostgreSQL parsed and planned the same text every time. The connection is
+ * The rows of a prepared statement (a read, or a write's RETURNING), on a connection of the ORM's own pool, without the ORM or knex's
+ * query building: for the hottest statements (GET /payments/{id}, a refund's creation), where
+ * those took ~15 % of the API's CPU per GET and PostgreSQL parsed and planned the same text
+ * every time. The connection is
  * taken and given back as knex does for its own queries (a pool timeout is knex's
  * KnexTimeoutError), and failures are marked as the dialect above marks them, so dbErrors.ts
  * recognises an unavailable database here as on every other path. Needs a session-mode
@@ -155,13 +156,13 @@ interface KnexPool {
  */
 export async function preparedRows(
   em: EntityManager,
-  read: PreparedRead,
+  statement: PreparedStatement,
   values: unknown[],
 ): Promise<Record<string, unknown>[]> {
   const pool = em.getConnection().getKnex().client as KnexPool;
   const client = await pool.acquireConnection();
   try {
-    const result = await client.query<Record<string, unknown>>({ name: read.name, text: read.text, values });
+    const result = await client.query<Record<string, unknown>>({ name: statement.name, text: statement.text, values });
     return result.rows;
   } catch (err) {
     if (isDatabaseUnavailable(err)) failedClients.add(client);

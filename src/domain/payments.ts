@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { Payment, type PaymentStatus } from '../db/entities';
-import { preparedRows, type PreparedRead } from '../db/orm';
+import { preparedRows, type PreparedStatement } from '../db/orm';
 import { toMajor } from './money';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
@@ -63,7 +63,7 @@ export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, am
   amount_pending_refund_minor, provider_transaction_id, redirect_url, save_card_enabled, customer, billing, metadata,
   description, callback_url, return_url, failure_code, failure_message, expires_at, created_at, updated_at`;
 
-const PAYMENT_VIEW_BY_ID: PreparedRead = {
+const PAYMENT_VIEW_BY_ID: PreparedStatement = {
   name: 'payment_view_by_id',
   text: `select ${PAYMENT_VIEW_COLUMNS} from payments where id = $1 and merchant_id = $2 and environment = $3`,
 };

@@ -1,17 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Payment, Refund, type RefundStatus } from '../db/entities';
 import { AppError } from '../errors';
 import { newId } from '../ids';
 import { toMajor, toMinor } from './money';
+import { preparedRows, type PreparedStatement } from '../db/orm';
 import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, presentPayment, refundableMinor, type PaymentView } from './payments';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from './events';
 import type { RecordScope } from './scope';
 import { workerMetrics } from '../metrics/worker';
 
 /**
- * Refund rules. Every check and the reservation of the in-flight slot happen in one
- * transaction holding the payment row lock, so concurrent requests are serialized per payment;
+ * Refund rules. A request's checks are decided in one place (decideRefund); the in-flight slot is
+ * reserved by one statement that re-checks the payment under its row lock (or, when anything
+ * moved, in a transaction holding that lock), so concurrent requests are serialized per payment;
  * the database's partial unique index and balance check are the last line of defence.
  */
 
@@ -43,18 +45,119 @@ export interface RefundRequest {
   reason?: string;
 }
 
-export type RefundCreation = { refund: Refund; payment: Payment; created: boolean };
+/** A refund created or replayed: what its workflow's start needs of it and of its payment. */
+export type RefundCreation = {
+  refund: Pick<Refund, 'id' | 'externalId' | 'amountMinor' | 'currency'>;
+  payment: Pick<PaymentView, 'id' | 'callbackUrl'>;
+  created: boolean;
+};
 
 const notFound = () => new AppError(404, 'not_found', 'Payment not found.');
+
+/** The refund an externalId already names (unique per merchant), as the checks need it. */
+interface NamedRefund {
+  id: string;
+  paymentId: string;
+  paymentEnvironment: Payment['environment'];
+  amountMinor: number;
+}
+
+type RefundDecision =
+  | { kind: 'replay' }
+  | { kind: 'create'; amountMinor: number }
+  /** 409 refund_in_flight, once the caller has looked up the pending refund's id. */
+  | { kind: 'in_flight' }
+  | { kind: 'refused'; error: AppError };
+
+/**
+ * The rules of a refund request, in the order PRODUCT.md fixes after the 404: replay (same
+ * externalId on this payment), 400 (externalId of another record, currency, amount), 409 not
+ * refundable, 409 in flight, 422 over the balance. Pure: both writers of a refund decide here.
+ */
+function decideRefund(
+  payment: Pick<
+    PaymentView,
+    'id' | 'currency' | 'status' | 'amountMinor' | 'amountRefundedMinor' | 'amountPendingRefundMinor'
+  >,
+  named: NamedRefund | null,
+  req: RefundRequest,
+  environment: Payment['environment'],
+): RefundDecision {
+  const refused = (error: AppError): RefundDecision => ({ kind: 'refused', error });
+  // externalIds stay unique per merchant across environments (one unique key): a refund of
+  // the other environment's payment is refused without being named.
+  if (named) {
+    if (named.paymentEnvironment !== environment) {
+      return refused(
+        new AppError(400, 'external_id_conflict', 'This externalId is used by a record of the other environment.'),
+      );
+    }
+    if (named.paymentId !== payment.id) {
+      return refused(
+        new AppError(400, 'external_id_conflict', 'This externalId names a refund of another payment.', {
+          refundId: named.id,
+        }),
+      );
+    }
+    const requested = req.amount === undefined ? undefined : toMinor(req.amount, payment.currency);
+    const sameAmount = requested === undefined || (requested.ok && requested.minor === named.amountMinor);
+    if (!sameAmount) {
+      return refused(
+        new AppError(400, 'external_id_conflict', 'This externalId names a refund with another amount.', {
+          refundId: named.id,
+        }),
+      );
+    }
+    return { kind: 'replay' };
+  }
+  if (req.currency !== undefined && req.currency !== payment.currency) {
+    return refused(validation('currency', `Currency must be the payment's (${payment.currency}).`));
+  }
+  let amountMinor: number | undefined;
+  if (req.amount !== undefined) {
+    const parsed = toMinor(req.amount, payment.currency);
+    if (!parsed.ok) return refused(validation('amount', parsed.message));
+    amountMinor = parsed.minor;
+  }
+  if (payment.status !== 'succeeded' && payment.status !== 'partially_refunded') {
+    return refused(
+      new AppError(409, 'payment_not_refundable', `A ${payment.status} payment cannot be refunded.`, {
+        paymentStatus: payment.status,
+      }),
+    );
+  }
+  if (payment.amountPendingRefundMinor > 0) return { kind: 'in_flight' };
+  const refundable = refundableMinor(payment);
+  const amount = amountMinor ?? refundable;
+  if (amount > refundable) {
+    return refused(
+      new AppError(422, 'amount_exceeds_refundable', 'The amount exceeds the remaining refundable balance.', {
+        amountRefundable: toMajor(refundable, payment.currency),
+      }),
+    );
+  }
+  return { kind: 'create', amountMinor: amount };
+}
 
 /**
  * Creates the refund and reserves the payment's in-flight slot, or returns the refund this
  * externalId already names on this payment (a replay). Checks in the order PRODUCT.md fixes:
- * 404, replay, 400 (currency, amount), 409 not refundable, 409 in flight, 422 over balance.
- * The caller starts the refund's workflow after the commit (the orphan sweeper starts it if the
- * caller could not).
+ * 404, then decideRefund's. The usual case takes one read and one conditional write
+ * (createRefundFromRead); anything else, errors included, is decided again under the payment's
+ * lock. The caller starts the refund's workflow after the commit (the orphan sweeper starts it
+ * if the caller could not).
  */
 export async function createRefund(
+  em: EntityManager,
+  scope: RecordScope,
+  paymentId: string,
+  req: RefundRequest,
+): Promise<RefundCreation> {
+  return (await createRefundFromRead(em, scope, paymentId, req)) ?? createRefundLocked(em, scope, paymentId, req);
+}
+
+/** The general path: every check in one transaction holding the payment's row lock. */
+async function createRefundLocked(
   em: EntityManager,
   scope: RecordScope,
   paymentId: string,
@@ -67,63 +170,27 @@ export async function createRefund(
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
     if (!payment) throw notFound();
-
-    // externalIds stay unique per merchant across environments (one unique key): a refund of
-    // the other environment's payment is refused without being named.
     const existing = await tx.findOne(
       Refund,
       { merchant: scope.merchantId, externalId: req.externalId },
       { populate: ['payment'] },
     );
-    if (existing) {
-      if (existing.payment.environment !== scope.environment) {
-        throw new AppError(
-          400,
-          'external_id_conflict',
-          'This externalId is used by a record of the other environment.',
-        );
+    const named = existing && {
+      id: existing.id,
+      paymentId: existing.payment.id,
+      paymentEnvironment: existing.payment.environment,
+      amountMinor: existing.amountMinor,
+    };
+    const decision = decideRefund(payment, named, req, scope.environment);
+    switch (decision.kind) {
+      case 'refused':
+        throw decision.error;
+      case 'replay':
+        return { refund: existing!, payment, created: false };
+      case 'in_flight': {
+        const inFlight = await tx.findOne(Refund, { payment: payment.id, status: 'pending' });
+        throw refundInFlight(inFlight?.id ?? null);
       }
-      if (existing.payment.id !== payment.id) {
-        throw new AppError(400, 'external_id_conflict', 'This externalId names a refund of another payment.', {
-          refundId: existing.id,
-        });
-      }
-      const requested = req.amount === undefined ? undefined : toMinor(req.amount, payment.currency);
-      const sameAmount = requested === undefined || (requested.ok && requested.minor === existing.amountMinor);
-      if (!sameAmount) {
-        throw new AppError(400, 'external_id_conflict', 'This externalId names a refund with another amount.', {
-          refundId: existing.id,
-        });
-      }
-      return { refund: existing, payment, created: false };
-    }
-
-    if (req.currency !== undefined && req.currency !== payment.currency) {
-      throw validation('currency', `Currency must be the payment's (${payment.currency}).`);
-    }
-    let amountMinor: number | undefined;
-    if (req.amount !== undefined) {
-      const parsed = toMinor(req.amount, payment.currency);
-      if (!parsed.ok) throw validation('amount', parsed.message);
-      amountMinor = parsed.minor;
-    }
-    if (payment.status !== 'succeeded' && payment.status !== 'partially_refunded') {
-      throw new AppError(409, 'payment_not_refundable', `A ${payment.status} payment cannot be refunded.`, {
-        paymentStatus: payment.status,
-      });
-    }
-    if (payment.amountPendingRefundMinor > 0) {
-      const inFlight = await tx.findOne(Refund, { payment: payment.id, status: 'pending' });
-      throw new AppError(409, 'refund_in_flight', 'A previous refund of this payment is still in flight.', {
-        refundId: inFlight?.id ?? null,
-      });
-    }
-    const refundable = refundableMinor(payment);
-    const amount = amountMinor ?? refundable;
-    if (amount > refundable) {
-      throw new AppError(422, 'amount_exceeds_refundable', 'The amount exceeds the remaining refundable balance.', {
-        amountRefundable: toMajor(refundable, payment.currency),
-      });
     }
     const now = new Date();
     const refund = tx.create(Refund, {
@@ -131,7 +198,7 @@ export async function createRefund(
       merchant: payment.merchant,
       payment,
       externalId: req.externalId,
-      amountMinor: amount,
+      amountMinor: decision.amountMinor,
       currency: payment.currency,
       reason: req.reason ?? null,
       status: 'pending',
@@ -141,12 +208,137 @@ export async function createRefund(
       createdAt: now,
       updatedAt: now,
     });
-    payment.amountPendingRefundMinor = amount;
+    payment.amountPendingRefundMinor = decision.amountMinor;
     payment.updatedAt = now;
     await tx.flush();
     return { refund, payment, created: true };
   });
 }
+
+const REFUND_CREATION_READ: PreparedStatement = {
+  name: 'refund_creation_read',
+  text: `select p.*, named.payment_id as named_payment_id, named.environment as named_environment,
+                named.id as named_id, named.external_id as named_external_id,
+                named.amount_minor as named_amount_minor, named.currency as named_currency
+           from (select 1) one
+           left join (select ${PAYMENT_VIEW_COLUMNS} from payments
+                       where id = $1 and merchant_id = $2 and environment = $3) p on true
+           left join (select r.id, r.payment_id, r.external_id, r.amount_minor, r.currency, rp.environment
+                        from refunds r join payments rp on rp.id = r.payment_id
+                       where r.merchant_id = $2 and r.external_id = $4) named on true`,
+};
+
+/**
+ * The refund reserved only if the payment is still as read (status and refunded balance, no
+ * refund in flight): the UPDATE takes the row lock and re-checks, so a concurrent creation or
+ * settlement leaves it unwritten; the INSERT happens only with it, in the same statement. (A
+ * refund in flight would also be refused by the partial unique index: a unique violation.)
+ */
+const RESERVE_AND_INSERT_REFUND: PreparedStatement = {
+  name: 'refund_reserve_and_insert',
+  text: `with reserved as (
+           update payments set amount_pending_refund_minor = $4, updated_at = $5
+            where id = $1 and status = $2 and amount_refunded_minor = $3 and amount_pending_refund_minor = 0
+           returning id, merchant_id, currency
+         )
+         insert into refunds (id, merchant_id, payment_id, external_id, amount_minor, currency, reason, status,
+                              failure_code, failure_message, provider_refund_id, created_at, updated_at)
+         select $6, merchant_id, id, $7, $4, currency, $8, 'pending', null, null, null, $5, $5 from reserved
+         returning id`,
+};
+
+/** A refund request's read: the payment (scoped) and the refund its externalId already names. */
+export interface RefundRequestRead {
+  payment: PaymentView;
+  named: (NamedRefund & Pick<Refund, 'externalId' | 'currency'>) | null;
+}
+
+/** The payment and the named refund in one prepared statement, without a lock; null: no such payment. */
+export async function readRefundRequest(
+  em: EntityManager,
+  scope: RecordScope,
+  paymentId: string,
+  externalId: string,
+): Promise<RefundRequestRead | null> {
+  const [row] = await preparedRows(em, REFUND_CREATION_READ, [
+    paymentId,
+    scope.merchantId,
+    scope.environment,
+    externalId,
+  ]);
+  if (!row || row.id == null) return null;
+  const named =
+    row.named_id == null
+      ? null
+      : {
+          id: row.named_id as string,
+          paymentId: row.named_payment_id as string,
+          paymentEnvironment: row.named_environment as Payment['environment'],
+          externalId: row.named_external_id as string,
+          amountMinor: Number(row.named_amount_minor),
+          currency: row.named_currency as string,
+        };
+  return { payment: paymentViewOfRow(row), named };
+}
+
+/**
+ * The new refund inserted and the payment's slot reserved in one statement, only if the payment
+ * is as read. Answers false, having written nothing, if it moved, or if the insert lost a race
+ * on a unique key (the same externalId, or another refund in flight).
+ */
+export async function reserveRefundAsRead(
+  em: EntityManager,
+  payment: PaymentView,
+  refund: Pick<Refund, 'id' | 'externalId' | 'amountMinor' | 'reason'>,
+): Promise<boolean> {
+  try {
+    const inserted = await preparedRows(em, RESERVE_AND_INSERT_REFUND, [
+      payment.id,
+      payment.status,
+      payment.amountRefundedMinor,
+      refund.amountMinor,
+      new Date(),
+      refund.id,
+      refund.externalId,
+      refund.reason,
+    ]);
+    return inserted.length === 1;
+  } catch (err) {
+    if (em.getDriver().convertException(err as Error) instanceof UniqueConstraintViolationException) return false;
+    throw err;
+  }
+}
+
+/**
+ * createRefund's usual case without a transaction (issue 12: the ORM's took six round trips and
+ * most of the API's time per refund): readRefundRequest, decideRefund, then for a new refund
+ * reserveRefundAsRead. Answers null, having written nothing, whenever the general path must
+ * decide: no payment, any refusal, or a write that found the payment moved or lost a race.
+ */
+async function createRefundFromRead(
+  em: EntityManager,
+  scope: RecordScope,
+  paymentId: string,
+  req: RefundRequest,
+): Promise<RefundCreation | null> {
+  const read = await readRefundRequest(em, scope, paymentId, req.externalId);
+  if (!read) return null;
+  const { payment, named } = read;
+  const decision = decideRefund(payment, named, req, scope.environment);
+  if (decision.kind === 'replay') return { refund: named!, payment, created: false };
+  if (decision.kind !== 'create' || decision.amountMinor <= 0) return null;
+  const refund = {
+    id: newId('refund'),
+    externalId: req.externalId,
+    amountMinor: decision.amountMinor,
+    currency: payment.currency,
+    reason: req.reason ?? null,
+  };
+  return (await reserveRefundAsRead(em, payment, refund)) ? { refund, payment, created: true } : null;
+}
+
+const refundInFlight = (refundId: string | null) =>
+  new AppError(409, 'refund_in_flight', 'A previous refund of this payment is still in flight.', { refundId });
 
 function validation(path: string, message: string): AppError {
   return new AppError(400, 'validation_error', message, { issues: [{ path, code: 'invalid_value', message }] });

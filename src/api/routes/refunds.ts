@@ -10,7 +10,7 @@ import {
 import { Payment, Refund } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
-import { createRefund, findRefundWithPayment, presentRefund } from '../../domain/refunds';
+import { createRefund, findRefundWithPayment, presentRefund, type RefundCreation } from '../../domain/refunds';
 import { refundWorkflow } from '../../../workflows/refund';
 import { refundOutcomeUpdate, type RefundOutcome } from '../../../workflows/refundApi';
 import { refundWorkflowStartOptions } from '../../temporal/refundWorkflowOptions';
@@ -68,8 +68,7 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
    * (bounded) for its first outcome; a replay of a closed workflow reads the row.
    */
   async function awaitOutcome(
-    refund: Refund,
-    payment: Payment,
+    { refund, payment }: RefundCreation,
     merchantId: string,
   ): Promise<RefundOutcome | 'no_answer' | 'unreachable'> {
     const op = new WithStartWorkflowOperation(
@@ -138,14 +137,14 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
         const create = () => createRefund(deps.em.fork(), caller, params.paymentId, body);
         // The same externalId sent for two payments at once: the loser's insert violates the
         // unique (merchant, externalId); once more, it sees the winner (replay or conflict).
-        const { refund, payment } = await create().catch((err: unknown) => {
+        const created = await create().catch((err: unknown) => {
           if (err instanceof UniqueConstraintViolationException) return create();
           throw err;
         });
         // Committed, slot reserved. If the workflow cannot be started now (Temporal unreachable,
         // this process dies), the orphan sweeper starts it: the refund proceeds either way.
-        const outcome = await awaitOutcome(refund, payment, caller.merchantId);
-        const view = await loadRefundView(refund.id);
+        const outcome = await awaitOutcome(created, caller.merchantId);
+        const view = await loadRefundView(created.refund.id);
         if (outcome === 'unreachable' && view.status === 'pending') {
           throw workflowServiceUnavailable(
             'The workflow service is temporarily unavailable; the refund is recorded and will proceed. Retry with the same externalId to see it.',
