@@ -435,19 +435,23 @@ export type RefundWithPayment = SettledRefundFields & {
   payment: PaymentView & { merchant: { id: string } };
 };
 
-/** A refund and its payment in one plain statement (on every refund's path: the attempt, the POST's answer). */
+const REFUND_WITH_PAYMENT: PreparedStatement = {
+  name: 'refund_with_payment',
+  text: `select p.*, r.id as refund_id, r.merchant_id as refund_merchant_id, r.external_id as refund_external_id,
+                r.amount_minor as refund_amount_minor, r.currency as refund_currency, r.reason as refund_reason,
+                r.status as refund_status, r.failure_code as refund_failure_code,
+                r.failure_message as refund_failure_message, r.provider_refund_id as refund_provider_refund_id,
+                r.created_at as refund_created_at, r.updated_at as refund_updated_at
+           from refunds r join (select ${PAYMENT_VIEW_COLUMNS}, merchant_id from payments) p on p.id = r.payment_id
+          where r.id = $1`,
+};
+
+/**
+ * A refund and its payment in one prepared statement (on every refund's path: the attempt, the
+ * POST's answer).
+ */
 export async function findRefundWithPayment(em: EntityManager, id: string): Promise<RefundWithPayment | null> {
-  const row: Record<string, unknown> | undefined = await em.getConnection().execute(
-    `select p.*, r.id as refund_id, r.merchant_id as refund_merchant_id, r.external_id as refund_external_id,
-            r.amount_minor as refund_amount_minor, r.currency as refund_currency, r.reason as refund_reason,
-            r.status as refund_status, r.failure_code as refund_failure_code,
-            r.failure_message as refund_failure_message, r.provider_refund_id as refund_provider_refund_id,
-            r.created_at as refund_created_at, r.updated_at as refund_updated_at
-       from refunds r join (select ${PAYMENT_VIEW_COLUMNS}, merchant_id from payments) p on p.id = r.payment_id
-      where r.id = ?`,
-    [id],
-    'get',
-  );
+  const [row] = await preparedRows(em, REFUND_WITH_PAYMENT, [id]);
   if (!row) return null;
   return {
     id: row.refund_id as string,
