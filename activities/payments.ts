@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
-import { publishPaymentOutcome } from '../src/db/paymentOutcomes';
+import { publishPaymentOutcome } from '../src/db/outcomeHints';
 import {
   applyProviderPayment,
   applyProviderPaymentToRead,

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Refund } from '../src/db/entities';
+import { publishRefundSettled } from '../src/db/outcomeHints';
 import {
   findRefundWithPayment,
   settleRefund,
@@ -18,11 +19,15 @@ export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
 export function createRefundActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => findRefundWithPayment(orm.em, id);
-  /** Settled from the refund as read, in one statement; by the general path if it moved since. */
+  /**
+   * Settled from the refund as read, in one statement; by the general path if it moved since.
+   * Then the API waiting on the refund is told it can read the outcome (outcomeHints.ts).
+   */
   const settle = async (refund: RefundWithPayment, settlement: RefundSettlement): Promise<void> => {
     if (!(await settleRefundFromRead(orm.em, refund, settlement))) {
       await settleRefund(orm.em.fork(), refund.id, settlement);
     }
+    await publishRefundSettled(orm, refund.id, logger);
   };
   const providerOf = async (refund: RefundWithPayment): Promise<PaymentProvider> => {
     const provider = await recordProvider(providers, refund.payment);

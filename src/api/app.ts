@@ -5,7 +5,7 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { Authenticator } from '../auth/authenticator';
 import type { ProviderRegistry } from '../providers/registry';
-import type { PaymentOutcomeListener } from '../db/paymentOutcomes';
+import type { OutcomeHintListener } from '../db/outcomeHints';
 import type { AppState } from './context';
 import { errorHandler } from './middleware/errorHandler';
 import { httpMetrics } from '../metrics/api';
@@ -40,7 +40,7 @@ export interface AppDeps {
   logger: Logger;
   settings: ApiSettings;
   /** Hints of settled payment attempts (absent: the API waits for the workflow's Update). */
-  outcomes?: PaymentOutcomeListener;
+  outcomes?: OutcomeHintListener;
   /** Routes mounted after the product's own, through the same pipeline (used by tests). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous route list
   extraRoutes?: RouteDef<any, any, any>[];
@@ -57,7 +57,7 @@ export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | '
       settings: deps.settings,
       outcomes: deps.outcomes,
     }),
-    ...refundRoutes({ em, client: deps.client, settings: deps.settings }),
+    ...refundRoutes({ em, client: deps.client, settings: deps.settings, outcomes: deps.outcomes }),
     ...subscriptionRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
     ...listRoutes({ em, settings: deps.settings }),
     ...subscriptionPaymentMethodRoutes({ em, client: deps.client, settings: deps.settings }),

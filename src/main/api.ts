@@ -9,7 +9,7 @@ import { createApp } from '../api/app';
 import { temporalConnectionOptions } from '../temporal/connection';
 import { requestIdClientOptions } from '../temporal/requestId';
 import { providerRegistryFromConfig } from '../providers/registry';
-import { PaymentOutcomeListener } from '../db/paymentOutcomes';
+import { OutcomeHintListener } from '../db/outcomeHints';
 import { collectProcessMetrics, renderApiMetrics } from '../metrics/api';
 import { registerBacklogGauges } from '../metrics/backlog';
 import { startMetricsServer, type MetricsServer } from '../metrics/server';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const temporal = Connection.lazy(temporalConnectionOptions(config));
   const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE, ...requestIdClientOptions });
-  const outcomes = PaymentOutcomeListener.start(config.databaseUrl, logger);
+  const outcomes = OutcomeHintListener.start(config.databaseUrl, logger);
   const app = createApp({
     outcomes,
     orm,

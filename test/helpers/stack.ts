@@ -9,7 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { openOrm } from '../../src/db/orm';
 import { createApp, type ApiSettings, type AppDeps } from '../../src/api/app';
-import { PaymentOutcomeListener } from '../../src/db/paymentOutcomes';
+import { OutcomeHintListener } from '../../src/db/outcomeHints';
 import { createLogger } from '../../src/logger';
 import { createMerchant } from '../../src/domain/merchants';
 import { createWorker } from '../../src/worker';
@@ -103,7 +103,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     namespace: opts.namespace ?? 'default',
     ...requestIdClientOptions,
   });
-  const outcomes = PaymentOutcomeListener.start(opts.databaseUrl ?? testStack().databaseUrl, opts.logger ?? testLogger);
+  const outcomes = OutcomeHintListener.start(opts.databaseUrl ?? testStack().databaseUrl, opts.logger ?? testLogger);
   const app = createApp({
     outcomes,
     orm,

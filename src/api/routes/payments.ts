@@ -17,7 +17,7 @@ import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
-import type { PaymentOutcomeListener } from '../../db/paymentOutcomes';
+import type { OutcomeHintListener } from '../../db/outcomeHints';
 import { paymentWorkflow } from '../../../workflows/payment';
 import { PAYMENT_UPDATE_REFUSED, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
 import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
@@ -199,7 +199,7 @@ export function paymentRoutes(deps: {
   client: Client;
   providers: ProviderRegistry;
   settings: PaymentSettings;
-  outcomes?: PaymentOutcomeListener;
+  outcomes?: OutcomeHintListener;
 }) {
   const { client, providers, settings, outcomes } = deps;
 

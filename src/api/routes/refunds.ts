@@ -20,6 +20,7 @@ import { timestamp } from '../schemas';
 import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
 import { workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
+import type { OutcomeHintListener } from '../../db/outcomeHints';
 
 export interface RefundSettings {
   taskQueue: string;
@@ -60,8 +61,13 @@ const paymentParams = z.object({ paymentId: z.string() });
 const refundParams = z.object({ refundId: z.string() });
 const paymentNotFound = () => new AppError(404, 'not_found', 'Payment not found.');
 
-export function refundRoutes(deps: { em: EntityManager; client: Client; settings: RefundSettings }) {
-  const { client, settings } = deps;
+export function refundRoutes(deps: {
+  em: EntityManager;
+  client: Client;
+  settings: RefundSettings;
+  outcomes?: OutcomeHintListener;
+}) {
+  const { client, settings, outcomes } = deps;
 
   /**
    * One round trip: Update-with-Start of `refund-<id>` (the refund is committed), waiting
@@ -86,9 +92,10 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
         settings,
       ),
     );
+    const ask = () => client.workflow.executeUpdateWithStart(refundOutcomeUpdate, { startWorkflowOperation: op });
     try {
       return await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
-        client.workflow.executeUpdateWithStart(refundOutcomeUpdate, { startWorkflowOperation: op }),
+        outcomes ? firstOfAnswerAndHint(refund.id, ask, outcomes) : ask(),
       );
     } catch (err) {
       // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
@@ -102,6 +109,30 @@ export function refundRoutes(deps: { em: EntityManager; client: Client; settings
       }
       if (isTemporalUnreachable(err)) return 'unreachable';
       throw err;
+    }
+  }
+
+  /**
+   * The Update's answer, or the worker's hint that the refund is settled if that comes first (it
+   * comes when the refund's settlement commits, before the workflow task that completes the
+   * Update: the answer is then read from PostgreSQL, as for a settled outcome). The Update is
+   * sent either way; only waiting for its answer stops.
+   */
+  async function firstOfAnswerAndHint(
+    refundId: string,
+    ask: () => Promise<RefundOutcome>,
+    outcomes: OutcomeHintListener,
+  ): Promise<RefundOutcome> {
+    const hint = outcomes.waitForRefund(refundId);
+    const stopWaiting = new AbortController();
+    try {
+      const answer = client.withAbortSignal(stopWaiting.signal, ask);
+      // Not awaited once the hint wins; its abort must not surface as unhandled.
+      answer.catch(() => undefined);
+      return await Promise.race([answer, hint.outcome]);
+    } finally {
+      hint.cancel();
+      stopWaiting.abort();
     }
   }
 

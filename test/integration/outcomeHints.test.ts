@@ -2,17 +2,20 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../src/ids';
 import {
   PAYMENT_OUTCOME_CHANNEL,
-  PaymentOutcomeListener,
+  REFUND_OUTCOME_CHANNEL,
+  OutcomeHintListener,
   publishPaymentOutcome,
+  publishRefundSettled,
   type PaymentOutcomeHint,
-} from '../../src/db/paymentOutcomes';
+  type RefundOutcomeHint,
+} from '../../src/db/outcomeHints';
 import { openTestOrm, testLogger } from '../helpers/stack';
 import { testStack } from '../setup/stackInfo';
 
-/** The worker's hint that a payment attempt's outcome is committed, over real PostgreSQL. */
-describe('payment outcome hints (LISTEN/NOTIFY)', () => {
+/** The worker's hint that a payment attempt's or a refund's outcome is committed, over real PostgreSQL. */
+describe('outcome hints (LISTEN/NOTIFY)', () => {
   let orm: MikroORM;
-  let listener: PaymentOutcomeListener;
+  let listener: OutcomeHintListener;
   const appName = `outcomes-test-${process.pid}`;
 
   const until = async (check: () => boolean | Promise<boolean>, ms = 10_000) => {
@@ -23,12 +26,12 @@ describe('payment outcome hints (LISTEN/NOTIFY)', () => {
     throw new Error('condition not reached');
   };
   /** The first of the hint and a short timeout (`none`): a hint that should not come. */
-  const within = (p: Promise<PaymentOutcomeHint>, ms: number) =>
+  const within = (p: Promise<PaymentOutcomeHint | RefundOutcomeHint>, ms: number) =>
     Promise.race([p, new Promise<'none'>((resolve) => setTimeout(() => resolve('none'), ms))]);
 
   beforeAll(async () => {
     orm = await openTestOrm();
-    listener = PaymentOutcomeListener.start(testStack().databaseUrl, testLogger, appName);
+    listener = OutcomeHintListener.start(testStack().databaseUrl, testLogger, appName);
     await until(() => listener.listening);
   });
   afterAll(async () => {
@@ -72,6 +75,29 @@ describe('payment outcome hints (LISTEN/NOTIFY)', () => {
     cancelled.cancel();
     await publishPaymentOutcome(orm, id, { kind: 'settled' }, testLogger);
     expect(await within(cancelled.outcome, 300)).toBe('none');
+  });
+
+  it('delivers a refund hint to the waiters of that refund only, never to a payment waiter', async () => {
+    const [a, b] = [newId('refund'), newId('refund')];
+    const first = listener.waitForRefund(a);
+    const other = listener.waitForRefund(b);
+    const paymentWaiter = listener.waitFor(a);
+    await publishRefundSettled(orm, a, testLogger);
+    await expect(first.outcome).resolves.toEqual({ kind: 'settled' });
+    expect(await within(other.outcome, 300)).toBe('none');
+    expect(await within(paymentWaiter.outcome, 1)).toBe('none');
+    // A payment hint under the same id is not a refund's.
+    const second = listener.waitForRefund(a);
+    await publishPaymentOutcome(orm, a, { kind: 'settled' }, testLogger);
+    expect(await within(second.outcome, 300)).toBe('none');
+    await orm.em
+      .getConnection()
+      .execute('select pg_notify(?, ?)', [
+        REFUND_OUTCOME_CHANNEL,
+        JSON.stringify({ refundId: a, outcome: { kind: 'pending' } }),
+      ]);
+    expect(await within(second.outcome, 300)).toBe('none');
+    for (const w of [first, other, paymentWaiter, second]) w.cancel();
   });
 
   it('listens again after its connection is killed', async () => {

@@ -1,0 +1,195 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import pg from 'pg';
+import type { Logger } from '../logger';
+import type { SubmitOutcome } from '../../workflows/paymentApi';
+
+/**
+ * A hint from the worker to the API that a payment attempt's or a refund's outcome is in
+ * PostgreSQL (LISTEN/NOTIFY), so the API answers the merchant without waiting for the workflow
+ * task that completes its Update: one Temporal dispatch less on the way back (issue 12).
+ *
+ * Only a hint: the API still reads the row, and the Update's own result stays the answer when no
+ * hint comes (listener down, a repeat of a finished attempt, anything but a settled outcome).
+ * Sent only after the outcome's own transaction committed, so the row is there to read.
+ */
+export const PAYMENT_OUTCOME_CHANNEL = 'payment_outcomes';
+export const REFUND_OUTCOME_CHANNEL = 'refund_outcomes';
+
+/** What a payment hint says: only outcomes the row already shows (never an ambiguous one). */
+export type PaymentOutcomeHint = Extract<SubmitOutcome, { kind: 'settled' | 'created' | 'rejected' }>;
+/** What a refund hint says: the refund is settled (succeeded or failed); the row shows which. */
+export type RefundOutcomeHint = { kind: 'settled' };
+
+interface HintMessage {
+  paymentId: string;
+  outcome: PaymentOutcomeHint;
+}
+interface RefundHintMessage {
+  refundId: string;
+  outcome: RefundOutcomeHint;
+}
+
+/** Best effort: a lost hint costs the API one workflow task of waiting, nothing else. */
+async function notify(orm: MikroORM, channel: string, message: object, logger: Logger): Promise<void> {
+  try {
+    await orm.em.getConnection().execute('select pg_notify(?, ?)', [channel, JSON.stringify(message)]);
+  } catch (err) {
+    logger.warn({ channel, message, err }, 'outcome hint not sent');
+  }
+}
+
+export async function publishPaymentOutcome(
+  orm: MikroORM,
+  paymentId: string,
+  outcome: PaymentOutcomeHint,
+  logger: Logger,
+): Promise<void> {
+  const message: HintMessage = { paymentId, outcome };
+  await notify(orm, PAYMENT_OUTCOME_CHANNEL, message, logger);
+}
+
+export async function publishRefundSettled(orm: MikroORM, refundId: string, logger: Logger): Promise<void> {
+  const message: RefundHintMessage = { refundId, outcome: { kind: 'settled' } };
+  await notify(orm, REFUND_OUTCOME_CHANNEL, message, logger);
+}
+
+/** Parses a payment hint; anything else on the channel is ignored. */
+export function parseHint(payload: string | undefined): HintMessage | null {
+  const m = parseJson(payload) as Partial<HintMessage> | null;
+  const kind = m?.outcome?.kind;
+  if (typeof m?.paymentId !== 'string' || (kind !== 'settled' && kind !== 'created' && kind !== 'rejected')) {
+    return null;
+  }
+  return m as HintMessage;
+}
+
+/** Parses a refund hint; anything else on the channel is ignored. */
+export function parseRefundHint(payload: string | undefined): RefundHintMessage | null {
+  const m = parseJson(payload) as Partial<RefundHintMessage> | null;
+  if (typeof m?.refundId !== 'string' || m.outcome?.kind !== 'settled') return null;
+  return m as RefundHintMessage;
+}
+
+function parseJson(payload: string | undefined): unknown {
+  if (!payload) return null;
+  try {
+    return JSON.parse(payload) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+export interface OutcomeWait<T = PaymentOutcomeHint> {
+  /** Resolves with the first hint for the record; never rejects. */
+  readonly outcome: Promise<T>;
+  /** Stops waiting (always call it: the waiter is removed). */
+  cancel(): void;
+}
+
+/**
+ * One LISTEN connection per API process. A waiter registers before its Update is sent, so a
+ * hint cannot arrive in between unseen. The connection reconnects on its own; while it is down,
+ * waits simply get no hint.
+ */
+export class OutcomeHintListener {
+  /** By `<channel>:<record id>`. */
+  private readonly waiters = new Map<string, Set<(o: unknown) => void>>();
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+
+  private constructor(
+    private readonly databaseUrl: string,
+    private readonly logger: Logger,
+    private readonly applicationName: string,
+  ) {}
+
+  /** Starts listening in the background (the first connection is not awaited). */
+  static start(databaseUrl: string, logger: Logger, applicationName = 'outcome-hints'): OutcomeHintListener {
+    const listener = new OutcomeHintListener(databaseUrl, logger, applicationName);
+    void listener.connect();
+    return listener;
+  }
+
+  /** Whether hints arrive now (for tests and the bench). */
+  get listening(): boolean {
+    return this.client !== null;
+  }
+
+  waitFor(paymentId: string): OutcomeWait {
+    return this.wait<PaymentOutcomeHint>(`${PAYMENT_OUTCOME_CHANNEL}:${paymentId}`);
+  }
+
+  waitForRefund(refundId: string): OutcomeWait<RefundOutcomeHint> {
+    return this.wait<RefundOutcomeHint>(`${REFUND_OUTCOME_CHANNEL}:${refundId}`);
+  }
+
+  private wait<T>(key: string): OutcomeWait<T> {
+    let resolveHint!: (o: T) => void;
+    const outcome = new Promise<T>((resolve) => (resolveHint = resolve));
+    const waiter = resolveHint as (o: unknown) => void;
+    let set = this.waiters.get(key);
+    if (!set) this.waiters.set(key, (set = new Set()));
+    set.add(waiter);
+    return {
+      outcome,
+      cancel: () => {
+        const current = this.waiters.get(key);
+        current?.delete(waiter);
+        if (current?.size === 0) this.waiters.delete(key);
+      },
+    };
+  }
+
+  private deliver(key: string, outcome: unknown): void {
+    for (const resolve of this.waiters.get(key) ?? []) resolve(outcome);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: this.applicationName });
+    let gone = false;
+    const lost = (err?: Error) => {
+      if (gone) return;
+      gone = true;
+      if (this.client === client) this.client = null;
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+      if (this.closed) return;
+      if (err) this.logger.warn({ err: err.message }, 'outcome hint listener lost; reconnecting');
+      this.retry = setTimeout(() => void this.connect(), 1000);
+      this.retry.unref();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', (msg) => {
+      if (msg.channel === PAYMENT_OUTCOME_CHANNEL) {
+        const hint = parseHint(msg.payload);
+        if (hint) this.deliver(`${msg.channel}:${hint.paymentId}`, hint.outcome);
+      } else if (msg.channel === REFUND_OUTCOME_CHANNEL) {
+        const hint = parseRefundHint(msg.payload);
+        if (hint) this.deliver(`${msg.channel}:${hint.refundId}`, hint.outcome);
+      }
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${PAYMENT_OUTCOME_CHANNEL}; listen ${REFUND_OUTCOME_CHANNEL}`);
+      if (this.closed) {
+        await client.end();
+        return;
+      }
+      this.client = client;
+    } catch (err) {
+      lost(err as Error);
+    }
+  }
+}
