@@ -20,13 +20,12 @@ export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 export function createRefundActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => findRefundWithPayment(orm.em, id);
   /**
-   * Settled from the refund as read, in one statement; by the general path if it moved since.
-   * Then the API waiting on the refund is told it can read the outcome (outcomeHints.ts).
+   * Settled from the refund as read, in one statement that also tells the API waiting on the
+   * refund (outcomeHints.ts); by the general path if it moved since, and the API told after.
    */
   const settle = async (refund: RefundWithPayment, settlement: RefundSettlement): Promise<void> => {
-    if (!(await settleRefundFromRead(orm.em, refund, settlement))) {
-      await settleRefund(orm.em.fork(), refund.id, settlement);
-    }
+    if (await settleRefundFromRead(orm.em, refund, settlement)) return;
+    await settleRefund(orm.em.fork(), refund.id, settlement);
     await publishRefundSettled(orm, refund.id, logger);
   };
   const providerOf = async (refund: RefundWithPayment): Promise<PaymentProvider> => {

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from '../logger';
 import type { SubmitOutcome } from '../../workflows/paymentApi';
+import type { RefundResponse } from '../domain/refunds';
 
 /**
  * A hint from the worker to the API that a payment attempt's or a refund's outcome is in
@@ -17,8 +18,11 @@ export const REFUND_OUTCOME_CHANNEL = 'refund_outcomes';
 
 /** What a payment hint says: only outcomes the row already shows (never an ambiguous one). */
 export type PaymentOutcomeHint = Extract<SubmitOutcome, { kind: 'settled' | 'created' | 'rejected' }>;
-/** What a refund hint says: the refund is settled (succeeded or failed); the row shows which. */
-export type RefundOutcomeHint = { kind: 'settled' };
+/**
+ * What a refund hint says: the refund is settled (succeeded or failed), and when its settlement
+ * sent the hint, the refund as it committed (the API answers with it instead of reading it again).
+ */
+export type RefundOutcomeHint = { kind: 'settled'; refund?: RefundResponse };
 
 interface HintMessage {
   paymentId: string;
@@ -48,9 +52,23 @@ export async function publishPaymentOutcome(
   await notify(orm, PAYMENT_OUTCOME_CHANNEL, message, logger);
 }
 
+/** A refund settled by the general path: the API reads it. */
 export async function publishRefundSettled(orm: MikroORM, refundId: string, logger: Logger): Promise<void> {
   const message: RefundHintMessage = { refundId, outcome: { kind: 'settled' } };
   await notify(orm, REFUND_OUTCOME_CHANNEL, message, logger);
+}
+
+/** PostgreSQL refuses a notification payload of 8000 bytes or more: the view is left out well before. */
+const MAX_HINT_BYTES = 7000;
+
+/**
+ * The payload of the hint a refund's settlement statement sends itself (pg_notify, delivered at
+ * its commit): with the refund as that statement wrote it, unless that would be too long.
+ */
+export function refundSettledHint(refundId: string, refund: RefundResponse): string {
+  const withView = JSON.stringify({ refundId, outcome: { kind: 'settled', refund } } satisfies RefundHintMessage);
+  if (Buffer.byteLength(withView) < MAX_HINT_BYTES) return withView;
+  return JSON.stringify({ refundId, outcome: { kind: 'settled' } } satisfies RefundHintMessage);
 }
 
 /** Parses a payment hint; anything else on the channel is ignored. */
@@ -67,7 +85,10 @@ export function parseHint(payload: string | undefined): HintMessage | null {
 export function parseRefundHint(payload: string | undefined): RefundHintMessage | null {
   const m = parseJson(payload) as Partial<RefundHintMessage> | null;
   if (typeof m?.refundId !== 'string' || m.outcome?.kind !== 'settled') return null;
-  return m as RefundHintMessage;
+  const refund = m.outcome.refund;
+  // A view that is not this refund's settled one is dropped: the API then reads the row.
+  const usable = refund?.id === m.refundId && (refund.status === 'succeeded' || refund.status === 'failed');
+  return { refundId: m.refundId, outcome: usable ? { kind: 'settled', refund } : { kind: 'settled' } };
 }
 
 function parseJson(payload: string | undefined): unknown {

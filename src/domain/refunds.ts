@@ -9,6 +9,7 @@ import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, presentPayment, refundableMinor
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from './events';
 import type { RecordScope } from './scope';
 import { workerMetrics } from '../metrics/worker';
+import { REFUND_OUTCOME_CHANNEL, refundSettledHint } from '../db/outcomeHints';
 
 /**
  * Refund rules. A request's checks are decided in one place (decideRefund); the in-flight slot is
@@ -388,7 +389,7 @@ function settlement(
   payment: PaymentView,
   s: RefundSettlement,
   now: Date,
-): { refund: RefundSettledChanges; payment: PaymentRefundChanges; events: EventInput[] } {
+): { refund: RefundSettledChanges; payment: PaymentRefundChanges; events: EventInput[]; view: RefundResponse } {
   const refunded =
     s.status === 'succeeded' ? payment.amountRefundedMinor + refund.amountMinor : payment.amountRefundedMinor;
   const refundChanges: RefundSettledChanges = {
@@ -407,13 +408,14 @@ function settlement(
   };
   const refundAfter = { ...refund, ...refundChanges };
   const paymentAfter = { ...payment, ...paymentChanges };
+  const view = presentRefund(refundAfter, paymentAfter);
   const events: EventInput[] = [
     {
       type: s.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
       resourceId: refund.id,
       dedupeKey: `${refund.id}:refund.${s.status}`,
       callbackUrl: payment.callbackUrl,
-      data: presentRefund(refundAfter, paymentAfter),
+      data: view,
     },
   ];
   if (s.status === 'succeeded') {
@@ -426,7 +428,7 @@ function settlement(
       data: presentPayment(paymentAfter),
     });
   }
-  return { refund: refundChanges, payment: paymentChanges, events };
+  return { refund: refundChanges, payment: paymentChanges, events, view };
 }
 
 /** A refund with its payment (view and merchant), as a refund attempt and the refund POST read them. */
@@ -477,6 +479,7 @@ export async function findRefundWithPayment(em: EntityManager, id: string): Prom
  * unchanged; the payment's status, balances and updated_at as read, which every refund
  * settlement and creation changes), so the events' payloads, built from that read, show the
  * rows written. Both rows are locked and re-checked before either is written: all or nothing.
+ * The same statement sends the refund hint (with the refund as written), delivered at its commit.
  * Answers false, having changed nothing, when the general path must decide.
  */
 export async function settleRefundFromRead(
@@ -512,6 +515,10 @@ export async function settleRefundFromRead(
     values.push(...cte.values);
     return `, ${cte.sql}`;
   });
+  // The API waiting on this refund hears of it when this statement commits, with the refund as
+  // answered (outcomeHints.ts); only if it settled.
+  const hint = refundSettledHint(read.id, next.view);
+  values.push(REFUND_OUTCOME_CHANNEL, hint);
   const row: { settled: number } | undefined = await em.getConnection().execute(
     `with payment as (
        select id from payments
@@ -529,8 +536,10 @@ export async function settleRefundFromRead(
        update refunds set status = ?, provider_refund_id = ?, failure_code = ?, failure_message = ?, updated_at = ?
          from pending where refunds.id = pending.id
        returning refunds.id
-     )${inserts.join('')}
-     select count(*)::int as settled from settled`,
+     )${inserts.join('')}, hinted as (
+       select pg_notify(?, ?) from settled -- a plain CTE runs only if referenced: see the last line
+     )
+     select (select count(*)::int from settled) as settled, (select count(*)::int from hinted) as hinted`,
     values,
     'get',
   );

@@ -9,7 +9,9 @@ import {
   settleRefundFromRead,
   type RefundWithPayment,
 } from '../../src/domain/refunds';
-import { createTestMerchant, openTestOrm } from '../helpers/stack';
+import { OutcomeHintListener } from '../../src/db/outcomeHints';
+import { createTestMerchant, openTestOrm, testLogger } from '../helpers/stack';
+import { testStack } from '../setup/stackInfo';
 import { paymentRow } from '../helpers/records';
 
 /**
@@ -139,6 +141,34 @@ describe('a refund settled in one statement', () => {
     expect(after.refund).toEqual(before.refund);
     expect(after.payment).toEqual(before.payment);
     expect(after.events.map((e) => e.id)).toEqual(before.events.map((e) => e.id));
+  });
+
+  it('tells a waiting API when it commits, with the refund as GET shows it; nothing when it writes nothing', async () => {
+    const listener = OutcomeHintListener.start(testStack().databaseUrl, testLogger, `settle-hints-${process.pid}`);
+    try {
+      for (const end = Date.now() + 10_000; !listener.listening && Date.now() < end;) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const read = await pendingRefund(3);
+      const hint = listener.waitForRefund(read.id);
+      await settleRefundFromRead(orm.em, read, { status: 'succeeded', providerRefundId: 're_hinted' });
+      const { refund, payment } = await reload(read);
+      await expect(hint.outcome).resolves.toEqual({ kind: 'settled', refund: json(presentRefund(refund, payment)) });
+      hint.cancel();
+
+      const moved = await pendingRefund(2);
+      await settleRefund(orm.em.fork(), moved.id, { status: 'failed' });
+      const none = listener.waitForRefund(moved.id);
+      await expect(settleRefundFromRead(orm.em, moved, { status: 'succeeded' })).resolves.toBe(false);
+      const heard = await Promise.race([
+        none.outcome,
+        new Promise((resolve) => setTimeout(() => resolve('none'), 300)),
+      ]);
+      expect(heard).toBe('none');
+      none.cancel();
+    } finally {
+      await listener.close();
+    }
   });
 
   it('applied twice from the same read, at once: refunded once, one set of events', async () => {

@@ -20,7 +20,7 @@ import { timestamp } from '../schemas';
 import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
 import { workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
-import type { OutcomeHintListener } from '../../db/outcomeHints';
+import type { OutcomeHintListener, RefundOutcomeHint } from '../../db/outcomeHints';
 
 export interface RefundSettings {
   taskQueue: string;
@@ -76,7 +76,7 @@ export function refundRoutes(deps: {
   async function awaitOutcome(
     { refund, payment }: RefundCreation,
     merchantId: string,
-  ): Promise<RefundOutcome | 'no_answer' | 'unreachable'> {
+  ): Promise<RefundOutcome | RefundOutcomeHint | 'no_answer' | 'unreachable'> {
     const op = new WithStartWorkflowOperation(
       refundWorkflow,
       refundWorkflowStartOptions(
@@ -122,7 +122,7 @@ export function refundRoutes(deps: {
     refundId: string,
     ask: () => Promise<RefundOutcome>,
     outcomes: OutcomeHintListener,
-  ): Promise<RefundOutcome> {
+  ): Promise<RefundOutcome | RefundOutcomeHint> {
     const hint = outcomes.waitForRefund(refundId);
     const stopWaiting = new AbortController();
     try {
@@ -175,7 +175,9 @@ export function refundRoutes(deps: {
         // Committed, slot reserved. If the workflow cannot be started now (Temporal unreachable,
         // this process dies), the orphan sweeper starts it: the refund proceeds either way.
         const outcome = await awaitOutcome(created, caller.merchantId);
-        const view = await loadRefundView(created.refund.id);
+        // A hint sent by the settlement itself carries the refund as it committed.
+        const settled = typeof outcome === 'object' && 'refund' in outcome ? outcome.refund : undefined;
+        const view = settled ?? (await loadRefundView(created.refund.id));
         if (outcome === 'unreachable' && view.status === 'pending') {
           throw workflowServiceUnavailable(
             'The workflow service is temporarily unavailable; the refund is recorded and will proceed. Retry with the same externalId to see it.',
