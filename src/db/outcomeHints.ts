@@ -9,9 +9,11 @@ import type { RefundResponse } from '../domain/refunds';
  * PostgreSQL (LISTEN/NOTIFY), so the API answers the merchant without waiting for the workflow
  * task that completes its Update: one Temporal dispatch less on the way back (issue 12).
  *
- * Only a hint: the API still reads the row, and the Update's own result stays the answer when no
- * hint comes (listener down, a repeat of a finished attempt, anything but a settled outcome).
- * Sent only after the outcome's own transaction committed, so the row is there to read.
+ * Only a hint: the Update's own result stays the answer when no hint comes (listener down, a
+ * repeat of a finished attempt, anything but a settled outcome). Sent only once the outcome is
+ * committed: after the payment attempt's transaction, and by the refund settlement's own
+ * statement (delivered at its commit, with the refund as written, which the API answers with);
+ * otherwise the API reads the row.
  */
 export const PAYMENT_OUTCOME_CHANNEL = 'payment_outcomes';
 export const REFUND_OUTCOME_CHANNEL = 'refund_outcomes';
