@@ -18,7 +18,7 @@ import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
 import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
-import { workflowServiceUnavailable } from '../temporalOutcome';
+import { firstOfAnswerAndHint, workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
 import type { OutcomeHintListener, RefundOutcomeHint } from '../../db/outcomeHints';
 
@@ -95,7 +95,9 @@ export function refundRoutes(deps: {
     const ask = () => client.workflow.executeUpdateWithStart(refundOutcomeUpdate, { startWorkflowOperation: op });
     try {
       return await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
-        outcomes ? firstOfAnswerAndHint(refund.id, ask, outcomes) : ask(),
+        // The hint comes when the refund's settlement commits, before the workflow task that
+        // completes the Update: the answer is then the refund it carries (or read from PostgreSQL).
+        outcomes ? firstOfAnswerAndHint(client, ask, outcomes.waitForRefund(refund.id)) : ask(),
       );
     } catch (err) {
       // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
@@ -109,30 +111,6 @@ export function refundRoutes(deps: {
       }
       if (isTemporalUnreachable(err)) return 'unreachable';
       throw err;
-    }
-  }
-
-  /**
-   * The Update's answer, or the worker's hint that the refund is settled if that comes first (it
-   * comes when the refund's settlement commits, before the workflow task that completes the
-   * Update: the answer is then read from PostgreSQL, as for a settled outcome). The Update is
-   * sent either way; only waiting for its answer stops.
-   */
-  async function firstOfAnswerAndHint(
-    refundId: string,
-    ask: () => Promise<RefundOutcome>,
-    outcomes: OutcomeHintListener,
-  ): Promise<RefundOutcome | RefundOutcomeHint> {
-    const hint = outcomes.waitForRefund(refundId);
-    const stopWaiting = new AbortController();
-    try {
-      const answer = client.withAbortSignal(stopWaiting.signal, ask);
-      // Not awaited once the hint wins; its abort must not surface as unhandled.
-      answer.catch(() => undefined);
-      return await Promise.race([answer, hint.outcome]);
-    } finally {
-      hint.cancel();
-      stopWaiting.abort();
     }
   }
 
