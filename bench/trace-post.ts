@@ -15,9 +15,12 @@ import { beginRun, envInt, freePorts, getOk, say, sleep, spawnChild, startServic
  * p10/p50/p90 of that offset, then the answer's: the gaps between lines are the steps (the API
  * before Temporal, the wait for a workflow task's dispatch, the worker's task, the attempt).
  * A diagnostic: no target, no ledger check (the bench has those).
+ *
+ * TRACE_KIND=refund traces sequential 0.01 refunds of one payment instead (their refund
+ * workflows' histories); TRACE_KIND=floor the floor's bare Update-with-Start (bench/floor), for
+ * the same steps with no business work.
  */
 const N = envInt('TRACE_N', 60);
-/** TRACE_KIND=refund traces sequential 0.01 refunds of one payment instead of payments. */
 const KIND =
   process.env.TRACE_KIND === 'refund' || process.env.TRACE_KIND === 'floor' ? process.env.TRACE_KIND : 'payment';
 const WARMUP = 20;
