@@ -145,11 +145,11 @@ interface KnexPool {
 }
 
 /**
- * The rows of a prepared statement (a read, or a write's RETURNING), on a connection of the ORM's own pool, without the ORM or knex's
- * query building: for the hottest statements (GET /payments/{id}, a refund's creation), where
- * those took ~15 % of the API's CPU per GET and PostgreSQL parsed and planned the same text
- * every time. The connection is
- * taken and given back as knex does for its own queries (a pool timeout is knex's
+ * The rows of a prepared statement (a read, or a write's RETURNING), on a connection of the ORM's
+ * own pool, without the ORM or knex's query building: for the hottest statements (GET
+ * /payments/{id}, a payment's and a refund's reads, a refund's creation), where those took ~15 %
+ * of the API's CPU per GET and PostgreSQL parsed and planned the same text every time. The
+ * connection is taken and given back as knex does for its own queries (a pool timeout is knex's
  * KnexTimeoutError), and failures are marked as the dialect above marks them, so dbErrors.ts
  * recognises an unavailable database here as on every other path. Needs a session-mode
  * connection (named statements do not survive a transaction-mode pooler), like the API's LISTEN.

@@ -195,11 +195,14 @@ export async function applyProviderPayment(
 /** What a payment attempt reads of its payment: the view, and what its provider call is made of. */
 export type PaymentForAttempt = PaymentView & { merchantId: string; cardToken: string | null };
 
-/** The payment an attempt is made for, read in one plain statement (it is on every payment's path). */
+const PAYMENT_FOR_ATTEMPT: PreparedStatement = {
+  name: 'payment_for_attempt',
+  text: `select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token from payments where id = $1`,
+};
+
+/** The payment an attempt is made for, read in one prepared statement (it is on every payment's path). */
 export async function findPaymentForAttempt(em: EntityManager, id: string): Promise<PaymentForAttempt | null> {
-  const row: Record<string, unknown> | undefined = await em
-    .getConnection()
-    .execute(`select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token from payments where id = ?`, [id], 'get');
+  const [row] = await preparedRows(em, PAYMENT_FOR_ATTEMPT, [id]);
   if (!row) return null;
   return {
     ...paymentViewOfRow(row),

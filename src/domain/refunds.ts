@@ -190,7 +190,9 @@ async function createRefundLocked(
         return { refund: existing!, payment, created: false };
       case 'in_flight': {
         const inFlight = await tx.findOne(Refund, { payment: payment.id, status: 'pending' });
-        throw refundInFlight(inFlight?.id ?? null);
+        throw new AppError(409, 'refund_in_flight', 'A previous refund of this payment is still in flight.', {
+          refundId: inFlight?.id ?? null,
+        });
       }
     }
     const now = new Date();
@@ -337,9 +339,6 @@ async function createRefundFromRead(
   };
   return (await reserveRefundAsRead(em, payment, refund)) ? { refund, payment, created: true } : null;
 }
-
-const refundInFlight = (refundId: string | null) =>
-  new AppError(409, 'refund_in_flight', 'A previous refund of this payment is still in flight.', { refundId });
 
 function validation(path: string, message: string): AppError {
   return new AppError(400, 'validation_error', message, { issues: [{ path, code: 'invalid_value', message }] });
