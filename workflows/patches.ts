@@ -97,3 +97,14 @@ export const SUBSCRIPTION_CARD_UPDATE = 'subscription-card-update-v1';
  * by the renewal storm of issue 12.
  */
 export const RENEWAL_OPEN_IN_CHARGE = 'renewal-open-in-charge-v1';
+
+/**
+ * The first attempt of a payment run started with the merchant's request (`attemptOnStart`) is a
+ * local activity in the run's first workflow task, as a refund's attempt is: that request is
+ * committed by the start itself, so a worker dying mid-call leaves a retried task that replays to
+ * the same call (same idempotency key), and the decision needs no task of its own. Later attempts
+ * (a repeat after `provider_unavailable`, asked only by an Update) stay regular activities,
+ * scheduled by the task that accepted their Update. Found by the floor in `npm run bench`: a token
+ * POST was two workflow tasks and an activity task against the floor's one task.
+ */
+export const START_ATTEMPT_LOCAL = 'start-attempt-local-v1';

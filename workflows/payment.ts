@@ -17,12 +17,19 @@ import {
 } from './paymentApi';
 import { deliverEvents } from './deliverEvents';
 import { failureType } from './failures';
-import { attemptActivities, commitBeforeProviderCall, patientActivities, remoteAttempts } from './providerActivities';
+import {
+  attemptActivities,
+  commitBeforeProviderCall,
+  localAttempts,
+  patientActivities,
+  remoteAttempts,
+} from './providerActivities';
 import {
   ATTEMPT_ON_START,
   BOUNDED_HISTORIES,
   HANDLERS_DRAINED,
   LOCAL_PROVIDER_ATTEMPT,
+  START_ATTEMPT_LOCAL,
   STATUS_SEARCH_ATTRIBUTES,
 } from './patches';
 import { runIsLong } from './runBound';
@@ -60,6 +67,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   const current = (): State => state;
   // The request that started this run asked for an attempt: made even if its Update is lost.
   let attemptRequested = !resume && input.attemptOnStart === true && patched(ATTEMPT_ON_START);
+  // That first attempt's request is in the start event: it needs no task of its own before the call.
+  let startAttempt = attemptRequested;
   let completedAttempts = resume?.completedAttempts ?? 0;
   let lastOutcome: SubmitOutcome = resume?.lastOutcome ?? { kind: 'provider_unavailable' };
   let ambiguous = resume?.ambiguous ?? false;
@@ -100,8 +109,16 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   };
 
   const attempt = async (): Promise<SubmitOutcome> => {
-    // The submit Update is accepted in the history before the provider is asked.
-    const calls = (await commitBeforeProviderCall()) === 'activity' ? remoteAttempts : attemptActivities();
+    const requestedByStart = startAttempt;
+    startAttempt = false;
+    // A request the start committed is called from this task (START_ATTEMPT_LOCAL); a submit
+    // Update's acceptance is saved in the history before the provider is asked.
+    const calls =
+      requestedByStart && patched(START_ATTEMPT_LOCAL)
+        ? localAttempts
+        : (await commitBeforeProviderCall()) === 'activity'
+          ? remoteAttempts
+          : attemptActivities();
     try {
       const result = await calls.attemptProviderPayment(paymentId);
       if (result.kind === 'rejected') {

@@ -34,6 +34,9 @@ export function attemptActivities() {
     : proxyActivities<Activities>(attemptOptions);
 }
 
+/** An attempt whose request the run's start committed (START_ATTEMPT_LOCAL), in the same task. */
+export const localAttempts = proxyLocalActivities<Activities>(attemptOptions);
+
 /** The committed provider calls as regular activities (PROVIDER_CALL_AS_ACTIVITY). */
 export const remoteAttempts = proxyActivities<Activities>(attemptOptions);
 

@@ -6,7 +6,7 @@ import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
 import { errorText } from '../db/dbErrors';
 import { createApp } from '../api/app';
-import { temporalConnectionOptions } from '../temporal/connection';
+import { temporalClientOptions } from '../temporal/connection';
 import { requestIdClientOptions } from '../temporal/requestId';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { OutcomeHintListener } from '../db/outcomeHints';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
-  const temporal = Connection.lazy(temporalConnectionOptions(config));
+  const temporal = Connection.lazy(temporalClientOptions(config));
   const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE, ...requestIdClientOptions });
   const outcomes = OutcomeHintListener.start(config.databaseUrl, logger);
   const app = createApp({

@@ -8,7 +8,7 @@ import { devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '.
 import { openOrm, migrate } from '../db/orm';
 import { ensureDemoMerchant, type DemoCredentials } from '../domain/demo';
 import { startMailCatcher } from '../mail/catcher';
-import { temporalConnectionOptions } from '../temporal/connection';
+import { temporalClientOptions } from '../temporal/connection';
 import { ownChild } from '../infra/processes';
 import { metricsUrl } from '../metrics/address';
 
@@ -112,7 +112,7 @@ export async function waitForWorkers(
 ): Promise<void> {
   const count = opts.count ?? 1;
   const timeoutMs = opts.timeoutMs ?? 180_000;
-  const connection = await Connection.connect(temporalConnectionOptions(config));
+  const connection = await Connection.connect(temporalClientOptions(config));
   try {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {

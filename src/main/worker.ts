@@ -6,7 +6,7 @@ import { loadConfigOrExit, type Config } from '../config';
 import { createLogger } from '../logger';
 import { openOrm } from '../db/orm';
 import { errorText } from '../db/dbErrors';
-import { temporalConnectionOptions } from '../temporal/connection';
+import { temporalClientOptions, temporalConnectionOptions } from '../temporal/connection';
 import { installWorkerRuntime } from '../metrics/workerRuntime';
 import { requestIdClientOptions } from '../temporal/requestId';
 import { createWorker } from '../worker';
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const buildId = config.WORKER_BUILD_ID ?? bundle.manifest.buildId;
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   const connection = await connectWithRetry(temporalConnectionOptions(config), (msg) => logger.warn(msg));
-  const clientConnection = await Connection.connect(temporalConnectionOptions(config));
+  const clientConnection = await Connection.connect(temporalClientOptions(config));
   const client = new Client({
     connection: clientConnection,
     namespace: config.TEMPORAL_NAMESPACE,

@@ -18,6 +18,7 @@ import { createSandbox } from '../../src/sandbox/server';
 import { startMailCatcher } from '../../src/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
+import { clientInterceptors } from '../../src/temporal/connection';
 import type { Logger } from '../../src/logger';
 
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
@@ -96,8 +97,8 @@ export interface TestApiOptions {
 export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> {
   const orm = opts.orm ?? (await openTestOrm(opts.databaseUrl));
   const temporal = opts.temporalAddress
-    ? Connection.lazy({ address: opts.temporalAddress, connectTimeout: 500 })
-    : await Connection.connect({ address: testStack().temporalAddress });
+    ? Connection.lazy({ address: opts.temporalAddress, connectTimeout: 500, interceptors: clientInterceptors() })
+    : await Connection.connect({ address: testStack().temporalAddress, interceptors: clientInterceptors() });
   const client = new Client({
     connection: temporal,
     namespace: opts.namespace ?? 'default',
@@ -201,7 +202,10 @@ export async function startTestWorker(
 ): Promise<TestWorker> {
   const stack = testStack();
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
-  const clientConnection = await Connection.connect({ address: stack.temporalAddress });
+  const clientConnection = await Connection.connect({
+    address: stack.temporalAddress,
+    interceptors: clientInterceptors(),
+  });
   const client = new Client({ connection: clientConnection, namespace: 'default', ...requestIdClientOptions });
   const worker = await createWorker({
     connection,

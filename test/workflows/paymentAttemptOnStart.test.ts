@@ -1,7 +1,12 @@
+import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { paymentWorkflow } from '../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
 import { useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
+
+const { EventType } = temporal.api.enums.v1;
 
 /**
  * The API starts a payment's run together with the merchant's submit (Update-with-Start). An
@@ -30,10 +35,11 @@ describe('payment: the attempt asked for at start is made even without its Updat
   const withWorker = <T>(activities: object, drive: (taskQueue: string) => Promise<T>) =>
     withShippedWorker(testEnv(), 'attempt-on-start', activities, drive);
 
-  const inputFor = (paymentId: string, attemptOnStart?: boolean): PaymentWorkflowInput => ({
+  // Expiring a day from the server's time: a test that skips to an expiry moves it for the next.
+  const inputFor = async (paymentId: string, attemptOnStart?: boolean): Promise<PaymentWorkflowInput> => ({
     paymentId,
     merchantId: 'mer_on_start',
-    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    expiresAt: new Date((await testEnv().currentTimeMs()) + 86_400_000).toISOString(),
     callbackRetryInitialSeconds: 10,
     callbacks: false,
     ...(attemptOnStart === undefined ? {} : { attemptOnStart }),
@@ -45,7 +51,7 @@ describe('payment: the attempt asked for at start is made even without its Updat
       const handle = await testEnv().client.workflow.start(paymentWorkflow, {
         taskQueue,
         workflowId: paymentWorkflowId(paymentId),
-        args: [inputFor(paymentId, attemptOnStart)],
+        args: [await inputFor(paymentId, attemptOnStart)],
       });
       started.push(handle);
       return handle.result();
@@ -68,7 +74,7 @@ describe('payment: the attempt asked for at start is made even without its Updat
       const startWorkflowOperation = new WithStartWorkflowOperation(paymentWorkflow, {
         taskQueue,
         workflowId: paymentWorkflowId(paymentId),
-        args: [inputFor(paymentId, true)],
+        args: [await inputFor(paymentId, true)],
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
       const outcome = await testEnv().client.workflow.executeUpdateWithStart(submitPaymentUpdate, {
@@ -90,5 +96,80 @@ describe('payment: the attempt asked for at start is made even without its Updat
     expect(result).toEqual({ state: 'settled' });
     expect(activities.attemptProviderPayment).not.toHaveBeenCalled();
     expect(activities.expireProviderPayment).toHaveBeenCalledTimes(1);
+  });
+  /** Update-with-Start as the API sends it; answers the Update's outcome and the run's history. */
+  const submitWithStart = (
+    paymentId: string,
+    activities: object,
+    then?: (handle: WorkflowHandle) => Promise<unknown>,
+  ) =>
+    withWorker(activities, async (taskQueue) => {
+      const startWorkflowOperation = new WithStartWorkflowOperation(paymentWorkflow, {
+        taskQueue,
+        workflowId: paymentWorkflowId(paymentId),
+        args: [await inputFor(paymentId, true)],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
+      const outcome = await testEnv().client.workflow.executeUpdateWithStart(submitPaymentUpdate, {
+        startWorkflowOperation,
+      });
+      const handle = await startWorkflowOperation.workflowHandle();
+      started.push(handle);
+      const later = await then?.(handle);
+      return { outcome, later, events: (await handle.fetchHistory()).events ?? [] };
+    });
+
+  // The start commits the request, so the call needs no task of its own first (START_ATTEMPT_LOCAL):
+  // one workflow task answers the merchant, as a refund's does.
+  it('the attempt asked for at start is a local activity in the first workflow task', async () => {
+    const paymentId = `pay_on_start_${process.pid}_${++counter}`;
+    const calledLocally: boolean[] = [];
+    const activities = {
+      ...stubbedActivities(),
+      attemptProviderPayment: jest.fn(async () => {
+        calledLocally.push(Context.current().info.isLocal);
+        return { kind: 'settled' as const };
+      }),
+    };
+    const { outcome, events } = await submitWithStart(paymentId, activities, (handle) => handle.result());
+    expect(outcome).toEqual({ kind: 'settled' });
+    expect(calledLocally).toEqual([true]);
+    const types = events.map((e) => e.eventType);
+    expect(types).not.toContain(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    // Accepted, answered and completed by the run's one workflow task.
+    expect(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toHaveLength(1);
+    expect(types).toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+    expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+  });
+
+  it('a repeat asked only by its Update is a regular activity, scheduled once the Update is accepted', async () => {
+    const paymentId = `pay_on_start_${process.pid}_${++counter}`;
+    const calls: { isLocal: boolean; acceptedUpdates: number }[] = [];
+    const activities = {
+      ...stubbedActivities(),
+      attemptProviderPayment: jest.fn(async () => {
+        const { isLocal } = Context.current().info;
+        const history = await testEnv().client.workflow.getHandle(paymentWorkflowId(paymentId)).fetchHistory();
+        const acceptedUpdates = (history.events ?? []).filter(
+          (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+        ).length;
+        calls.push({ isLocal, acceptedUpdates });
+        if (calls.length === 1) throw ApplicationFailure.nonRetryable('down', 'unavailable');
+        return { kind: 'settled' as const };
+      }),
+    };
+    const { outcome, later } = await submitWithStart(paymentId, activities, async (handle) => {
+      const repeat = await handle.executeUpdate(submitPaymentUpdate);
+      await handle.result();
+      return repeat;
+    });
+    expect(outcome).toEqual({ kind: 'provider_unavailable' });
+    expect(later).toEqual({ kind: 'settled' });
+    // The first from the start's task (its Update not in the history yet); the repeat after its
+    // Update's acceptance was saved.
+    expect(calls).toEqual([
+      { isLocal: true, acceptedUpdates: 0 },
+      { isLocal: false, acceptedUpdates: 2 },
+    ]);
   });
 });

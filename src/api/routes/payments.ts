@@ -6,13 +6,12 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
-  WorkflowUpdateStage,
   type Client,
 } from '@temporalio/client';
 import { Merchant, Payment } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
-import { workflowServiceUnavailable } from '../temporalOutcome';
+import { firstOfAnswerAndHint, workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
@@ -204,27 +203,14 @@ export function paymentRoutes(deps: {
   const { client, providers, settings, outcomes } = deps;
 
   /**
-   * The Update's outcome. With a listener: the Update accepted, then whichever comes first, the
-   * worker's hint that the attempt's outcome is committed or the Update's result (the hint saves
-   * the workflow task that completes the Update: one Temporal dispatch).
+   * The Update's outcome: with a listener, whichever comes first of the Update's answer and the
+   * worker's hint that the attempt's outcome is committed (src/api/temporalOutcome.ts). A run the
+   * API starts makes its attempt in its first workflow task (START_ATTEMPT_LOCAL), so the Update
+   * usually completes there and its answer comes in the one call.
    */
-  async function updateOutcome(op: WithStartWorkflowOperation<typeof paymentWorkflow>, paymentId: string) {
-    if (!outcomes) return client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op });
-    const hint = outcomes.waitFor(paymentId);
-    const stopPolling = new AbortController();
-    try {
-      const handle = await client.workflow.startUpdateWithStart(submitPaymentUpdate, {
-        startWorkflowOperation: op,
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      const result = client.withAbortSignal(stopPolling.signal, () => handle.result());
-      // Not awaited once the hint wins; its abort must not surface as unhandled.
-      result.catch(() => undefined);
-      return await Promise.race([result, hint.outcome]);
-    } finally {
-      hint.cancel();
-      stopPolling.abort();
-    }
+  function updateOutcome(op: WithStartWorkflowOperation<typeof paymentWorkflow>, paymentId: string) {
+    const ask = () => client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op });
+    return outcomes ? firstOfAnswerAndHint(client, ask, outcomes.waitFor(paymentId)) : ask();
   }
 
   /**
