@@ -133,13 +133,17 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         throw attemptFailure(err);
       }
       let kind: Awaited<ReturnType<typeof apply>>;
+      let hinted = false;
       try {
-        kind = (await applyProviderPaymentToRead(orm.em, payment, pp)) ?? (await apply(paymentId, pp));
+        const asRead = await applyProviderPaymentToRead(orm.em, payment, pp);
+        // Applied as read: that statement sent the hint itself, with the payment.
+        hinted = asRead !== null;
+        kind = asRead ?? (await apply(paymentId, pp));
       } catch (err) {
         // Not retried here: the workflow goes on to reconcile, where it is retried visibly.
         throw unmatched(payment, err, false);
       }
-      if (kind !== 'missing') await publishPaymentOutcome(orm, paymentId, { kind }, logger);
+      if (!hinted && kind !== 'missing') await publishPaymentOutcome(orm, paymentId, { kind }, logger);
       return { kind };
     },
 

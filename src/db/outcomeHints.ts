@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Logger } from '../logger';
 import type { SubmitOutcome } from '../../workflows/paymentApi';
 import type { RefundResponse } from '../domain/refunds';
+import type { PaymentResponse } from '../domain/payments';
 
 /**
  * A hint from the worker to the API that a payment attempt's or a refund's outcome is in
@@ -18,8 +19,13 @@ import type { RefundResponse } from '../domain/refunds';
 export const PAYMENT_OUTCOME_CHANNEL = 'payment_outcomes';
 export const REFUND_OUTCOME_CHANNEL = 'refund_outcomes';
 
-/** What a payment hint says: only outcomes the row already shows (never an ambiguous one). */
-export type PaymentOutcomeHint = Extract<SubmitOutcome, { kind: 'settled' | 'created' | 'rejected' }>;
+/**
+ * What a payment hint says: only outcomes the row already shows (never an ambiguous one), and when
+ * the attempt's statement sent it, the payment as it committed (the API answers with it).
+ */
+export type PaymentOutcomeHint = Extract<SubmitOutcome, { kind: 'settled' | 'created' | 'rejected' }> & {
+  payment?: PaymentResponse;
+};
 /**
  * What a refund hint says: the refund is settled (succeeded or failed), and when its settlement
  * sent the hint, the refund as it committed (the API answers with it instead of reading it again).
@@ -73,6 +79,16 @@ export function refundSettledHint(refundId: string, refund: RefundResponse): str
   return JSON.stringify({ refundId, outcome: { kind: 'settled' } } satisfies RefundHintMessage);
 }
 
+/**
+ * The payload of the hint a payment attempt's statement sends itself (pg_notify, delivered at its
+ * commit): with the payment as that statement wrote it, unless that would be too long.
+ */
+export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created', payment: PaymentResponse): string {
+  const withView = JSON.stringify({ paymentId, outcome: { kind, payment } } satisfies HintMessage);
+  if (Buffer.byteLength(withView) < MAX_HINT_BYTES) return withView;
+  return JSON.stringify({ paymentId, outcome: { kind } } satisfies HintMessage);
+}
+
 /** Parses a payment hint; anything else on the channel is ignored. */
 export function parseHint(payload: string | undefined): HintMessage | null {
   const m = parseJson(payload) as Partial<HintMessage> | null;
@@ -80,7 +96,12 @@ export function parseHint(payload: string | undefined): HintMessage | null {
   if (typeof m?.paymentId !== 'string' || (kind !== 'settled' && kind !== 'created' && kind !== 'rejected')) {
     return null;
   }
-  return m as HintMessage;
+  const { payment, ...outcome } = m.outcome!;
+  // A view that is not this payment's, in the state the kind says, is dropped: the API reads the row.
+  const usable =
+    payment?.id === m.paymentId &&
+    (kind === 'settled' ? payment.status !== 'created' : kind === 'created' && payment.status === 'created');
+  return { paymentId: m.paymentId, outcome: (usable ? { ...outcome, payment } : outcome) as PaymentOutcomeHint };
 }
 
 /** Parses a refund hint; anything else on the channel is ignored. */

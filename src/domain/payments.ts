@@ -8,6 +8,7 @@ import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
 import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
+import { PAYMENT_OUTCOME_CHANNEL, paymentOutcomeHint } from '../db/outcomeHints';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
 
@@ -218,7 +219,8 @@ export async function findPaymentForAttempt(em: EntityManager, id: string): Prom
  * `created` with the transaction and redirect the attempt read, so the event's payload, built
  * from that read, is the row it writes (nothing else changes on a `created` payment). Answers
  * null, having changed nothing, when the general path must decide: the row moved meanwhile,
- * is gone, or the provider's record does not match ours (the general path raises that).
+ * is gone, or the provider's record does not match ours (the general path raises that). When it
+ * moved the row, the statement has also sent the API its hint, with the payment as written.
  */
 export async function applyProviderPaymentToRead(
   em: EntityManager,
@@ -246,14 +248,17 @@ export async function applyProviderPaymentToRead(
   const type = EVENT_OF[next];
   const event = type ? outboxEventFields(paymentEvent(type, after), now) : null;
   const evented = event ? outboxEventCte('evented', 'moved', event) : undefined;
+  const kind = next === 'created' ? 'created' : 'settled';
   const sql = `with moved as (
        update payments set status = ?, provider_transaction_id = ?, redirect_url = ?,
               saved_card_token = coalesce(?, saved_card_token), failure_code = ?, failure_message = ?, updated_at = ?
         where id = ? and status = 'created'
           and provider_transaction_id is not distinct from ? and redirect_url is not distinct from ?
        returning id, merchant_id
-     )${evented ? `, ${evented.sql}` : ''}
-     select count(*)::int as moved from moved`;
+     )${evented ? `, ${evented.sql}` : ''}, hinted as (
+       select pg_notify(?, ?) from moved -- a plain CTE runs only if referenced: see the last line
+     )
+     select (select count(*)::int from moved) as moved, (select count(*)::int from hinted) as hinted`;
   const values: unknown[] = [
     next,
     after.providerTransactionId,
@@ -267,11 +272,14 @@ export async function applyProviderPaymentToRead(
     read.redirectUrl,
   ];
   if (evented) values.push(...evented.values);
+  // The API waiting on this payment hears of it when this statement commits, with the payment as
+  // answered (outcomeHints.ts); only if it moved.
+  values.push(PAYMENT_OUTCOME_CHANNEL, paymentOutcomeHint(read.id, kind, presentPayment(after)));
   const row: { moved: number } | undefined = await em.getConnection().execute(sql, values, 'get');
   if (!row || row.moved !== 1) return null;
   const outcome = settledOutcome(next);
   if (outcome) workerMetrics.payment(outcome);
-  return next === 'created' ? 'created' : 'settled';
+  return kind;
 }
 
 /** Voids a payment that never reached the provider (or was cancelled there) at its expiry. */

@@ -77,6 +77,28 @@ describe('outcome hints (LISTEN/NOTIFY)', () => {
     expect(await within(cancelled.outcome, 300)).toBe('none');
   });
 
+  it('keeps a payment view only if it is that payment in the state the hint says; else the kind alone', async () => {
+    const id = newId('payment');
+    const conn = orm.em.getConnection();
+    const send = (outcome: object) =>
+      conn.execute('select pg_notify(?, ?)', [PAYMENT_OUTCOME_CHANNEL, JSON.stringify({ paymentId: id, outcome })]);
+    const cases = [
+      [
+        { kind: 'settled', payment: { id, status: 'succeeded' } },
+        { kind: 'settled', payment: { id, status: 'succeeded' } },
+      ],
+      [{ kind: 'settled', payment: { id: newId('payment'), status: 'succeeded' } }, { kind: 'settled' }],
+      [{ kind: 'settled', payment: { id, status: 'created' } }, { kind: 'settled' }],
+      [{ kind: 'created', payment: { id, status: 'succeeded' } }, { kind: 'created' }],
+    ] as const;
+    for (const [sent, heard] of cases) {
+      const wait = listener.waitFor(id);
+      await send(sent);
+      await expect(wait.outcome).resolves.toEqual(heard);
+      wait.cancel();
+    }
+  });
+
   it('delivers a refund hint to the waiters of that refund only, never to a payment waiter', async () => {
     const [a, b] = [newId('refund'), newId('refund')];
     const first = listener.waitForRefund(a);

@@ -4,11 +4,14 @@ import {
   applyProviderPayment,
   applyProviderPaymentToRead,
   findPaymentForAttempt,
+  findPaymentView,
   presentPayment,
   type PaymentForAttempt,
 } from '../../src/domain/payments';
 import type { ProviderPayment } from '../../src/providers/types';
-import { createTestMerchant, openTestOrm } from '../helpers/stack';
+import { OutcomeHintListener } from '../../src/db/outcomeHints';
+import { createTestMerchant, openTestOrm, testLogger } from '../helpers/stack';
+import { testStack } from '../setup/stackInfo';
 import { paymentRow } from '../helpers/records';
 
 /**
@@ -170,5 +173,41 @@ describe('the payment attempt written in one statement', () => {
     await expect(applyProviderPaymentToRead(orm.em, read, providerPayment(read))).resolves.toBe('settled');
     expect((await reload(read.id)).status).toBe('succeeded');
     expect(await eventsOf(read.id)).toHaveLength(0);
+  });
+  it('tells a waiting API when it commits, with the payment as GET shows it; nothing when it writes nothing', async () => {
+    const listener = OutcomeHintListener.start(testStack().databaseUrl, testLogger, `attempt-hints-${process.pid}`);
+    const json = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+    const asGet = async (id: string) =>
+      json(presentPayment((await findPaymentView(orm.em, id, { merchantId, environment: 'test' }))!));
+    try {
+      for (const end = Date.now() + 10_000; !listener.listening && Date.now() < end;) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const captured = await createdPayment({ metadata: { order: 'o-1' } });
+      const settled = listener.waitFor(captured.id);
+      await applyProviderPaymentToRead(orm.em, captured, providerPayment(captured));
+      await expect(settled.outcome).resolves.toEqual({ kind: 'settled', payment: await asGet(captured.id) });
+      settled.cancel();
+
+      const hosted = await createdPayment({ cardToken: null });
+      const created = listener.waitFor(hosted.id);
+      const page = { status: 'pending' as const, redirectUrl: 'https://sandbox.example/pay/h' };
+      await applyProviderPaymentToRead(orm.em, hosted, providerPayment(hosted, page));
+      await expect(created.outcome).resolves.toEqual({ kind: 'created', payment: await asGet(hosted.id) });
+      created.cancel();
+
+      const moved = await createdPayment();
+      await orm.em.fork().nativeUpdate(Payment, { id: moved.id }, { status: 'failed' });
+      const none = listener.waitFor(moved.id);
+      await expect(applyProviderPaymentToRead(orm.em, moved, providerPayment(moved))).resolves.toBeNull();
+      const heard = await Promise.race([
+        none.outcome,
+        new Promise((resolve) => setTimeout(() => resolve('none'), 300)),
+      ]);
+      expect(heard).toBe('none');
+      none.cancel();
+    } finally {
+      await listener.close();
+    }
   });
 });

@@ -16,7 +16,7 @@ import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
-import type { OutcomeHintListener } from '../../db/outcomeHints';
+import type { OutcomeHintListener, PaymentOutcomeHint } from '../../db/outcomeHints';
 import { paymentWorkflow } from '../../../workflows/payment';
 import { PAYMENT_UPDATE_REFUSED, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
 import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
@@ -219,7 +219,9 @@ export function paymentRoutes(deps: {
    * will follow). `unreachable`: the call ended without an outcome and Temporal does not answer.
    * A run handing over to a new one (continue-as-new) refuses the Update: it is sent again.
    */
-  async function submit(payment: Payment): Promise<SubmitOutcome | 'no_answer' | 'unreachable' | 'closed'> {
+  async function submit(
+    payment: Payment,
+  ): Promise<SubmitOutcome | PaymentOutcomeHint | 'no_answer' | 'unreachable' | 'closed'> {
     const deadline = Date.now() + settings.paymentWaitMs;
     for (;;) {
       const op = new WithStartWorkflowOperation(
@@ -285,6 +287,8 @@ export function paymentRoutes(deps: {
           if (payment.status !== 'created') return presentPayment(payment);
 
           const outcome = await submit(payment);
+          // The hint of the statement that applied the attempt carries the payment as it committed.
+          if (typeof outcome === 'object' && 'payment' in outcome && outcome.payment) return outcome.payment;
           const current = await findPaymentView(deps.em, payment.id, caller);
           if (!current) {
             if (outcome === 'unreachable') throw serviceUnavailableNoRecord();
