@@ -9,9 +9,8 @@ import {
   type PaymentForAttempt,
 } from '../../src/domain/payments';
 import type { ProviderPayment } from '../../src/providers/types';
-import { OutcomeHintListener } from '../../src/db/outcomeHints';
-import { createTestMerchant, openTestOrm, testLogger } from '../helpers/stack';
-import { testStack } from '../setup/stackInfo';
+import { heardWithin, listeningHints } from '../helpers/outcomeHints';
+import { createTestMerchant, openTestOrm } from '../helpers/stack';
 import { paymentRow } from '../helpers/records';
 
 /**
@@ -175,14 +174,11 @@ describe('the payment attempt written in one statement', () => {
     expect(await eventsOf(read.id)).toHaveLength(0);
   });
   it('tells a waiting API when it commits, with the payment as GET shows it; nothing when it writes nothing', async () => {
-    const listener = OutcomeHintListener.start(testStack().databaseUrl, testLogger, `attempt-hints-${process.pid}`);
+    const listener = await listeningHints(`attempt-hints-${process.pid}`);
     const json = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
     const asGet = async (id: string) =>
       json(presentPayment((await findPaymentView(orm.em, id, { merchantId, environment: 'test' }))!));
     try {
-      for (const end = Date.now() + 10_000; !listener.listening && Date.now() < end;) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
       const captured = await createdPayment({ metadata: { order: 'o-1' } });
       const settled = listener.waitFor(captured.id);
       await applyProviderPaymentToRead(orm.em, captured, providerPayment(captured));
@@ -200,11 +196,7 @@ describe('the payment attempt written in one statement', () => {
       await orm.em.fork().nativeUpdate(Payment, { id: moved.id }, { status: 'failed' });
       const none = listener.waitFor(moved.id);
       await expect(applyProviderPaymentToRead(orm.em, moved, providerPayment(moved))).resolves.toBeNull();
-      const heard = await Promise.race([
-        none.outcome,
-        new Promise((resolve) => setTimeout(() => resolve('none'), 300)),
-      ]);
-      expect(heard).toBe('none');
+      expect(await heardWithin(none)).toBe('none');
       none.cancel();
     } finally {
       await listener.close();

@@ -9,9 +9,8 @@ import {
   settleRefundFromRead,
   type RefundWithPayment,
 } from '../../src/domain/refunds';
-import { OutcomeHintListener } from '../../src/db/outcomeHints';
-import { createTestMerchant, openTestOrm, testLogger } from '../helpers/stack';
-import { testStack } from '../setup/stackInfo';
+import { heardWithin, listeningHints } from '../helpers/outcomeHints';
+import { createTestMerchant, openTestOrm } from '../helpers/stack';
 import { paymentRow } from '../helpers/records';
 
 /**
@@ -144,11 +143,8 @@ describe('a refund settled in one statement', () => {
   });
 
   it('tells a waiting API when it commits, with the refund as GET shows it; nothing when it writes nothing', async () => {
-    const listener = OutcomeHintListener.start(testStack().databaseUrl, testLogger, `settle-hints-${process.pid}`);
+    const listener = await listeningHints(`settle-hints-${process.pid}`);
     try {
-      for (const end = Date.now() + 10_000; !listener.listening && Date.now() < end;) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
       const read = await pendingRefund(3);
       const hint = listener.waitForRefund(read.id);
       await settleRefundFromRead(orm.em, read, { status: 'succeeded', providerRefundId: 're_hinted' });
@@ -160,11 +156,7 @@ describe('a refund settled in one statement', () => {
       await settleRefund(orm.em.fork(), moved.id, { status: 'failed' });
       const none = listener.waitForRefund(moved.id);
       await expect(settleRefundFromRead(orm.em, moved, { status: 'succeeded' })).resolves.toBe(false);
-      const heard = await Promise.race([
-        none.outcome,
-        new Promise((resolve) => setTimeout(() => resolve('none'), 300)),
-      ]);
-      expect(heard).toBe('none');
+      expect(await heardWithin(none)).toBe('none');
       none.cancel();
     } finally {
       await listener.close();

@@ -67,36 +67,6 @@ describe('payment: the attempt asked for at start is made even without its Updat
     expect(activities.expireProviderPayment).not.toHaveBeenCalled();
   });
 
-  it('with its Update delivered too (Update-with-Start), still exactly one attempt, answered to the Update', async () => {
-    const paymentId = `pay_on_start_${process.pid}_${++counter}`;
-    const activities = stubbedActivities();
-    const answer = await withWorker(activities, async (taskQueue) => {
-      const startWorkflowOperation = new WithStartWorkflowOperation(paymentWorkflow, {
-        taskQueue,
-        workflowId: paymentWorkflowId(paymentId),
-        args: [await inputFor(paymentId, true)],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      });
-      const outcome = await testEnv().client.workflow.executeUpdateWithStart(submitPaymentUpdate, {
-        startWorkflowOperation,
-      });
-      const handle = await startWorkflowOperation.workflowHandle();
-      started.push(handle);
-      await handle.result();
-      return outcome;
-    });
-    expect(answer).toEqual({ kind: 'settled' });
-    expect(activities.attemptProviderPayment).toHaveBeenCalledTimes(1);
-  });
-
-  it('a run the sweeper starts (no attemptOnStart) attempts nothing and voids at its expiry', async () => {
-    const paymentId = `pay_on_start_${process.pid}_${++counter}`;
-    const activities = stubbedActivities();
-    const result = await runWithoutUpdate(paymentId, activities);
-    expect(result).toEqual({ state: 'settled' });
-    expect(activities.attemptProviderPayment).not.toHaveBeenCalled();
-    expect(activities.expireProviderPayment).toHaveBeenCalledTimes(1);
-  });
   /** Update-with-Start as the API sends it; answers the Update's outcome and the run's history. */
   const submitWithStart = (
     paymentId: string,
@@ -119,6 +89,22 @@ describe('payment: the attempt asked for at start is made even without its Updat
       return { outcome, later, events: (await handle.fetchHistory()).events ?? [] };
     });
 
+  it('with its Update delivered too (Update-with-Start), still exactly one attempt, answered to the Update', async () => {
+    const paymentId = `pay_on_start_${process.pid}_${++counter}`;
+    const activities = stubbedActivities();
+    const { outcome } = await submitWithStart(paymentId, activities, (handle) => handle.result());
+    expect(outcome).toEqual({ kind: 'settled' });
+    expect(activities.attemptProviderPayment).toHaveBeenCalledTimes(1);
+  });
+
+  it('a run the sweeper starts (no attemptOnStart) attempts nothing and voids at its expiry', async () => {
+    const paymentId = `pay_on_start_${process.pid}_${++counter}`;
+    const activities = stubbedActivities();
+    const result = await runWithoutUpdate(paymentId, activities);
+    expect(result).toEqual({ state: 'settled' });
+    expect(activities.attemptProviderPayment).not.toHaveBeenCalled();
+    expect(activities.expireProviderPayment).toHaveBeenCalledTimes(1);
+  });
   // The start commits the request, so the call needs no task of its own first (START_ATTEMPT_LOCAL):
   // one workflow task answers the merchant, as a refund's does.
   it('the attempt asked for at start is a local activity in the first workflow task', async () => {
