@@ -80,6 +80,11 @@ describe('the open-and-charge step, run again', () => {
     expect(first.charged).toMatchObject({ kind: 'paid' });
     expect(again.opened).toMatchObject({ kind: 'paid' });
     expect(again.charged).toBeUndefined();
+    // Its receipt was not sent (no SMTP server here): the run again names it, so the workflow
+    // sends it (chaos run, 2026-11-24: a worker killed mid-send left two receipts never sent).
+    const receipt = (first.charged as { outbox: { emailIds: string[] } }).outbox.emailIds;
+    expect(receipt).toHaveLength(1);
+    expect(again.opened.kind === 'paid' && again.opened.outbox.emailIds).toEqual(receipt);
     const captures = await stack.ledger('capture', input.period.subscriptionId, 'subscriptionId');
     expect(captures.map((c) => c.status)).toEqual(['succeeded']);
   });
