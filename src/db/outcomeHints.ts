@@ -69,14 +69,21 @@ export async function publishRefundSettled(orm: MikroORM, refundId: string, logg
 /** PostgreSQL refuses a notification payload of 8000 bytes or more: the view is left out well before. */
 const MAX_HINT_BYTES = 7000;
 
+/** A hint's payload with the record as written, or without it when that would be too long. */
+function hintPayload(withView: object, withoutView: object): string {
+  const text = JSON.stringify(withView);
+  return Buffer.byteLength(text) < MAX_HINT_BYTES ? text : JSON.stringify(withoutView);
+}
+
 /**
  * The payload of the hint a refund's settlement statement sends itself (pg_notify, delivered at
  * its commit): with the refund as that statement wrote it, unless that would be too long.
  */
 export function refundSettledHint(refundId: string, refund: RefundResponse): string {
-  const withView = JSON.stringify({ refundId, outcome: { kind: 'settled', refund } } satisfies RefundHintMessage);
-  if (Buffer.byteLength(withView) < MAX_HINT_BYTES) return withView;
-  return JSON.stringify({ refundId, outcome: { kind: 'settled' } } satisfies RefundHintMessage);
+  return hintPayload(
+    { refundId, outcome: { kind: 'settled', refund } } satisfies RefundHintMessage,
+    { refundId, outcome: { kind: 'settled' } } satisfies RefundHintMessage,
+  );
 }
 
 /**
@@ -84,9 +91,10 @@ export function refundSettledHint(refundId: string, refund: RefundResponse): str
  * commit): with the payment as that statement wrote it, unless that would be too long.
  */
 export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created', payment: PaymentResponse): string {
-  const withView = JSON.stringify({ paymentId, outcome: { kind, payment } } satisfies HintMessage);
-  if (Buffer.byteLength(withView) < MAX_HINT_BYTES) return withView;
-  return JSON.stringify({ paymentId, outcome: { kind } } satisfies HintMessage);
+  return hintPayload(
+    { paymentId, outcome: { kind, payment } } satisfies HintMessage,
+    { paymentId, outcome: { kind } } satisfies HintMessage,
+  );
 }
 
 /** Parses a payment hint; anything else on the channel is ignored. */

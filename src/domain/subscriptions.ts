@@ -396,9 +396,9 @@ export async function openPeriodInvoice(em: EntityManager, input: OpenInvoiceInp
       s.updatedAt = now;
       if (invoice.status === 'paid') activate(s, out);
     } else if (invoice.status === 'paid') {
-      // A re-run of a step that also charged it (openAndChargeInvoice): the receipt and event of
-      // that charge are named too, or one not yet sent when its worker died would never be.
-      out.expect([`email:receipt:${invoice.id}`, 'email:activated'], [`charge_succeeded:${invoice.id}`, 'activated']);
+      // A re-run of a step that also charged it (openAndChargeInvoice): that charge's receipt and
+      // event are named too, or one not yet sent when its worker died would never be.
+      expectPaidInvoice(out, invoice.id);
     } else {
       out.expect(['email:activated'], ['activated']);
     }
@@ -406,6 +406,18 @@ export async function openPeriodInvoice(em: EntityManager, input: OpenInvoiceInp
   });
   if (!outbox || !opened) return { kind: 'missing' };
   return opened.kind === 'cancelled' ? opened : { ...opened, outbox };
+}
+
+/** The outbox keys (suffixes) of an invoice's successful charge: its receipt and its event. */
+const paidChargeKeys = (invoiceId: string) => ({
+  receipt: `email:receipt:${invoiceId}`,
+  succeeded: `charge_succeeded:${invoiceId}`,
+});
+
+/** A re-run names what paying the invoice recorded: its charge's receipt and event, and the activation's. */
+function expectPaidInvoice(out: OutboxWriter, invoiceId: string): void {
+  const { receipt, succeeded } = paidChargeKeys(invoiceId);
+  out.expect([receipt, 'email:activated'], [succeeded, 'activated']);
 }
 
 /** No outbox rows: opening an invoice to charge reports nothing by itself (its charge does). */
@@ -566,12 +578,11 @@ export async function applyInvoiceCharge(
   let recorded = null as SubscriptionChargeOutcome | null;
   const outbox = await change(em, target.subscription.id, async (tx, s, out) => {
     const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const receipt = [`email:receipt:${invoice.id}`];
-    const succeeded = [`charge_succeeded:${invoice.id}`];
+    const paid = paidChargeKeys(invoice.id);
     const failedEmail = [`email:failed:${invoice.id}:${attempt}`];
     const failedEvents = [`charge_failed:${invoice.id}:${attempt}`, `past_due:${invoice.id}`];
     if (invoice.status === 'paid') {
-      out.expect([...receipt, 'email:activated'], [...succeeded, 'activated']);
+      expectPaidInvoice(out, invoice.id);
       applied = { kind: 'paid' };
       return;
     }
@@ -599,8 +610,8 @@ export async function applyInvoiceCharge(
       invoice.failureMessage = null;
       invoice.nextAttemptAt = null;
       if (s.status !== 'cancelled') activate(s, out);
-      out.event('subscription.charge_succeeded', succeeded[0]!);
-      out.email('receipt', receipt[0]!, { invoice });
+      out.event('subscription.charge_succeeded', paid.succeeded);
+      out.email('receipt', paid.receipt, { invoice });
       applied = { kind: 'paid' };
       recorded = 'succeeded';
       return;
