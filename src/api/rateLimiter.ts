@@ -140,18 +140,22 @@ export class RateLimiter {
     this.leaseTtlMs = options.leaseTtlMs ?? 1000;
   }
 
+  /**
+   * Spends one token of `key`'s bucket from this process's lease, or refuses while the bucket is
+   * known empty, without waiting; undefined when only a new lease can tell (then `consume`).
+   */
+  spend(key: string): RateDecision | undefined {
+    return this.decideLocally(this.bucket(key), Date.now());
+  }
+
   /** Spends one token of `key`'s bucket, or refuses. */
   async consume(key: string): Promise<RateDecision> {
     const bucket = this.bucket(key);
     // Each round either spends, refuses, or waits for a lease that took at least one token (which
     // a concurrent request may spend first): a few rounds are plenty.
     for (let round = 0; round < 5; round++) {
-      const now = Date.now();
-      if (bucket.blockedUntil > now) return this.refused(bucket, now);
-      if (bucket.allowance > 0 && bucket.leaseUntil > now) {
-        bucket.allowance--;
-        return this.allowed(bucket, now);
-      }
+      const decided = this.decideLocally(bucket, Date.now());
+      if (decided) return decided;
       bucket.leasing ??= this.lease(key, bucket).finally(() => {
         bucket.leasing = undefined;
       });
@@ -169,6 +173,15 @@ export class RateLimiter {
     const bucket = this.local.get(key);
     const now = Date.now();
     return bucket && bucket.blockedUntil > now ? this.refused(bucket, now) : undefined;
+  }
+
+  private decideLocally(bucket: LocalBucket, now: number): RateDecision | undefined {
+    if (bucket.blockedUntil > now) return this.refused(bucket, now);
+    if (bucket.allowance > 0 && bucket.leaseUntil > now) {
+      bucket.allowance--;
+      return this.allowed(bucket, now);
+    }
+    return undefined;
   }
 
   private bucket(key: string): LocalBucket {

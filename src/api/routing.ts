@@ -76,6 +76,9 @@ export function mountRoutes(
       ctx.body = await route.handler(input);
       ctx.status = 200;
     };
-    router[route.method](koaPath(route.path), authenticate, body, handler);
+    // A body is read only where the route takes one: a GET or DELETE body has no meaning
+    // (RFC 9110 §9.3.1) and is ignored, and reads skip the reader (docs/decisions.md, "Performance").
+    if (route.body) router[route.method](koaPath(route.path), authenticate, body, handler);
+    else router[route.method](koaPath(route.path), authenticate, handler);
   }
 }

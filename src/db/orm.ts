@@ -169,7 +169,8 @@ export async function preparedRows(
     markIfClientFailed(client, err);
     throw err;
   } finally {
-    await pool.releaseConnection(client);
+    // Synchronous in knex (it answers a resolved promise): not awaited, one tick less per read.
+    void pool.releaseConnection(client);
   }
 }
 

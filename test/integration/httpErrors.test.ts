@@ -88,6 +88,16 @@ describe('error model', () => {
     expect(body.details).toEqual({ contentType: 'application/x-www-form-urlencoded' });
   });
 
+  it('a body sent to a route that takes none is ignored, whatever it holds', async () => {
+    const res = await fetch(`${api.baseUrl}/subscriptions/sub_01JABCDEFGHJKMNPQRSTVWXYZ0`, {
+      method: 'DELETE',
+      headers: { authorization: merchant.auth, 'content-type': 'text/plain' },
+      body: 'not json {',
+    });
+    // The route's own answer (no such subscription), not 415 or 400 for a body it does not read.
+    await expectError(res, 404, 'not_found');
+  });
+
   it('413 for a body over 1 MB', async () => {
     const big = JSON.stringify({ name: 'x', free: { blob: 'a'.repeat(1024 * 1024) } });
     await expectError(await post(big), 413, 'payload_too_large');

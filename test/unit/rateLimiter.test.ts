@@ -58,6 +58,20 @@ describe('RateLimiter (local leases of a shared bucket)', () => {
     expect((await limiter.consume('k')).allowed).toBe(false);
   });
 
+  it('spends and refuses without waiting only while this process can decide alone', async () => {
+    const store = new MemoryStore(() => now);
+    const limiter = new RateLimiter(store, { ratePerSecond: 2, burst: 3 }, log, { leaseSize: 2 });
+    expect(limiter.spend('k')).toBeUndefined(); // no lease yet: only the store can tell
+    expect(store.calls).toBe(0);
+    expect((await limiter.consume('k')).allowed).toBe(true); // leases 2, spends 1
+    expect(limiter.spend('k')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(limiter.spend('k')).toBeUndefined(); // the lease is spent
+    expect((await limiter.consume('k')).allowed).toBe(true); // the bucket's last token
+    expect((await limiter.consume('k')).allowed).toBe(false);
+    expect(limiter.spend('k')).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
+    expect(store.calls).toBe(3);
+  });
+
   it('lets a lease lapse after its TTL (its tokens are not spent later)', async () => {
     const store = new MemoryStore(() => now);
     const limiter = new RateLimiter(store, { ratePerSecond: 100, burst: 200 }, log, { leaseTtlMs: 1000 });
