@@ -76,8 +76,8 @@ export function mountRoutes(
       ctx.body = await route.handler(input);
       ctx.status = 200;
     };
-    // A body is read only where the route takes one: a GET or DELETE body has no meaning
-    // (RFC 9110 §9.3.1) and is ignored, and reads skip the reader (docs/decisions.md, "Performance").
+    // A body is read only where the route takes one: a GET or DELETE body has no meaning and is
+    // ignored (docs/decisions.md, "HTTP"), and reads skip the reader ("Performance").
     if (route.body) router[route.method](koaPath(route.path), authenticate, body, handler);
     else router[route.method](koaPath(route.path), authenticate, handler);
   }
