@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { paymentWorkflow } from '../workflows/payment';
-import { refundWorkflow } from '../workflows/refund';
+import { paymentWorkflowV2 } from '../workflows/payment';
+import { refundWorkflowV2 } from '../workflows/refund';
 import type { OrphanKind } from '../workflows/sweepOrphans';
 import { paymentWorkflowStartOptions } from '../src/temporal/paymentWorkflowOptions';
 import { refundWorkflowStartOptions } from '../src/temporal/refundWorkflowOptions';
@@ -128,7 +128,7 @@ const orphanKinds = {
           order by created_at, id limit ?`,
     start: (client, row, { taskQueue, callbackRetryInitialSeconds }) =>
       client.workflow.start(
-        paymentWorkflow,
+        paymentWorkflowV2,
         paymentWorkflowStartOptions(
           {
             id: row.id,
@@ -156,7 +156,7 @@ const orphanKinds = {
           order by r.created_at, r.id limit ?`,
     start: (client, row, { taskQueue, callbackRetryInitialSeconds, refundPollInitialSeconds }) =>
       client.workflow.start(
-        refundWorkflow,
+        refundWorkflowV2,
         refundWorkflowStartOptions(
           {
             id: row.id,

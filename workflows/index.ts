@@ -1,7 +1,7 @@
 // The worker bundles this module: every workflow the worker runs is exported here.
 export { probeWorkflow } from './probe';
-export { paymentWorkflow } from './payment';
-export { refundWorkflow } from './refund';
+export { paymentWorkflow, paymentWorkflowV2 } from './payment';
+export { refundWorkflow, refundWorkflowV2 } from './refund';
 export { sweepOrphanPaymentsWorkflow } from './sweepPayments';
 export { sweepOrphansWorkflow } from './sweepOrphans';
 export { subscriptionWorkflow } from './subscription';

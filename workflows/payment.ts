@@ -31,6 +31,8 @@ import {
   LOCAL_PROVIDER_ATTEMPT,
   START_ATTEMPT_LOCAL,
   STATUS_SEARCH_ATTRIBUTES,
+  hasChangeSinceV2,
+  type HasChange,
 } from './patches';
 import { runIsLong } from './runBound';
 import { PaymentStatusKey } from './searchAttributes';
@@ -46,14 +48,28 @@ const paymentStatusOf = (state: State) => (state === 'awaiting_attempt' ? 'creat
  * the payment id as idempotency key, and an ambiguous answer is never retried blindly: the
  * workflow asks the provider until it knows.
  *
- * Since BOUNDED_HISTORIES a long run (repeats while the provider is down, webhooks while the
- * customer is on the hosted page) continues as new at its wait, carrying its state in `resume`.
+ * Every payment the API or the sweeper starts runs this type: it began with every change listed
+ * in `hasChangeSinceV2`, so its history carries no marker for them.
  */
+export async function paymentWorkflowV2(input: PaymentWorkflowInput): Promise<{ state: State }> {
+  return runPayment(input, hasChangeSinceV2);
+}
+
+/** Payments started before `paymentWorkflowV2`: the same code, each change behind its marker. */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ state: State }> {
+  return runPayment(input, patched);
+}
+
+/**
+ * Since BOUNDED_HISTORIES a long run (repeats while the provider is down, webhooks while the
+ * customer is on the hosted page) continues as new (same type) at its wait, carrying its state
+ * in `resume`.
+ */
+async function runPayment(input: PaymentWorkflowInput, hasChange: HasChange): Promise<{ state: State }> {
   const { paymentId, resume } = input;
   let state = (resume?.state ?? 'awaiting_attempt') as State;
-  const statusAttribute = patched(STATUS_SEARCH_ATTRIBUTES);
-  const bounded = patched(BOUNDED_HISTORIES);
+  const statusAttribute = hasChange(STATUS_SEARCH_ATTRIBUTES);
+  const bounded = hasChange(BOUNDED_HISTORIES);
   const isLong = () => bounded && runIsLong(input.historyEventLimit);
   /** Handing over to a new run: a new submit is refused (the API sends it again, to that run). */
   let closing = false;
@@ -66,7 +82,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   // Read through a function where an await may have changed it (defeats narrowing).
   const current = (): State => state;
   // The request that started this run asked for an attempt: made even if its Update is lost.
-  let attemptRequested = !resume && input.attemptOnStart === true && patched(ATTEMPT_ON_START);
+  let attemptRequested = !resume && input.attemptOnStart === true && hasChange(ATTEMPT_ON_START);
   // That first attempt's request is in the start event: it needs no task of its own before the call.
   let startAttempt = attemptRequested;
   let completedAttempts = resume?.completedAttempts ?? 0;
@@ -114,11 +130,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     // A request the start committed is called from this task (START_ATTEMPT_LOCAL); a submit
     // Update's acceptance is saved in the history before the provider is asked.
     const calls =
-      requestedByStart && patched(START_ATTEMPT_LOCAL)
+      requestedByStart && hasChange(START_ATTEMPT_LOCAL)
         ? localAttempts
-        : (await commitBeforeProviderCall()) === 'activity'
+        : (await commitBeforeProviderCall(hasChange)) === 'activity'
           ? remoteAttempts
-          : attemptActivities();
+          : attemptActivities(hasChange);
     try {
       const result = await calls.attemptProviderPayment(paymentId);
       if (result.kind === 'rejected') {
@@ -144,7 +160,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     if (attemptRequested || providerEvent || !isLong()) return;
     closing = true;
     await condition(allHandlersFinished);
-    await continueAsNew<typeof paymentWorkflow>({
+    await continueAsNew<typeof paymentWorkflowV2>({
       ...input,
       resume: {
         state: state as PaymentCursor['state'],
@@ -189,9 +205,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   // Let any update waiting on the last attempt answer before the run ends (drained, not just asked).
   completedAttempts++;
   // Older runs went on at once (a no-op check), and their histories replay so.
-  if (patched(HANDLERS_DRAINED)) await condition(allHandlersFinished);
+  if (hasChange(HANDLERS_DRAINED)) await condition(allHandlersFinished);
   // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
-  const callbacks = !patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false;
+  const callbacks = !hasChange(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false;
   if (state === 'settled' && callbacks) await deliverEvents(paymentId, input.callbackRetryInitialSeconds);
   return { state };
 }

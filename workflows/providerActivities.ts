@@ -1,6 +1,11 @@
 import { patched, proxyActivities, proxyLocalActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { LOCAL_PROVIDER_ATTEMPT, PROVIDER_CALL_AFTER_COMMIT, PROVIDER_CALL_AS_ACTIVITY } from './patches';
+import {
+  LOCAL_PROVIDER_ATTEMPT,
+  PROVIDER_CALL_AFTER_COMMIT,
+  PROVIDER_CALL_AS_ACTIVITY,
+  type HasChange,
+} from './patches';
 
 /**
  * How workflows call the provider's activities, in one place for payments and refunds.
@@ -28,8 +33,8 @@ export const attemptOptions: ActivityOptions = {
  * server before the merchant's answer; its idempotency key makes the re-run after a worker
  * crash safe. Workflows started before keep the remote activity, so their histories replay.
  */
-export function attemptActivities() {
-  return patched(LOCAL_PROVIDER_ATTEMPT)
+export function attemptActivities(hasChange: HasChange = patched) {
+  return hasChange(LOCAL_PROVIDER_ATTEMPT)
     ? proxyLocalActivities<Activities>(attemptOptions)
     : proxyActivities<Activities>(attemptOptions);
 }
@@ -55,9 +60,9 @@ export const remoteAttempts = proxyActivities<Activities>(attemptOptions);
  * - Runs started under PROVIDER_CALL_AFTER_COMMIT: a 1 ms timer ends the task, then the given
  *   local activities; older runs: the given local activities at once.
  */
-export async function commitBeforeProviderCall(): Promise<'activity' | 'local'> {
-  if (patched(PROVIDER_CALL_AS_ACTIVITY)) return 'activity';
-  if (patched(PROVIDER_CALL_AFTER_COMMIT)) await sleep(1);
+export async function commitBeforeProviderCall(hasChange: HasChange = patched): Promise<'activity' | 'local'> {
+  if (hasChange(PROVIDER_CALL_AS_ACTIVITY)) return 'activity';
+  if (hasChange(PROVIDER_CALL_AFTER_COMMIT)) await sleep(1);
   return 'local';
 }
 

@@ -26,6 +26,8 @@ import {
   LOCAL_PROVIDER_ATTEMPT,
   REFUND_STARTED_AFTER_COMMIT,
   STATUS_SEARCH_ATTRIBUTES,
+  hasChangeSinceV2,
+  type HasChange,
 } from './patches';
 import { RefundStatusKey } from './searchAttributes';
 
@@ -56,18 +58,32 @@ const records = proxyActivities<Activities>({
  * dedupes on), then settlement of the refund and the payment's balance in one transaction.
  * An ambiguous answer is never guessed: the workflow asks the provider until it knows.
  *
- * Since BOUNDED_HISTORIES a long run (a refund the provider holds `pending` for months, many
- * webhooks or repeats) continues as new at its wait, carrying phase 2's state in `resume`.
+ * Every refund the API or the sweeper starts runs this type: it began with every change listed
+ * in `hasChangeSinceV2`, so its history carries no marker for them.
  */
+export async function refundWorkflowV2(input: RefundWorkflowInput): Promise<{ settled: boolean }> {
+  return runRefund(input, hasChangeSinceV2);
+}
+
+/** Refunds started before `refundWorkflowV2`: the same code, each change behind its marker. */
 export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ settled: boolean }> {
+  return runRefund(input, patched);
+}
+
+/**
+ * Since BOUNDED_HISTORIES a long run (a refund the provider holds `pending` for months, many
+ * webhooks or repeats) continues as new (same type) at its wait, carrying phase 2's state in
+ * `resume`.
+ */
+async function runRefund(input: RefundWorkflowInput, hasChange: HasChange): Promise<{ settled: boolean }> {
   const { refundId, resume } = input;
   // A continued run gave its first outcome already: a repeat of the request gets it at once.
   let first: RefundOutcome | undefined = resume?.first;
   let settled = false;
   let providerEvent = resume?.providerEvent ?? false;
 
-  const statusAttribute = patched(STATUS_SEARCH_ATTRIBUTES);
-  const bounded = patched(BOUNDED_HISTORIES);
+  const statusAttribute = hasChange(STATUS_SEARCH_ATTRIBUTES);
+  const bounded = hasChange(BOUNDED_HISTORIES);
   setHandler(
     refundOutcomeUpdate,
     async () => {
@@ -88,7 +104,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
   // Phase 1 happened in the first run: a continued one goes on polling.
   let ambiguous = resume?.ambiguous ?? false;
   if (!resume) {
-    const attempted = await attemptRefund(refundId);
+    const attempted = await attemptRefund(refundId, hasChange);
     ({ settled, first, ambiguous } = attempted);
     if (attempted.ended) return { settled };
   }
@@ -102,7 +118,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
     if (!runIsLong(input.historyEventLimit)) return;
     await condition(allHandlersFinished);
     const cursor = { first: first!, pollSeconds, nextPollAtMs: nextPollAtMs!, ambiguous, providerEvent };
-    await continueAsNew<typeof refundWorkflow>({ ...input, resume: { ...cursor, runs: (resume?.runs ?? 0) + 1 } });
+    await continueAsNew<typeof refundWorkflowV2>({ ...input, resume: { ...cursor, runs: (resume?.runs ?? 0) + 1 } });
   };
   while (!settled) {
     if (!ambiguous && bounded) {
@@ -127,9 +143,9 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
   if (statusAttribute) upsertSearchAttributes([{ key: RefundStatusKey, value: 'settled' }]);
 
   // Older runs went on at once (a no-op check), and their histories replay so.
-  if (patched(HANDLERS_DRAINED)) await condition(allHandlersFinished);
+  if (hasChange(HANDLERS_DRAINED)) await condition(allHandlersFinished);
   // Since LOCAL_PROVIDER_ATTEMPT the API says whether there is a callbackUrl at all.
-  if (!patched(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false) {
+  if (!hasChange(LOCAL_PROVIDER_ATTEMPT) || input.callbacks !== false) {
     await deliverEvents(refundId, input.callbackRetryInitialSeconds);
   }
   return { settled };
@@ -141,8 +157,9 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<{ sett
  */
 async function attemptRefund(
   refundId: string,
+  hasChange: HasChange,
 ): Promise<{ settled: boolean; first: RefundOutcome; ambiguous: boolean; ended?: true }> {
-  const afterCommit = patched(REFUND_STARTED_AFTER_COMMIT);
+  const afterCommit = hasChange(REFUND_STARTED_AFTER_COMMIT);
   if (!afterCommit) {
     let recorded = await legacyVisibility.refundState(refundId);
     for (let waited = 0; recorded === 'missing' && waited < VISIBILITY_WAIT_MS; waited += 250) {
@@ -155,11 +172,11 @@ async function attemptRefund(
   }
 
   try {
-    let kind = await attemptActivities().attemptProviderRefund(refundId);
+    let kind = await attemptActivities(hasChange).attemptProviderRefund(refundId);
     // Not there although committed before we started: an API of the old code (start inside its
     // transaction) is still committing. Wait for it; still missing after that: rolled back.
     if (kind === 'missing' && afterCommit && (await records.awaitRefundRecorded(refundId)) !== 'missing') {
-      kind = await attemptActivities().attemptProviderRefund(refundId);
+      kind = await attemptActivities(hasChange).attemptProviderRefund(refundId);
     }
     const settled = kind === 'settled' || kind === 'missing';
     return { settled, first: kind === 'missing' ? { kind: 'settled' } : { kind }, ambiguous: false };

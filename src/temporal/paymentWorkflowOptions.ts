@@ -1,6 +1,6 @@
 import type { WorkflowStartOptions } from '@temporalio/client';
 import type { Payment } from '../db/entities';
-import type { paymentWorkflow } from '../../workflows/payment';
+import type { paymentWorkflowV2 } from '../../workflows/payment';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { ExternalIdKey, MerchantIdKey, PaymentStatusKey } from '../../workflows/searchAttributes';
 import { paymentWorkflowSummary } from '../domain/workflowSummaries';
@@ -18,7 +18,7 @@ export function paymentWorkflowStartOptions(
   settings: { taskQueue: string; callbackRetryInitialSeconds: number },
   /** The API starting the run with the merchant's submit (see PaymentWorkflowInput). */
   { attemptOnStart = false }: { attemptOnStart?: boolean } = {},
-): WorkflowStartOptions<typeof paymentWorkflow> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
+): WorkflowStartOptions<typeof paymentWorkflowV2> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
   return {
     workflowId: paymentWorkflowId(payment.id),
     taskQueue: settings.taskQueue,

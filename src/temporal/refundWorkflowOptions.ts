@@ -1,5 +1,5 @@
 import type { WorkflowStartOptions } from '@temporalio/client';
-import type { refundWorkflow } from '../../workflows/refund';
+import type { refundWorkflowV2 } from '../../workflows/refund';
 import { refundWorkflowId, type RefundWorkflowInput } from '../../workflows/refundApi';
 import { ExternalIdKey, MerchantIdKey, PaymentIdKey, RefundStatusKey } from '../../workflows/searchAttributes';
 import { refundWorkflowSummary } from '../domain/workflowSummaries';
@@ -20,7 +20,7 @@ export function refundWorkflowStartOptions(
     callbackUrl: string | null;
   },
   settings: { taskQueue: string; callbackRetryInitialSeconds: number; refundPollInitialSeconds: number },
-): WorkflowStartOptions<typeof refundWorkflow> & {
+): WorkflowStartOptions<typeof refundWorkflowV2> & {
   workflowIdConflictPolicy: 'USE_EXISTING';
   workflowIdReusePolicy: 'REJECT_DUPLICATE';
 } {

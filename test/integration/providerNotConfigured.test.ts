@@ -1,7 +1,7 @@
 import { paymentRow } from '../helpers/records';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { paymentWorkflowStartOptions } from '../../src/temporal/paymentWorkflowOptions';
-import { paymentWorkflow } from '../../workflows/payment';
+import { paymentWorkflowV2 } from '../../workflows/payment';
 import { submitPaymentUpdate } from '../../workflows/paymentApi';
 import { call } from '../helpers/http';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
@@ -37,7 +37,7 @@ describe('records whose provider is no longer configured', () => {
     });
     await em.flush();
     const op = new WithStartWorkflowOperation(
-      paymentWorkflow,
+      paymentWorkflowV2,
       paymentWorkflowStartOptions(payment, { taskQueue: stack.taskQueue, callbackRetryInitialSeconds: 1 }),
     );
     const outcome = await stack.api.client.workflow.executeUpdateWithStart(submitPaymentUpdate, {

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { paymentWorkflow } from '../../workflows/payment';
+import { paymentWorkflowV2 } from '../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
 import { useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
 
@@ -48,7 +48,7 @@ describe('payment: the attempt asked for at start is made even without its Updat
   /** Starts a run with a plain start (no Update) and waits for its result. */
   const runWithoutUpdate = (paymentId: string, activities: object, attemptOnStart?: boolean) =>
     withWorker(activities, async (taskQueue) => {
-      const handle = await testEnv().client.workflow.start(paymentWorkflow, {
+      const handle = await testEnv().client.workflow.start(paymentWorkflowV2, {
         taskQueue,
         workflowId: paymentWorkflowId(paymentId),
         args: [await inputFor(paymentId, attemptOnStart)],
@@ -74,7 +74,7 @@ describe('payment: the attempt asked for at start is made even without its Updat
     then?: (handle: WorkflowHandle) => Promise<unknown>,
   ) =>
     withWorker(activities, async (taskQueue) => {
-      const startWorkflowOperation = new WithStartWorkflowOperation(paymentWorkflow, {
+      const startWorkflowOperation = new WithStartWorkflowOperation(paymentWorkflowV2, {
         taskQueue,
         workflowId: paymentWorkflowId(paymentId),
         args: [await inputFor(paymentId, true)],

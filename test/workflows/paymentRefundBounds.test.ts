@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { paymentWorkflow } from '../../workflows/payment';
-import type { refundWorkflow } from '../../workflows/refund';
+import type { paymentWorkflowV2 } from '../../workflows/payment';
+import type { refundWorkflowV2 } from '../../workflows/refund';
 import {
   PAYMENT_UPDATE_REFUSED,
   paymentWorkflowId,
@@ -101,7 +101,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     const input = refundInput();
     const wallStarted = Date.now();
     const result = await withWorker(activities, async (taskQueue) => {
-      const handle = await testEnv().client.workflow.start<typeof refundWorkflow>('refundWorkflow', {
+      const handle = await testEnv().client.workflow.start<typeof refundWorkflowV2>('refundWorkflowV2', {
         taskQueue,
         workflowId: refundWorkflowId(input.refundId),
         args: [input],
@@ -136,7 +136,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     const activities = refundActivities(() => settled);
     const input = refundInput({ historyEventLimit: 60, pollInitialSeconds: 3600 });
     await withWorker(activities, async (taskQueue) => {
-      const handle = await testEnv().client.workflow.start<typeof refundWorkflow>('refundWorkflow', {
+      const handle = await testEnv().client.workflow.start<typeof refundWorkflowV2>('refundWorkflowV2', {
         taskQueue,
         workflowId: refundWorkflowId(input.refundId),
         args: [input],
@@ -174,7 +174,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
 
   /** As the API does: a submit refused while the run hands over is sent again. */
   async function submit(
-    handle: WorkflowHandle<typeof paymentWorkflow>,
+    handle: WorkflowHandle<typeof paymentWorkflowV2>,
   ): Promise<{ outcome: SubmitOutcome; refusals: number }> {
     for (let refusals = 0; ; refusals++) {
       try {
@@ -218,7 +218,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     const answers: SubmitOutcome['kind'][] = [];
     let refusals = 0;
     const result = await withWorker(activities, async (taskQueue) => {
-      const handle = await testEnv().client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', {
+      const handle = await testEnv().client.workflow.start<typeof paymentWorkflowV2>('paymentWorkflowV2', {
         taskQueue,
         workflowId: paymentWorkflowId(input.paymentId),
         args: [input],
@@ -267,7 +267,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     };
     const input = await paymentInput({ historyEventLimit: 60 });
     const result = await withWorker(activities, async (taskQueue) => {
-      const handle = await testEnv().client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', {
+      const handle = await testEnv().client.workflow.start<typeof paymentWorkflowV2>('paymentWorkflowV2', {
         taskQueue,
         workflowId: paymentWorkflowId(input.paymentId),
         args: [input],
@@ -303,7 +303,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
     };
     const input = await paymentInput({ historyEventLimit: 40 });
     const result = await withWorker(activities, async (taskQueue) => {
-      const handle = await testEnv().client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', {
+      const handle = await testEnv().client.workflow.start<typeof paymentWorkflowV2>('paymentWorkflowV2', {
         taskQueue,
         workflowId: paymentWorkflowId(input.paymentId),
         args: [input],

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ChargeRequest } from '../../activities/subscriptions';
-import type { paymentWorkflow } from '../../workflows/payment';
+import type { paymentWorkflowV2 } from '../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import {
@@ -63,7 +63,7 @@ describe('provider calls run after the decision is in the history (time-skipping
       callbacks: false,
     };
     const outcome = await withWorker(activities, async (taskQueue) => {
-      const handle = await testEnv().client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', {
+      const handle = await testEnv().client.workflow.start<typeof paymentWorkflowV2>('paymentWorkflowV2', {
         taskQueue,
         workflowId,
         args: [input],

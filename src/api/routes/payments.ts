@@ -17,7 +17,7 @@ import { isId, newId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
 import type { OutcomeHintListener, PaymentOutcomeHint } from '../../db/outcomeHints';
-import { paymentWorkflow } from '../../../workflows/payment';
+import { paymentWorkflowV2 } from '../../../workflows/payment';
 import { PAYMENT_UPDATE_REFUSED, submitPaymentUpdate, type SubmitOutcome } from '../../../workflows/paymentApi';
 import { paymentWorkflowStartOptions } from '../../temporal/paymentWorkflowOptions';
 import type { Caller } from '../context';
@@ -208,7 +208,7 @@ export function paymentRoutes(deps: {
    * API starts makes its attempt in its first workflow task (START_ATTEMPT_LOCAL), so the Update
    * usually completes there and its answer comes in the one call.
    */
-  function updateOutcome(op: WithStartWorkflowOperation<typeof paymentWorkflow>, paymentId: string) {
+  function updateOutcome(op: WithStartWorkflowOperation<typeof paymentWorkflowV2>, paymentId: string) {
     const ask = () => client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op });
     return outcomes ? firstOfAnswerAndHint(client, ask, outcomes.waitFor(paymentId)) : ask();
   }
@@ -225,7 +225,7 @@ export function paymentRoutes(deps: {
     const deadline = Date.now() + settings.paymentWaitMs;
     for (;;) {
       const op = new WithStartWorkflowOperation(
-        paymentWorkflow,
+        paymentWorkflowV2,
         paymentWorkflowStartOptions(payment, settings, { attemptOnStart: true }),
       );
       try {

@@ -11,7 +11,7 @@ import { Payment, Refund } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { createRefund, findRefundWithPayment, presentRefund, type RefundCreation } from '../../domain/refunds';
-import { refundWorkflow } from '../../../workflows/refund';
+import { refundWorkflowV2 } from '../../../workflows/refund';
 import { refundOutcomeUpdate, type RefundOutcome } from '../../../workflows/refundApi';
 import { refundWorkflowStartOptions } from '../../temporal/refundWorkflowOptions';
 import { AUTH_ERRORS, defineRoute } from '../routing';
@@ -78,7 +78,7 @@ export function refundRoutes(deps: {
     merchantId: string,
   ): Promise<RefundOutcome | RefundOutcomeHint | 'no_answer' | 'unreachable'> {
     const op = new WithStartWorkflowOperation(
-      refundWorkflow,
+      refundWorkflowV2,
       refundWorkflowStartOptions(
         {
           id: refund.id,
