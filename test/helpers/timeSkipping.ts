@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Connection, type WorkflowHandle } from '@temporalio/client';
 import { InternalConnectionOptionsSymbol } from '@temporalio/client/lib/connection';
 import { IllegalStateError } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -172,4 +172,16 @@ export async function runHistories(
     runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
     if (!runId) return runs;
   }
+}
+
+/**
+ * The handles a suite pushes the workflows it starts to; each is terminated after its test: a
+ * workflow a failed test leaves running would keep the test server from skipping time.
+ */
+export function terminatedAfterEachTest(): WorkflowHandle[] {
+  const started: WorkflowHandle[] = [];
+  afterEach(async () => {
+    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
+  });
+  return started;
 }

@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { paymentWorkflowV2 } from '../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
-import { useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
+import { useTimeSkippingEnvironment, withShippedWorker, terminatedAfterEachTest } from '../helpers/timeSkipping';
 
 const { EventType } = temporal.api.enums.v1;
 
@@ -18,10 +18,7 @@ const { EventType } = temporal.api.enums.v1;
 describe('payment: the attempt asked for at start is made even without its Update (time-skipping, stubbed activities)', () => {
   const testEnv = useTimeSkippingEnvironment();
   let counter = 0;
-  const started: WorkflowHandle[] = [];
-  afterEach(async () => {
-    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
-  });
+  const started = terminatedAfterEachTest();
 
   function stubbedActivities() {
     return {

@@ -18,7 +18,12 @@ import {
   type RefundWorkflowInput,
 } from '../../workflows/refundApi';
 import { DEFAULT_HISTORY_EVENT_LIMIT } from '../../workflows/runBound';
-import { runHistories, useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
+import {
+  runHistories,
+  useTimeSkippingEnvironment,
+  withShippedWorker,
+  terminatedAfterEachTest,
+} from '../helpers/timeSkipping';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -38,10 +43,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
   let counter = 0;
 
   // A workflow a failed test leaves running would keep the test server from skipping time.
-  const started: WorkflowHandle[] = [];
-  afterEach(async () => {
-    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
-  });
+  const started = terminatedAfterEachTest();
 
   const withWorker = <T>(activities: object, drive: (taskQueue: string) => Promise<T>) =>
     withShippedWorker(testEnv(), 'bounds-timeskip', activities, drive);

@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
-import type { WorkflowHandle } from '@temporalio/client';
 import type { ChargeRequest } from '../../activities/subscriptions';
 import type { paymentWorkflowV2 } from '../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
@@ -11,7 +10,7 @@ import {
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
 import { composedOpenAndCharge } from '../helpers/openAndCharge';
-import { useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
+import { useTimeSkippingEnvironment, withShippedWorker, terminatedAfterEachTest } from '../helpers/timeSkipping';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const { EventType } = temporal.api.enums.v1;
@@ -30,10 +29,7 @@ const { EventType } = temporal.api.enums.v1;
 describe('provider calls run after the decision is in the history (time-skipping, stubbed activities)', () => {
   const testEnv = useTimeSkippingEnvironment();
   let counter = 0;
-  const started: WorkflowHandle[] = [];
-  afterEach(async () => {
-    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
-  });
+  const started = terminatedAfterEachTest();
 
   const withWorker = <T>(activities: object, drive: (taskQueue: string) => Promise<T>) =>
     withShippedWorker(testEnv(), 'call-after-commit', activities, drive);

@@ -13,7 +13,12 @@ import {
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
 import { composedOpenAndCharge } from '../helpers/openAndCharge';
-import { runHistories, shippedWorkflowBundle, useTimeSkippingEnvironment } from '../helpers/timeSkipping';
+import {
+  runHistories,
+  shippedWorkflowBundle,
+  useTimeSkippingEnvironment,
+  terminatedAfterEachTest,
+} from '../helpers/timeSkipping';
 
 const DAY_MS = 86_400_000;
 
@@ -162,10 +167,7 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
 
   // A workflow a failed test leaves running would keep a task outstanding, and the test server
   // never skips time again: terminate it so the next test starts clean.
-  const started: WorkflowHandle[] = [];
-  afterEach(async () => {
-    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
-  });
+  const started = terminatedAfterEachTest();
 
   function input(overrides: Partial<SubscriptionWorkflowInput> = {}): SubscriptionWorkflowInput {
     return {

@@ -1,10 +1,15 @@
-import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { paymentWorkflow, paymentWorkflowV2 } from '../../workflows/payment';
 import { paymentWorkflowId, submitPaymentUpdate } from '../../workflows/paymentApi';
 import { refundWorkflowV2 } from '../../workflows/refund';
 import { providerRefundEventSignal, refundOutcomeUpdate, refundWorkflowId } from '../../workflows/refundApi';
-import { runHistories, useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
+import {
+  runHistories,
+  useTimeSkippingEnvironment,
+  withShippedWorker,
+  terminatedAfterEachTest,
+} from '../helpers/timeSkipping';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -27,10 +32,7 @@ const patchEvents = (events: HistoryEvent[]) =>
 describe('the V2 payment and refund types record no patch markers (time-skipping, stubbed activities)', () => {
   const testEnv = useTimeSkippingEnvironment();
   let counter = 0;
-  const started: WorkflowHandle[] = [];
-  afterEach(async () => {
-    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
-  });
+  const started = terminatedAfterEachTest();
 
   const withWorker = <T>(activities: object, drive: (taskQueue: string) => Promise<T>) =>
     withShippedWorker(testEnv(), 'types-v2', activities, drive);
