@@ -112,6 +112,19 @@ export const RENEWAL_OPEN_IN_CHARGE = 'renewal-open-in-charge-v1';
 export const START_ATTEMPT_LOCAL = 'start-attempt-local-v1';
 
 /**
+ * A renewal in one workflow task, like a token payment: the period's invoice is opened and its
+ * first attempt made by a local activity (`openAndChargeInvoice`) in the task the period's timer
+ * (or, for the first period, the run's start) wakes, instead of a regular activity that task
+ * schedules. What leads to the call is already in the history (the timer fired; the start), so a
+ * worker dying mid-call leaves a retried task that replays to the same call (same idempotency
+ * key), unless a cancellation arrived meanwhile: then the cancellation's step asks the provider
+ * about the open invoice whose call was marked sent, and records a capture as paid before it
+ * cancels (`settleChargeInDoubt`), so no charge is lost or voided. Found by the renewal storm of
+ * issue 12: a renewal was two workflow tasks and an activity task against the floor's one task.
+ */
+export const RENEWAL_CHARGE_LOCAL = 'renewal-charge-local-v1';
+
+/**
  * How a workflow asks whether a change applies to its run. `patched` answers for a type that has
  * runs from before the change, and records two history events per change in every run (a marker
  * and an upsert of `TemporalChangeVersion`); a type that began with the change needs neither.

@@ -47,6 +47,28 @@ describe('subscriptions: worker killed', () => {
     return invoices;
   }
 
+  /**
+   * A new subscription whose renewal (its second capture) the sandbox has made but not yet
+   * answered (it captures at once, then holds its answer) when the worker is killed. The
+   * sandbox answers at once again afterwards; no worker runs until the caller starts one.
+   */
+  async function killedMidRenewalCharge(): Promise<{ id: string; renewalId: string }> {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2 });
+    const id = created.body.id as string;
+    await stack.sandbox('/_admin/faults', { latencyMs: 3000 });
+    const captured = await eventually(
+      () => subs.captures(id),
+      (l) => l.length >= 2,
+      10_000,
+      20,
+    );
+    child!.kill('SIGKILL');
+    const renewalId = captured[1]!.metadata.invoiceId!;
+    expect((await subs.invoices(id)).find((i) => i.id === renewalId)!.status).toBe('open');
+    await stack.sandbox('/_admin/faults', {});
+    return { id, renewalId };
+  }
+
   it('bills the periods that came due while no worker ran, in order, once each', async () => {
     child = startWorkerProcess(stack, dataDir);
     const created = await subs.create({ cardToken: 'tok_success' });
@@ -66,21 +88,7 @@ describe('subscriptions: worker killed', () => {
   });
 
   it('charges an invoice once when the worker dies during its provider call', async () => {
-    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2 });
-    const id = created.body.id as string;
-    // The sandbox captures at once but holds its answer: the worker is mid-call when killed.
-    await stack.sandbox('/_admin/faults', { latencyMs: 3000 });
-    const captured = await eventually(
-      () => subs.captures(id),
-      (l) => l.length >= 2,
-      10_000,
-      20,
-    );
-    child!.kill('SIGKILL');
-    const renewalId = captured[1]!.metadata.invoiceId!;
-    expect((await subs.invoices(id)).find((i) => i.id === renewalId)!.status).toBe('open');
-
-    await stack.sandbox('/_admin/faults', {});
+    const { id, renewalId } = await killedMidRenewalCharge();
     child = startWorkerProcess(stack, dataDir);
     await eventually(
       () => subs.invoices(id),
@@ -92,6 +100,30 @@ describe('subscriptions: worker killed', () => {
     await expectEveryPeriodBilledOnce(id);
     expect((await subs.captures(id)).filter((c) => c.metadata.invoiceId === renewalId)).toHaveLength(1);
   });
+
+  it('a cancellation sent while the worker lies dead mid-renewal-charge: the capture is recorded paid, never voided; nothing after', async () => {
+    // The renewal's call runs in the task its timer woke (renewal-charge-local-v1): the task
+    // retried after the kill also carries the cancellation, whichever path it takes.
+    const { id, renewalId } = await killedMidRenewalCharge();
+    const answer = subs.cancel(id);
+    await sleep(1000); // the cancellation reaches the server before a worker is back
+    child = startWorkerProcess(stack, dataDir);
+    expect([200, 503]).toContain((await answer).status);
+    const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 60_000);
+    // The period the capture paid stays valid.
+    const invoices = await expectEveryPeriodBilledOnce(id);
+    const renewal = invoices.find((i) => i.id === renewalId)!;
+    expect(renewal.status).toBe('paid');
+    expect(cancelled.currentPeriodEnd).toBe(renewal.periodEnd.toISOString());
+    expect(invoices.filter((i) => i.periodIndex > renewal.periodIndex && i.status === 'paid')).toHaveLength(0);
+    expect((await subs.captures(id)).filter((c) => c.metadata.invoiceId === renewalId)).toHaveLength(1);
+    // One email for the renewal (its receipt) in the outbox, and one for the cancellation.
+    const emails = await stack.orm.em.fork().find(Email, { dedupeKey: { $like: `${id}:email:%` } });
+    expect(emails.filter((e) => e.dedupeKey.includes(renewalId)).map((e) => e.dedupeKey)).toEqual([
+      `${id}:email:receipt:${renewalId}`,
+    ]);
+    expect(emails.filter((e) => e.dedupeKey.startsWith(`${id}:email:cancelled`))).toHaveLength(1);
+  }, 120_000);
 
   it('a DELETE sent while the worker is dead answers 200 or 503 with the subscription, never 500; the cancel happens once', async () => {
     child?.kill('SIGKILL');

@@ -22,7 +22,9 @@ const { EventType } = temporal.api.enums.v1;
  * captured but left `created` for its 24 h expiry, the Update gone after the worker kill and a
  * PostgreSQL restart; an invoice charged in a lost task, then voided by a cancellation delivered
  * in the retried task.) So the provider is asked only once what led to the call is in the history:
- * a retried task replays to the same call, with the same idempotency key.
+ * a retried task replays to the same call, with the same idempotency key. A renewal's cause is
+ * its timer: a cancellation taken by the retried task instead first asks the provider about the
+ * call marked sent, and records a capture as paid (test/integration/providerCallSent.test.ts).
  *
  * Here the activities look at the workflow's history at the moment the provider is called.
  */
@@ -73,10 +75,10 @@ describe('provider calls run after the decision is in the history (time-skipping
     expect(seenAtCall).toEqual([true]);
   });
 
-  it('subscription: the charge is decided in the history before the provider is asked; a cancellation waits for it', async () => {
+  it('subscription: the charge runs in the task its cause (start, timer) woke, already in the history; a cancellation waits for it', async () => {
     const subscriptionId = `sub_commit_${process.pid}_${++counter}`;
     const workflowId = subscriptionWorkflowId(subscriptionId);
-    const committedAtCall: boolean[] = [];
+    const causeAtCall: Array<{ isLocal: boolean; timersFired: number }> = [];
     const outbox = (status: string) => ({ status, emailIds: [] as string[], eventIds: [] as string[] });
     let status = 'created';
     const invoices = new Map<string, 'open' | 'paid' | 'void'>();
@@ -92,12 +94,11 @@ describe('provider calls run after the decision is in the history (time-skipping
       }),
       chargeInvoice: jest.fn(async (req: ChargeRequest) => {
         const events = await historyOf(workflowId);
-        // The call runs in a regular activity (the invoice opened in it, or before it), whose
-        // scheduling is in the history: the workflow task that decided on the charge completed.
-        const { activityId, isLocal } = Context.current().info;
-        committedAtCall.push(
-          !isLocal && events.some((e) => e.activityTaskScheduledEventAttributes?.activityId === activityId),
-        );
+        // The call runs in a local activity of the task its cause woke (renewal-charge-local-v1):
+        // the run's start for the first period, the period's timer, fired, for a renewal.
+        const { isLocal } = Context.current().info;
+        const timersFired = events.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length;
+        causeAtCall.push({ isLocal, timersFired });
         invoices.set(req.invoiceId, 'paid');
         status = 'active';
         return { kind: 'paid' as const, outbox: outbox(status) };
@@ -132,14 +133,17 @@ describe('provider calls run after the decision is in the history (time-skipping
       });
       started.push(handle);
       // Two periods: the first charge at once, the renewal's after 30 days (skipped).
-      for (let i = 0; i < 400 && committedAtCall.length < 2; i++) await testEnv().sleep(86_400_000);
+      for (let i = 0; i < 400 && causeAtCall.length < 2; i++) await testEnv().sleep(86_400_000);
       const cancelled = await handle.executeUpdate(cancelSubscriptionUpdate, {
         args: [{ reason: 'test_over', notify: false }],
       });
       expect(cancelled).toBe('cancelled');
       await handle.result();
     });
-    expect(committedAtCall.slice(0, 2)).toEqual([true, true]);
+    expect(causeAtCall.slice(0, 2)).toEqual([
+      { isLocal: true, timersFired: 0 },
+      { isLocal: true, timersFired: 1 },
+    ]);
     // Every invoice the provider was asked to charge is recorded paid, none voided.
     expect([...invoices.values()].slice(0, 2)).toEqual(['paid', 'paid']);
   });

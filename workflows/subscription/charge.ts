@@ -1,9 +1,10 @@
-import { log } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest, PeriodInvoiceInput } from '../../activities/subscriptions';
 import type { OpenedInvoice } from '../../src/domain/subscriptions';
 import { retryDelayMillis } from '../../src/domain/subscriptionPlan';
 import { failureType } from '../failures';
-import { commitBeforeProviderCall, remoteAttempts } from '../providerActivities';
+import { RENEWAL_CHARGE_LOCAL } from '../patches';
+import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
 import { attempts, openInvoice, patient } from './activities';
 import { follow } from './outbox';
@@ -141,10 +142,12 @@ async function afterFailedAttempt(
 
 /**
  * A period's invoice opened together with its first attempt (RENEWAL_OPEN_IN_CHARGE): one
- * activity, scheduled by the current task, so the decision to charge is in the history before
- * the provider is asked. If the activity fails, the invoice is opened on its own (found: opening
- * is idempotent) and the attempt settled as any failed attempt: an attempt already recorded is
- * answered from the record, one the provider may have seen is asked about by its key.
+ * activity; since RENEWAL_CHARGE_LOCAL a local one in the task the period's timer woke (its cause
+ * is in the history; a cancellation taken by a retried task settles a call marked sent first),
+ * before that a regular one that this task schedules. If the activity fails, the invoice is
+ * opened on its own (found: opening is idempotent) and the attempt settled as any failed attempt:
+ * an attempt already recorded is answered from the record, one the provider may have seen is
+ * asked about by its key.
  */
 export async function openAndCharge(
   s: SubscriptionState,
@@ -170,8 +173,10 @@ async function openAndChargeOnce(
   const requestFor = (invoiceId: string, attempts: number) =>
     nextRequest(s, { invoiceId, attempts: Math.max(1, attempts) - 1, first });
   const planned = requestFor('', 0);
+  // Since RENEWAL_CHARGE_LOCAL in the task that woke for the period; before, a regular activity.
+  const calls = patched(RENEWAL_CHARGE_LOCAL) ? localAttempts : remoteAttempts;
   try {
-    const { opened, charged } = await remoteAttempts.openAndChargeInvoice({
+    const { opened, charged } = await calls.openAndChargeInvoice({
       period,
       retryDelayMs: planned.retryDelayMs,
       discardOnReject: planned.discardOnReject,
