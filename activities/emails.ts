@@ -2,13 +2,14 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
+import type { ClaimedEmail } from '../src/domain/subscriptions';
 
 export type SendResult = 'sent' | 'already_sent' | 'missing';
 
 /** SMTP waits are bounded, so a send never blocks past its activity's timeout (30 s). */
 const SMTP_TIMEOUTS = { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000 };
 /** How long a claim holds an email: longer than the slowest send the timeouts above allow. */
-const CLAIM_SECONDS = 60;
+export const EMAIL_CLAIM_SECONDS = 60;
 const RECORD_SENT_RETRY_MS = 15_000;
 
 /**
@@ -38,7 +39,7 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
       `update emails set claimed_until = now() + make_interval(secs => ?), attempts = attempts + 1
         where id = ? and sent_at is null and (claimed_until is null or claimed_until < now())
         returning "to", subject, text`,
-      [CLAIM_SECONDS, emailId],
+      [EMAIL_CLAIM_SECONDS, emailId],
     );
     const email = claimed[0];
     if (!email) {
@@ -49,6 +50,12 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
       if (rows[0]!.sent_at) return 'already_sent';
       throw new EmailBusyError(emailId);
     }
+    return deliver({ id: emailId, ...email });
+  }
+
+  /** Sends an email this process holds the claim of, and records it sent (or releases the claim). */
+  async function deliver(email: ClaimedEmail): Promise<'sent'> {
+    const emailId = email.id;
     try {
       await mailer().sendMail({
         from: mailFrom,
@@ -93,20 +100,37 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
   /**
    * Sends what it can of `emailIds` within `withinMs` and answers the ids it could not confirm
    * sent (failed, busy, or still under way when the time is up: a send under way keeps its claim,
-   * so whoever sends the id later finds it sent or busy, never sends it twice).
+   * so whoever sends the id later finds it sent or busy, never sends it twice). `claimed`: those
+   * of the ids whose recording statement claimed them for this call (sent without a claim of
+   * their own; released at once when there is no time to send them).
    */
-  async function sendWithin(emailIds: string[], withinMs: number): Promise<string[]> {
-    if (emailIds.length === 0 || withinMs <= 0) return emailIds;
+  async function sendWithin(emailIds: string[], withinMs: number, claimed: ClaimedEmail[] = []): Promise<string[]> {
+    if (emailIds.length === 0) return emailIds;
+    if (withinMs <= 0) {
+      await release(claimed.map((c) => c.id));
+      return emailIds;
+    }
+    const held = new Map(claimed.map((c) => [c.id, c]));
+    const sending = (id: string): Promise<SendResult> => {
+      const email = held.get(id);
+      return email ? deliver(email) : send(id);
+    };
     let timer: NodeJS.Timeout | undefined;
     const timeUp = new Promise<'time_up'>((resolve) => (timer = setTimeout(() => resolve('time_up'), withinMs)));
     try {
       const results = await Promise.all(
-        emailIds.map((id) => Promise.race([send(id).catch(() => 'failed' as const), timeUp])),
+        emailIds.map((id) => Promise.race([sending(id).catch(() => 'failed' as const), timeUp])),
       );
       return emailIds.filter((_, i) => results[i] !== 'sent' && results[i] !== 'already_sent');
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Claims given up unused: whoever sends these next need not wait for them to lapse. */
+  async function release(emailIds: string[]): Promise<void> {
+    if (emailIds.length === 0) return;
+    await sql().execute(`update emails set claimed_until = null where id in (?) and sent_at is null`, [emailIds]);
   }
 
   return { send, sendWithin };

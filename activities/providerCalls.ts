@@ -48,8 +48,10 @@ export async function sentProviderCall<T>(
   table: ProviderCallTable,
   id: string,
   call: () => Promise<T>,
+  /** The statement that created the record marked this first call sent: no earlier one exists. */
+  markedAtCreation = false,
 ): Promise<T> {
-  const sentBefore = await markSent(orm, table, id);
+  const sentBefore = markedAtCreation ? false : await markSent(orm, table, id);
   try {
     return await call();
   } catch (err) {

@@ -20,7 +20,7 @@ import {
 import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
-import { createMailer, type Mailer } from './emails';
+import { createMailer, EMAIL_CLAIM_SECONDS, type Mailer } from './emails';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, reconcileFailure, refusal } from './providerFailures';
@@ -141,15 +141,18 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
     );
   };
 
-  const openPeriod = (input: PeriodInvoiceInput): Promise<OpenedInvoice> =>
-    openPeriodInvoice(orm.em.fork(), {
-      ...input,
-      periodStart: new Date(input.periodStart),
-      periodEnd: new Date(input.periodEnd),
-    });
+  const openPeriod = (input: PeriodInvoiceInput, markChargeSent = false): Promise<OpenedInvoice> =>
+    openPeriodInvoice(
+      orm.em.fork(),
+      { ...input, periodStart: new Date(input.periodStart), periodEnd: new Date(input.periodEnd) },
+      { markChargeSent },
+    );
 
-  /** One attempt to charge an invoice with the subscription's card. */
-  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+  /**
+   * One attempt to charge an invoice with the subscription's card. `markedAtOpen`: the statement
+   * that opened the invoice in this activity marked this first attempt's call sent.
+   */
+  async function charge(req: ChargeRequest, markedAtOpen = false): Promise<ChargeOutcome> {
     const em = orm.em.fork();
     const invoice = await em.findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
     if (!invoice) return { kind: 'missing' };
@@ -169,16 +172,21 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
     let pp: ProviderPayment;
     try {
       const cardToken = s.cardToken;
-      pp = await sentProviderCall(orm, 'invoices', invoice.id, () =>
-        provider.createPayment({
-          idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
-          amountMinor: invoice.amountMinor,
-          currency: invoice.currency,
-          mode: 'card',
-          cardToken,
-          ...(s.description ? { description: s.description } : {}),
-          metadata: metadataOf(s, invoice.id),
-        }),
+      pp = await sentProviderCall(
+        orm,
+        'invoices',
+        invoice.id,
+        () =>
+          provider.createPayment({
+            idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
+            amountMinor: invoice.amountMinor,
+            currency: invoice.currency,
+            mode: 'card',
+            cardToken,
+            ...(s.description ? { description: s.description } : {}),
+            metadata: metadataOf(s, invoice.id),
+          }),
+        markedAtOpen,
       );
     } catch (err) {
       const refused = refusal(err, logger, { subscriptionId: s.id, invoiceId: invoice.id, processor: s.processor });
@@ -199,7 +207,10 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
       }
       throw attemptFailure(err);
     }
-    return applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(invoice, pp), req.retryDelayMs);
+    // The receipt is sent right after, in this activity (sendingItsEmails): claimed as it is recorded.
+    return applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(invoice, pp), req.retryDelayMs, {
+      claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
+    });
   }
 
   /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
@@ -283,8 +294,12 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
     if (!('outbox' in outcome) || outcome.outbox.emailIds.length === 0) return outcome;
     const info = Context.current().info;
     const left = info.startToCloseTimeoutMs - (Date.now() - info.currentAttemptScheduledTimestampMs);
-    const unsent = await mailer.sendWithin(outcome.outbox.emailIds, Math.min(2_000, left - 2_000));
-    return { ...outcome, outbox: { ...outcome.outbox, emailIds: unsent } };
+    const claimed = 'claimed' in outcome ? outcome.claimed : undefined;
+    const unsent = await mailer.sendWithin(outcome.outbox.emailIds, Math.min(2_000, left - 2_000), claimed);
+    const answer = { ...outcome, outbox: { ...outcome.outbox, emailIds: unsent } };
+    // What was claimed (the email's text) is this process's, never part of the workflow's answer.
+    if ('claimed' in answer) delete answer.claimed;
+    return answer;
   }
 
   return {
@@ -513,8 +528,9 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
       retryDelayMs: number | null;
       discardOnReject: boolean;
     }): Promise<OpenedAndCharged> {
-      const opened = await openPeriod(input.period);
-      if (opened.kind !== 'open') return { opened };
+      const marked = await openPeriod(input.period, true);
+      if (marked.kind !== 'open') return { opened: marked };
+      const { chargeMarkedSent, ...opened } = marked;
       // Attempts recorded already (this step retried after its attempt was recorded, or an
       // earlier run's): the last one is answered from the record, as a retried charge is.
       const request = {
@@ -523,7 +539,7 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
         retryDelayMs: input.retryDelayMs,
         discardOnReject: input.discardOnReject,
       };
-      return { opened, charged: await sendingItsEmails(await charge(request)) };
+      return { opened, charged: await sendingItsEmails(await charge(request, chargeMarkedSent === true)) };
     },
 
     /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */

@@ -347,17 +347,34 @@ export interface OpenInvoiceInput {
 }
 
 export type OpenedInvoice =
-  | { kind: 'open' | 'paid' | 'void'; invoiceId: string; attempts: number; outbox: Outbox }
+  | {
+      kind: 'open' | 'paid' | 'void';
+      invoiceId: string;
+      attempts: number;
+      outbox: Outbox;
+      /**
+       * Set when this call inserted the invoice with its first charge attempt marked sent
+       * (`markChargeSent`): no earlier call under that attempt's key can exist.
+       */
+      chargeMarkedSent?: true;
+    }
   | { kind: 'cancelled' }
   | { kind: 'missing' };
 
 /**
  * A billing period begins: its invoice (one per period, whatever the retries), and the
  * subscription's current period. A free period's invoice is paid at once (nothing to charge).
+ * `markChargeSent`: the caller charges the invoice next, in the same activity; a new invoice of a
+ * subscription with a card is inserted with its provider call marked sent (issue 12: the mark's
+ * own statement saved; the rule that it is committed before the provider is asked still holds).
  */
-export async function openPeriodInvoice(em: EntityManager, input: OpenInvoiceInput): Promise<OpenedInvoice> {
+export async function openPeriodInvoice(
+  em: EntityManager,
+  input: OpenInvoiceInput,
+  options: { markChargeSent?: boolean } = {},
+): Promise<OpenedInvoice> {
   if (input.amountMinor > 0) {
-    const fast = await openChargeableInvoice(em, input);
+    const fast = await openChargeableInvoice(em, input, options.markChargeSent === true);
     if (fast) return fast;
   }
   let opened = undefined as
@@ -430,44 +447,57 @@ const NO_OUTBOX = { emailIds: [], eventIds: [] };
  * Answers null (the caller takes the general path above) when anything else holds: the invoice
  * exists already (a retry), the subscription is cancelled or gone.
  */
-async function openChargeableInvoice(em: EntityManager, input: OpenInvoiceInput): Promise<OpenedInvoice | null> {
+async function openChargeableInvoice(
+  em: EntityManager,
+  input: OpenInvoiceInput,
+  markChargeSent: boolean,
+): Promise<OpenedInvoice | null> {
   const now = new Date();
   const invoiceId = newId('invoice');
-  const rows: Array<{ status: SubscriptionStatus; inserted: boolean }> = await em.getConnection().execute(
-    `with sub as (
-       select id, merchant_id, currency, status from subscriptions where id = ? for update
+  const rows: Array<{ status: SubscriptionStatus; inserted: boolean; marked: boolean }> = await em
+    .getConnection()
+    .execute(
+      `with sub as (
+       select id, merchant_id, currency, status, card_token from subscriptions where id = ? for update
      ), inserted as (
        insert into invoices (id, merchant_id, subscription_id, period_index, phase_id, amount_minor, currency,
-                             period_start, period_end, status, attempts, created_at, updated_at)
-       select ?, sub.merchant_id, sub.id, ?, ?, ?, sub.currency, ?, ?, 'open', 0, ?, ?
+                             period_start, period_end, status, attempts, created_at, updated_at,
+                             provider_call_sent_at)
+       select ?, sub.merchant_id, sub.id, ?, ?, ?, sub.currency, ?, ?, 'open', 0, ?, ?,
+              case when cast(? as boolean) and sub.card_token is not null then now() end
          from sub
         where sub.status <> 'cancelled'
           and not exists (select 1 from invoices where subscription_id = sub.id and period_index = ?)
        on conflict (subscription_id, period_index) do nothing
-       returning subscription_id
+       returning subscription_id, provider_call_sent_at
      ), period as (
        update subscriptions set current_period_start = ?, current_period_end = ?, updated_at = ?
          from inserted where subscriptions.id = inserted.subscription_id
      )
-     select sub.status, exists (select 1 from inserted) as inserted from sub`,
-    [
-      input.subscriptionId,
-      invoiceId,
-      input.periodIndex,
-      input.phaseId,
-      input.amountMinor,
-      input.periodStart,
-      input.periodEnd,
-      now,
-      now,
-      input.periodIndex,
-      input.periodStart,
-      input.periodEnd,
-      now,
-    ],
-  );
-  if (!rows[0]?.inserted) return null;
-  return { kind: 'open', invoiceId, attempts: 0, outbox: { status: rows[0].status, ...NO_OUTBOX } };
+     select sub.status, exists (select 1 from inserted) as inserted,
+            exists (select 1 from inserted where provider_call_sent_at is not null) as marked
+       from sub`,
+      [
+        input.subscriptionId,
+        invoiceId,
+        input.periodIndex,
+        input.phaseId,
+        input.amountMinor,
+        input.periodStart,
+        input.periodEnd,
+        now,
+        now,
+        markChargeSent,
+        input.periodIndex,
+        input.periodStart,
+        input.periodEnd,
+        now,
+      ],
+    );
+  const row = rows[0];
+  if (!row?.inserted) return null;
+  const opened = { kind: 'open' as const, invoiceId, attempts: 0, outbox: { status: row.status, ...NO_OUTBOX } };
+  return row.marked ? { ...opened, chargeMarkedSent: true } : opened;
 }
 
 export type ChargeResult =
@@ -491,13 +521,15 @@ async function recordRenewalPaid(
   invoice: Invoice,
   attempt: number,
   transactionId: string,
+  claimReceiptSeconds: number | null,
 ): Promise<AppliedCharge | null> {
   const s = invoice.subscription;
   if (s.callbackUrl || !RENEWAL_STATUSES.includes(s.status)) return null;
   const now = new Date();
   const emailId = newId('email');
   const receipt = subscriptionEmail('receipt', s, { invoice: { ...invoice, providerTransactionId: transactionId } });
-  const rows: Array<{ status: SubscriptionStatus; emailed: boolean }> = await em.getConnection().execute(
+  const subject = clippedSubject(receipt.subject);
+  const rows: Array<{ status: SubscriptionStatus; emailed_to: string | null }> = await em.getConnection().execute(
     `with sub as (
        select s.id, s.merchant_id, s.status, coalesce(s.customer ->> 'email', m.email) as email_to
          from subscriptions s join merchants m on m.id = s.merchant_id
@@ -517,11 +549,14 @@ async function recordRenewalPaid(
          from sub, paid where subscriptions.id = sub.id
        returning subscriptions.status
      ), emailed as (
-       insert into emails (id, merchant_id, dedupe_key, "to", subject, text, attempts, created_at)
-       select ?, sub.merchant_id, ?, sub.email_to, ?, ?, 0, ? from sub, paid where coalesce(sub.email_to, '') <> ''
-       returning id
+       insert into emails (id, merchant_id, dedupe_key, "to", subject, text, attempts, claimed_until, created_at)
+       select ?, sub.merchant_id, ?, sub.email_to, ?, ?, case when c.secs is null then 0 else 1 end,
+              now() + make_interval(secs => c.secs), ?
+         from sub, paid, (select cast(? as double precision) as secs) c
+        where coalesce(sub.email_to, '') <> ''
+       returning "to"
      )
-     select (select status from activated) as status, exists (select 1 from emailed) as emailed`,
+     select (select status from activated) as status, (select "to" from emailed) as emailed_to`,
     [
       s.id,
       attempt,
@@ -533,22 +568,40 @@ async function recordRenewalPaid(
       now,
       emailId,
       `${s.id}:email:receipt:${invoice.id}`,
-      clippedSubject(receipt.subject),
+      subject,
       receipt.text,
       now,
+      claimReceiptSeconds,
     ],
   );
   const status = rows[0]?.status;
   if (!status) return null;
   workerMetrics.subscriptionCharge('succeeded');
-  return { kind: 'paid', outbox: { status, emailIds: rows[0]!.emailed ? [emailId] : [], eventIds: [] } };
+  const to = rows[0]!.emailed_to;
+  const paid: AppliedCharge = { kind: 'paid', outbox: { status, emailIds: to ? [emailId] : [], eventIds: [] } };
+  return to && claimReceiptSeconds !== null
+    ? { ...paid, claimed: [{ id: emailId, to, subject, text: receipt.text }] }
+    : paid;
 }
 
 /** The statuses whose captures {@link recordRenewalPaid} records: no activation to report. */
 const RENEWAL_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due', 'cancelled'];
 
+/**
+ * An email its recording statement also claimed (as the mailer claims one), for the caller to
+ * send at once: its content is here so that the send needs no claim statement of its own. Never
+ * part of what a workflow is answered.
+ */
+export interface ClaimedEmail {
+  id: string;
+  to: string;
+  subject: string;
+  text: string;
+}
+
 export type AppliedCharge =
-  | { kind: 'paid' | 'void'; outbox: Outbox }
+  | { kind: 'paid'; outbox: Outbox; claimed?: ClaimedEmail[] }
+  | { kind: 'void'; outbox: Outbox }
   | { kind: 'declined'; nextAttemptAt: string | null; outbox: Outbox }
   | { kind: 'missing' };
 
@@ -565,9 +618,21 @@ export async function applyInvoiceCharge(
   attempt: number,
   charge: ChargeResult,
   retryDelayMs: number | null,
+  /**
+   * The caller sends the receipt right after (issue 12: one statement less per renewal): when the
+   * one-statement path records it, it is inserted claimed for this many seconds, and answered in
+   * `claimed`. The general path's emails are claimed by the mailer, as before.
+   */
+  options: { claimReceiptSeconds?: number } = {},
 ): Promise<AppliedCharge> {
   if (charge.kind === 'paid' && target.status !== 'paid' && target.attempts < attempt) {
-    const fast = await recordRenewalPaid(em, target, attempt, charge.transactionId);
+    const fast = await recordRenewalPaid(
+      em,
+      target,
+      attempt,
+      charge.transactionId,
+      options.claimReceiptSeconds ?? null,
+    );
     if (fast) return fast;
   }
   const invoiceId = target.id;

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Email, Invoice, Merchant, MerchantEvent, Subscription } from '../../src/db/entities';
 import {
@@ -7,6 +10,9 @@ import {
   type OpenInvoiceInput,
 } from '../../src/domain/subscriptions';
 import type { SubscriptionStatus } from '../../src/domain/subscriptionPlan';
+import { startMailCatcher, type MailCatcher } from '../../src/mail/catcher';
+import { createMailer, EmailBusyError, EMAIL_CLAIM_SECONDS } from '../../activities/emails';
+import type { ActivityDeps } from '../../activities/deps';
 import { createTestMerchant, openTestOrm, type TestMerchant } from '../helpers/stack';
 
 /**
@@ -17,19 +23,27 @@ import { createTestMerchant, openTestOrm, type TestMerchant } from '../helpers/s
 describe('renewal state changes in one statement', () => {
   let orm: MikroORM;
   let merchant: TestMerchant;
+  let catcher: MailCatcher;
+  let mailDir: string;
 
   beforeAll(async () => {
     orm = await openTestOrm();
     merchant = await createTestMerchant(orm, 'Renewal statements merchant');
+    mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'renewal-mail-'));
+    catcher = await startMailCatcher({ port: 0, dir: mailDir });
   });
-  afterAll(() => orm.close());
+  afterAll(async () => {
+    await catcher.close();
+    await orm.close();
+    fs.rmSync(mailDir, { recursive: true, force: true });
+  });
 
   const DAY = 86_400_000;
 
   /** A subscription row in `status`, with period 0 paid (so the next is a renewal). */
   async function subscriptionIn(
     status: SubscriptionStatus,
-    extra: { callbackUrl?: string; customerEmail?: string | null } = {},
+    extra: { callbackUrl?: string; customerEmail?: string | null; noCard?: boolean } = {},
   ): Promise<{ id: string; phaseId: string }> {
     const em = orm.em.fork();
     const { subscription, phases } = insertSubscription(em, await em.findOneOrFail(Merchant, merchant.merchantId), {
@@ -40,7 +54,7 @@ describe('renewal state changes in one statement', () => {
       amountMinor: 1250,
       currency: 'USD',
       billingIntervalDays: 30,
-      cardToken: 'tok_visa',
+      ...(extra.noCard ? {} : { cardToken: 'tok_visa' }),
       ...(extra.customerEmail === null ? {} : { customer: { email: extra.customerEmail ?? 'ada@example.com' } }),
       description: 'Gold plan',
       ...(extra.callbackUrl ? { callbackUrl: extra.callbackUrl } : {}),
@@ -186,5 +200,104 @@ describe('renewal state changes in one statement', () => {
       invoiceId: loaded.id,
       attempts: 1,
     });
+  });
+
+  const sentMarkOf = async (invoiceId: string) =>
+    (await orm.em.fork().findOneOrFail(Invoice, { id: invoiceId })).providerCallSentAt;
+
+  it('marks the first attempt sent in the statement that opens the invoice, only when asked and only then', async () => {
+    const sub = await subscriptionIn('active');
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true });
+    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    expect(opened.chargeMarkedSent).toBe(true);
+    expect(await sentMarkOf(opened.invoiceId)).toEqual(expect.any(Date));
+    // Opened again (a retried step): found, not marked by this call (an earlier call may exist).
+    const again = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true });
+    expect(again).toMatchObject({ kind: 'open', invoiceId: opened.invoiceId });
+    expect(again).not.toHaveProperty('chargeMarkedSent');
+
+    // Not asked (the separate open step of older runs): no mark.
+    const other = await subscriptionIn('active');
+    const unmarked = await openPeriodInvoice(orm.em.fork(), period(other, 1));
+    if (unmarked.kind !== 'open') throw new Error(`not opened: ${unmarked.kind}`);
+    expect(unmarked).not.toHaveProperty('chargeMarkedSent');
+    expect(await sentMarkOf(unmarked.invoiceId)).toBeNull();
+
+    // No card: no provider call will be made, so none is marked.
+    const cardless = await subscriptionIn('active', { noCard: true });
+    const noCard = await openPeriodInvoice(orm.em.fork(), period(cardless, 1), { markChargeSent: true });
+    if (noCard.kind !== 'open') throw new Error(`not opened: ${noCard.kind}`);
+    expect(noCard).not.toHaveProperty('chargeMarkedSent');
+    expect(await sentMarkOf(noCard.invoiceId)).toBeNull();
+  });
+
+  const mailer = () => createMailer({ orm, smtpUrl: `smtp://127.0.0.1:${catcher.port}` } as unknown as ActivityDeps);
+  const caughtWith = (emailId: string) =>
+    fs.readdirSync(mailDir).filter((f) => fs.readFileSync(path.join(mailDir, f), 'utf8').includes(`<${emailId}@`));
+
+  it('a receipt recorded claimed is sent by its claimant without another claim, once; other senders find it busy', async () => {
+    const sub = await subscriptionIn('active');
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
+    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const invoice = await invoiceOf(opened.invoiceId);
+    const applied = await applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId: 'txn_claimed' }, null, {
+      claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
+    });
+    if (applied.kind !== 'paid') throw new Error(`not paid: ${applied.kind}`);
+    const [email] = await emailsOf(sub.id);
+    expect(applied.outbox.emailIds).toEqual([email!.id]);
+    expect(applied.claimed).toEqual([{ id: email!.id, to: email!.to, subject: email!.subject, text: email!.text }]);
+    expect(email).toMatchObject({ attempts: 1, sentAt: null });
+    expect(email!.claimedUntil!.getTime()).toBeGreaterThan(Date.now() + (EMAIL_CLAIM_SECONDS - 10) * 1000);
+
+    // Anyone else (the workflow's sendEmail, a retried attempt) waits for the claimant.
+    await expect(mailer().send(email!.id)).rejects.toBeInstanceOf(EmailBusyError);
+    expect(await mailer().sendWithin([email!.id], 2_000, applied.claimed)).toEqual([]);
+    expect(caughtWith(email!.id)).toHaveLength(1);
+    const sent = await orm.em.fork().findOneOrFail(Email, { id: email!.id });
+    expect(sent).toMatchObject({ attempts: 1, claimedUntil: null, sentAt: expect.any(Date) });
+    expect(await mailer().send(email!.id)).toBe('already_sent');
+    expect(caughtWith(email!.id)).toHaveLength(1);
+  });
+
+  it('a claimed receipt with no time left to send it is released at once, for the next sender', async () => {
+    const sub = await subscriptionIn('active');
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
+    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const applied = await applyInvoiceCharge(
+      orm.em,
+      await invoiceOf(opened.invoiceId),
+      1,
+      { kind: 'paid', transactionId: 'txn_released' },
+      null,
+      { claimReceiptSeconds: EMAIL_CLAIM_SECONDS },
+    );
+    if (applied.kind !== 'paid' || !applied.claimed) throw new Error('not recorded claimed');
+    const emailId = applied.outbox.emailIds[0]!;
+    expect(await mailer().sendWithin([emailId], 0, applied.claimed)).toEqual([emailId]);
+    expect(await orm.em.fork().findOneOrFail(Email, { id: emailId })).toMatchObject({
+      claimedUntil: null,
+      sentAt: null,
+    });
+    expect(await mailer().send(emailId)).toBe('sent');
+    expect(caughtWith(emailId)).toHaveLength(1);
+  });
+
+  it('without the option the receipt is recorded unclaimed, as before', async () => {
+    const sub = await subscriptionIn('active');
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
+    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const applied = await applyInvoiceCharge(
+      orm.em,
+      await invoiceOf(opened.invoiceId),
+      1,
+      {
+        kind: 'paid',
+        transactionId: 'txn_plain',
+      },
+      null,
+    );
+    expect(applied).not.toHaveProperty('claimed');
+    expect((await emailsOf(sub.id))[0]).toMatchObject({ attempts: 0, claimedUntil: null });
   });
 });
