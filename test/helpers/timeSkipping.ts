@@ -174,14 +174,79 @@ export async function runHistories(
   }
 }
 
+/** A test this slow (wall time) has most likely hung: its workflows are described before they go. */
+const SLOW_TEST_MS = Number(process.env.TEST_SLOW_TEST_MS ?? 60_000);
+
 /**
  * The handles a suite pushes the workflows it starts to; each is terminated after its test: a
  * workflow a failed test leaves running would keep the test server from skipping time.
+ *
+ * A test that took over a minute (the rare hang under load, docs/notes.md) first writes what each
+ * of its workflows still waits on to stderr: its status, pending activities and workflow task, and
+ * its last history events. That is the evidence a hang needs, and a normal run prints nothing.
  */
 export function terminatedAfterEachTest(): WorkflowHandle[] {
   const started: WorkflowHandle[] = [];
+  let testStartedAt = 0;
+  beforeEach(() => {
+    testStartedAt = Date.now();
+  });
   afterEach(async () => {
-    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
+    const handles = started.splice(0);
+    if (Date.now() - testStartedAt > SLOW_TEST_MS) {
+      for (const handle of handles) await describeStuck(handle).catch(() => undefined);
+    }
+    for (const handle of handles) await handle.terminate('test over').catch(() => undefined);
   });
   return started;
+}
+
+/**
+ * What a workflow of a slow test still waits on, on stderr: the latest run's status, pending
+ * activities and workflow task, and its last events; and, for every run of its chain, the regular
+ * activities it scheduled and never saw finish (the test server keeps time locked for an activity
+ * left so when a run continues as new: temporalio/sdk-java #1138).
+ */
+async function describeStuck(handle: WorkflowHandle): Promise<void> {
+  const latest = handle.client.getHandle(handle.workflowId);
+  const { raw, status } = await latest.describe();
+  const pendingActivities = (raw.pendingActivities ?? []).map((a) => ({
+    type: a.activityType?.name,
+    state: a.state,
+    attempt: a.attempt,
+  }));
+  const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
+  for (let runId: string | undefined; ;) {
+    const events = (await handle.client.getHandle(handle.workflowId, runId).fetchHistory()).events ?? [];
+    runs.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+    if (!runId) break;
+  }
+  const unfinished = runs.map((events, run) => ({ run, activities: unfinishedActivities(events) }));
+  const last = runs[runs.length - 1] ?? [];
+  const lastEvents = last
+    .slice(-12)
+    .map((e) => `${String(e.eventId)}:${temporal.api.enums.v1.EventType[e.eventType!]}`);
+  process.stderr.write(
+    `[time-skipping] slow test: ${handle.workflowId} ${status.name}, ${runs.length} run(s); ` +
+      `pending activities ${JSON.stringify(pendingActivities)}; pending workflow task ` +
+      `${JSON.stringify(raw.pendingWorkflowTask ?? null)}; activities never finished, by run ` +
+      `${JSON.stringify(unfinished.filter((u) => u.activities.length > 0))}; last events ${lastEvents.join(' ')}\n`,
+  );
+}
+
+/** The regular activities a run scheduled whose completion, failure, timeout or cancellation it never recorded. */
+function unfinishedActivities(events: temporal.api.history.v1.IHistoryEvent[]): string[] {
+  const scheduled = new Map<string, string>();
+  for (const e of events) {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a) scheduled.set(String(e.eventId), `${String(e.eventId)}:${a.activityType?.name ?? '?'}`);
+    const ended =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
+    if (ended?.scheduledEventId != null) scheduled.delete(String(ended.scheduledEventId));
+  }
+  return [...scheduled.values()];
 }
