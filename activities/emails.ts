@@ -107,7 +107,8 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
   async function sendWithin(emailIds: string[], withinMs: number, claimed: ClaimedEmail[] = []): Promise<string[]> {
     if (emailIds.length === 0) return emailIds;
     if (withinMs <= 0) {
-      await release(claimed.map((c) => c.id));
+      // Best effort: a claim not released lapses after EMAIL_CLAIM_SECONDS, and the send is retried then.
+      await release(claimed.map((c) => c.id)).catch(() => undefined);
       return emailIds;
     }
     const held = new Map(claimed.map((c) => [c.id, c]));
