@@ -75,6 +75,13 @@ describe('renewal state changes in one statement', () => {
     periodEnd: new Date(Date.UTC(2026, 0, 1) + (index + 1) * 30 * DAY),
   });
 
+  /** Opens period `index` (not asking for the charge's mark), which must be a new open invoice. */
+  async function opening(sub: { id: string; phaseId: string }, index: number) {
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, index));
+    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    return opened;
+  }
+
   const invoiceOf = (id: string) => orm.em.fork().findOneOrFail(Invoice, { id }, { populate: ['subscription'] });
   const subscriptionRow = (id: string) => orm.em.fork().findOneOrFail(Subscription, { id });
   const emailsOf = (subscriptionId: string) =>
@@ -108,8 +115,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a past_due subscription paid: active, invoice paid, one receipt, once under 8 concurrent calls', async () => {
     const sub = await subscriptionIn('past_due');
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 1);
     const invoice = await invoiceOf(opened.invoiceId);
 
     const applied = await Promise.all(
@@ -143,8 +149,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a capture after a cancellation: the invoice paid (the money moved), the subscription stays cancelled', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 1);
     const invoice = await invoiceOf(opened.invoiceId);
     await orm.em.fork().nativeUpdate(Subscription, { id: sub.id }, { status: 'cancelled' });
     await orm.em.fork().nativeUpdate(Invoice, { id: invoice.id }, { status: 'void', voidedAt: new Date() });
@@ -159,16 +164,14 @@ describe('renewal state changes in one statement', () => {
 
   it('no customer email: the receipt goes to the merchant', async () => {
     const sub = await subscriptionIn('active', { customerEmail: null });
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 1);
     await applyInvoiceCharge(orm.em, await invoiceOf(opened.invoiceId), 1, { kind: 'paid', transactionId: 't' }, null);
     expect((await emailsOf(sub.id)).map((e) => e.to)).toEqual(['merchant@example.com']);
   });
 
   it('activation and callbacks take the general path: the activated email and the events are recorded', async () => {
     const sub = await subscriptionIn('created', { callbackUrl: 'https://merchant.example/hooks' });
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 0));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 0);
     const applied = await applyInvoiceCharge(
       orm.em,
       await invoiceOf(opened.invoiceId),
@@ -186,8 +189,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a retried attempt already recorded answers what was recorded, and changes nothing', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 1);
     const loaded = await invoiceOf(opened.invoiceId);
     const first = await applyInvoiceCharge(orm.em, loaded, 1, { kind: 'paid', transactionId: 'txn_a' }, null);
     // The same (stale) invoice object again, as a retried activity that loaded it before would.
@@ -237,8 +239,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a receipt recorded claimed is sent by its claimant without another claim, once; other senders find it busy', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 1);
     const invoice = await invoiceOf(opened.invoiceId);
     const applied = await applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId: 'txn_claimed' }, null, {
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
@@ -262,8 +263,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a claimed receipt with no time left to send it is released at once, for the next sender', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 1);
     const applied = await applyInvoiceCharge(
       orm.em,
       await invoiceOf(opened.invoiceId),
@@ -285,8 +285,7 @@ describe('renewal state changes in one statement', () => {
 
   it('without the option the receipt is recorded unclaimed, as before', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1));
-    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    const opened = await opening(sub, 1);
     const applied = await applyInvoiceCharge(
       orm.em,
       await invoiceOf(opened.invoiceId),
