@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
-import type { ClaimedEmail } from '../src/domain/subscriptions';
+import type { ClaimedEmail } from '../src/domain/emails';
 
 export type SendResult = 'sent' | 'already_sent' | 'missing';
 

@@ -1056,12 +1056,13 @@ async function renewalTaskTimings(client: Client, ids: string[]) {
     waits.push(ms(started) - ms(events[fired]));
     runs.push(ms(completed) - ms(started));
   }
-  const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+  waits.sort((a, b) => a - b);
+  runs.sort((a, b) => a - b);
   return {
     sampled: waits.length,
-    waitP50: p50(waits),
-    waitMax: Math.max(...waits),
-    runP50: p50(runs),
-    runMax: Math.max(...runs),
+    waitP50: percentile(waits, 50),
+    waitMax: percentile(waits, 100),
+    runP50: percentile(runs, 50),
+    runMax: percentile(runs, 100),
   };
 }

@@ -29,3 +29,15 @@ export function recordEmail(
 export function clippedSubject(subject: string): string {
   return subject.length <= 255 ? subject : `${subject.slice(0, 254)}…`;
 }
+
+/**
+ * An email its recording statement also claimed (as the mailer claims one), for the caller to
+ * send at once: its content is here so that the send needs no claim statement of its own. Never
+ * part of what a workflow is answered.
+ */
+export interface ClaimedEmail {
+  id: string;
+  to: string;
+  subject: string;
+  text: string;
+}

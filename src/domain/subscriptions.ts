@@ -13,7 +13,7 @@ import {
 import { newId } from '../ids';
 import { toMajor } from './money';
 import { invoiceStatusOf } from './invoices';
-import { clippedSubject, recordEmail } from './emails';
+import { clippedSubject, recordEmail, type ClaimedEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
 import type { Outbox, Plan, SubscriptionStatus } from './subscriptionPlan';
@@ -586,18 +586,6 @@ async function recordRenewalPaid(
 
 /** The statuses whose captures {@link recordRenewalPaid} records: no activation to report. */
 const RENEWAL_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due', 'cancelled'];
-
-/**
- * An email its recording statement also claimed (as the mailer claims one), for the caller to
- * send at once: its content is here so that the send needs no claim statement of its own. Never
- * part of what a workflow is answered.
- */
-export interface ClaimedEmail {
-  id: string;
-  to: string;
-  subject: string;
-  text: string;
-}
 
 export type AppliedCharge =
   | { kind: 'paid'; outbox: Outbox; claimed?: ClaimedEmail[] }

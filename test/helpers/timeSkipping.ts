@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection, type WorkflowHandle } from '@temporalio/client';
+import { Connection, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
 import { InternalConnectionOptionsSymbol } from '@temporalio/client/lib/connection';
 import { IllegalStateError } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -160,14 +160,21 @@ export async function withShippedWorker<T>(
 }
 
 /** Every run's history of a workflow's chain, oldest first (continue-as-new links the runs). */
-export async function runHistories(
+export function runHistories(
   env: TestWorkflowEnvironment,
+  workflowId: string,
+): Promise<temporal.api.history.v1.IHistoryEvent[][]> {
+  return chainHistories(env.client.workflow, workflowId);
+}
+
+async function chainHistories(
+  client: WorkflowClient,
   workflowId: string,
 ): Promise<temporal.api.history.v1.IHistoryEvent[][]> {
   const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
   let runId: string | undefined;
   for (;;) {
-    const events = (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    const events = (await client.getHandle(workflowId, runId).fetchHistory()).events ?? [];
     runs.unshift(events);
     runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
     if (!runId) return runs;
@@ -215,13 +222,7 @@ async function describeStuck(handle: WorkflowHandle): Promise<void> {
     state: a.state,
     attempt: a.attempt,
   }));
-  const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
-  for (let runId: string | undefined; ;) {
-    const events = (await handle.client.getHandle(handle.workflowId, runId).fetchHistory()).events ?? [];
-    runs.unshift(events);
-    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
-    if (!runId) break;
-  }
+  const runs = await chainHistories(handle.client, handle.workflowId);
   const unfinished = runs.map((events, run) => ({ run, activities: unfinishedActivities(events) }));
   const last = runs[runs.length - 1] ?? [];
   const lastEvents = last
