@@ -4,11 +4,12 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
+import { envSchema } from '../src/config';
 import { WORKER_NODE_ARGS } from '../src/main/stackParts';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { measureUpdateWithStart, startFloor } from './floor/scenarios';
-import { evaluateTargets, formatTargets, type Figure } from './targets';
+import { evaluateBounds, evaluateTargets, formatTargets, type Figure } from './targets';
 import {
   OUT_DIR,
   ROOT,
@@ -51,6 +52,12 @@ import {
  * Update-with-Start floor at the same concurrency), and a final `Targets` block has one line per
  * target of issue 12 (bench/targets.ts), each ending in `met` or `MISSED`.
  *
+ * The work floor (bench/floor/, not a denominator): the same Update-with-Start, but the client first
+ * commits the payment's row and the local activity marks it sent, asks the sandbox and records the
+ * capture, written the cheapest way. At 10 callers and at 1, after the floor; a `Bounds` block then
+ * says what it reaches against the floor (the best any implementation of the POST or the refund
+ * could show on this stack) and what the product reaches against it.
+ *
  * Then the refunds (not autocannon: every request must be a terminal answer, and only one refund
  * may be in flight per payment): P token-flow payments of 1000 USD, P concurrent loops each doing
  * sequential POST /payments/{id}/refund of 0.01 on its own payment (a fresh externalId each) until
@@ -60,7 +67,8 @@ import {
  * Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_GET_CONNECTIONS (20),
  * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1),
  * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips),
- * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED), BENCH_RATE_LIMIT (10000: the
+ * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED), BENCH_WORK_FLOOR (1; 0 skips
+ * the work floor and its Bounds block), BENCH_RATE_LIMIT (10000: the
  * API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED (1; 0 skips the GET without rate limits),
  * BENCH_GET_UNLIMITED_FIRST (0; 1 measures the GET without rate limits before the one with them),
  * BENCH_TEMPORAL (dev; server: the real Temporal server on PostgreSQL, see bench/stack.ts).
@@ -75,7 +83,7 @@ const GET_CONNECTIONS = envInt('BENCH_GET_CONNECTIONS', 20);
 const POST_CONNECTIONS = envInt('BENCH_POST_CONNECTIONS', 10);
 /** BENCH_SERIAL_POST=0 skips the diagnostic one-connection POST run. */
 const SERIAL_POST = process.env.BENCH_SERIAL_POST !== '0';
-/** BENCH_CPU_PROF=1 runs the API, worker and sandbox with --cpu-prof (into bench/.out/profiles); numbers then suffer. */
+/** BENCH_CPU_PROF=1 runs the API, worker, sandbox and floor worker with --cpu-prof (into bench/.out/profiles); numbers then suffer. */
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 /** BENCH_REFUNDS=0 skips the refund scenarios. */
 const REFUNDS = process.env.BENCH_REFUNDS !== '0';
@@ -98,6 +106,8 @@ const RATE_LIMIT = envInt('BENCH_RATE_LIMIT', 10_000, 0);
 const GET_UNLIMITED = RATE_LIMIT > 0 && process.env.BENCH_GET_UNLIMITED !== '0';
 /** BENCH_FLOOR=0 skips the Temporal floor scenarios. */
 const FLOOR = process.env.BENCH_FLOOR !== '0';
+/** BENCH_WORK_FLOOR=0 skips the work floor (a token payment's required work on the floor's shape). */
+const WORK_FLOOR = FLOOR && process.env.BENCH_WORK_FLOOR !== '0';
 /** The floor's callers: the POST's connections, then one. */
 const FLOOR_CALLERS = POST_CONNECTIONS;
 
@@ -106,6 +116,7 @@ const RUN_TIMEOUT_MS =
   170_000 +
   (GET_UNLIMITED ? (WARMUP_S + DURATION_S) * 1000 : 0) +
   (FLOOR ? 40_000 + 2 * (WARMUP_S + DURATION_S) * 1000 : 0) +
+  (WORK_FLOOR ? 2 * (WARMUP_S + DURATION_S) * 1000 : 0) +
   (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
 
 /**
@@ -391,7 +402,27 @@ async function main(): Promise<void> {
   );
 
   // The floor's bundle is built here, once, while the product processes start.
-  const floor = FLOOR ? await startFloor({ temporalAddress: temporal.address, dir, logDir }) : undefined;
+  const floor = FLOOR
+    ? await startFloor({
+        temporalAddress: temporal.address,
+        dir,
+        logDir,
+        // The product worker's Node flags, and its profile with theirs.
+        nodeArgs: [
+          ...WORKER_NODE_ARGS,
+          ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.join(OUT_DIR, 'profiles', 'floor-worker')] : []),
+        ],
+        ...(WORK_FLOOR
+          ? {
+              work: {
+                databaseUrl: pg.databaseUrl,
+                sandboxUrl,
+                sandboxApiKey: envSchema.shape.SANDBOX_API_KEY.parse(process.env.SANDBOX_API_KEY),
+              },
+            }
+          : {}),
+      })
+    : undefined;
 
   await waitFor('the API (/readyz)', 60_000, () => getOk(`${apiUrl}/readyz`));
   if (GET_UNLIMITED) await waitFor('the API without limits', 60_000, () => getOk(`${unlimitedUrl}/readyz`));
@@ -480,6 +511,14 @@ async function main(): Promise<void> {
   const floorAt1 = floor
     ? await measureUpdateWithStart(floor, 'floor: update-with-start, 1 caller', 1, timing)
     : undefined;
+  const workFloorAt10 =
+    floor && WORK_FLOOR
+      ? await measureUpdateWithStart(floor, "work floor: a payment's required work", FLOOR_CALLERS, timing, 'work')
+      : undefined;
+  const workFloorAt1 =
+    floor && WORK_FLOOR
+      ? await measureUpdateWithStart(floor, "work floor: a payment's required work, 1 caller", 1, timing, 'work')
+      : undefined;
 
   // 3. Product token-flow POST; every 2xx answer's payment id is kept for the ledger check.
   const postScenario = async (name: string, connections: number) => {
@@ -782,8 +821,8 @@ async function main(): Promise<void> {
   const ratio = productGet.requestsPerSec / baseline.requestsPerSec;
   const floorOf = (r: ScenarioResult): ScenarioResult | undefined => {
     if (r === productGet || r === productGetUnlimited) return baseline;
-    if (r === productPost || r === refunds?.result) return floorAt10;
-    if (r === serial?.result || r === refundsSerial?.result) return floorAt1;
+    if (r === productPost || r === refunds?.result || r === workFloorAt10) return floorAt10;
+    if (r === serial?.result || r === refundsSerial?.result || r === workFloorAt1) return floorAt1;
     return undefined;
   };
   const over = (a: number, b: number | undefined) => (b && b > 0 ? Number((a / b).toFixed(3)) : null);
@@ -804,6 +843,8 @@ async function main(): Promise<void> {
     ...(productGetUnlimited ? [productGetUnlimited] : []),
     ...(floorAt10 ? [floorAt10] : []),
     ...(floorAt1 ? [floorAt1] : []),
+    ...(workFloorAt10 ? [workFloorAt10] : []),
+    ...(workFloorAt1 ? [workFloorAt1] : []),
     productPost,
     ...(serial ? [serial.result] : []),
     ...(refunds ? [refunds.result] : []),
@@ -909,6 +950,22 @@ async function main(): Promise<void> {
   );
   say('');
   for (const line of formatTargets(targets)) say(line);
+  // A scenario with errors gives no figure here either.
+  const clean = (r: ScenarioResult | undefined) => (r && r.errors + r.non2xx === 0 ? r : undefined);
+  const bounds = evaluateBounds({
+    floor: { p50At1: clean(floorAt1)?.latencyMs.p50, rpsAt10: clean(floorAt10)?.requestsPerSec },
+    work: { p50At1: clean(workFloorAt1)?.latencyMs.p50, rpsAt10: clean(workFloorAt10)?.requestsPerSec },
+    post: { p50At1: clean(serial?.result)?.latencyMs.p50, rpsAt10: clean(productPost)?.requestsPerSec },
+    refund: { p50At1: clean(refundsSerial?.result)?.latencyMs.p50, rpsAt10: clean(refunds?.result)?.requestsPerSec },
+  });
+  if (bounds.length) {
+    say(
+      "\nBounds (not targets): the work floor is the floor plus a token payment's required work (a committed row, " +
+        'the sent mark, the provider call, the capture recorded), written the cheapest way. Its ratios to the floor ' +
+        'are the best any implementation of the line could show here; the product against it is our own overhead.',
+    );
+    for (const b of bounds) say(`  ${b.text}`);
+  }
 
   const output = {
     date: startedAt.toISOString(),
@@ -955,7 +1012,10 @@ async function main(): Promise<void> {
     floors: {
       ...(floorAt10 ? { updateWithStart: floorAt10 } : {}),
       ...(floorAt1 ? { updateWithStartSerial: floorAt1 } : {}),
+      ...(workFloorAt10 ? { workFloor: workFloorAt10 } : {}),
+      ...(workFloorAt1 ? { workFloorSerial: workFloorAt1 } : {}),
     },
+    bounds,
     /** Each product scenario against its floor (product / floor; for latencies, above 1 is slower). */
     vsFloor: Object.fromEntries(rows.flatMap((r) => (vsFloor(r) ? [[r.name, vsFloor(r)]] : []))),
     getThroughputRatio: Number(ratio.toFixed(3)),

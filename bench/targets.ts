@@ -250,3 +250,70 @@ export function formatTargets(lines: TargetLine[]): string[] {
     ),
   ];
 }
+
+/** What `workBounds` compares: p50 (ms) at 1 caller and answers/s at 10, per scenario. */
+export interface LatencyAndRate {
+  p50At1?: number;
+  rpsAt10?: number;
+}
+
+export interface BoundLine {
+  id: 'workP50VsFloor' | 'workThroughputVsFloor' | 'postVsWork' | 'refundVsWork';
+  /** p50 ratio (above 1 is slower), or throughput ratio, rounded to 3 decimals; null when a figure is missing. */
+  p50Ratio: number | null;
+  rpsRatio: number | null;
+  text: string;
+}
+
+const ratio3 = (a: number | undefined, b: number | undefined) =>
+  a !== undefined && b !== undefined && b > 0 && Number.isFinite(a) ? Math.round((a / b) * 1000) / 1000 : null;
+const x3 = (r: number | null) => (r === null ? '-' : `${r.toFixed(3)}x`);
+
+/**
+ * The `Bounds` block (informative, never `met`/`MISSED`): the work floor against the floor, with
+ * the targets of the lines it bounds beside it, then the token POST and the refund against the
+ * work floor. Empty without a work floor.
+ */
+export function evaluateBounds(f: {
+  floor: LatencyAndRate;
+  work: LatencyAndRate;
+  post: LatencyAndRate;
+  refund: LatencyAndRate;
+}): BoundLine[] {
+  if (f.work.p50At1 === undefined && f.work.rpsAt10 === undefined) return [];
+  const target = (id: string) => TARGETS.find((t) => t.id === id)!;
+  const goal = (id: string) => targetText(target(id));
+  const workP50 = ratio3(f.work.p50At1, f.floor.p50At1);
+  const workRps = ratio3(f.work.rpsAt10, f.floor.rpsAt10);
+  const vsWork = (id: 'postVsWork' | 'refundVsWork', what: string, s: LatencyAndRate): BoundLine => {
+    const p50Ratio = ratio3(s.p50At1, f.work.p50At1);
+    const rpsRatio = ratio3(s.rpsAt10, f.work.rpsAt10);
+    return {
+      id,
+      p50Ratio,
+      rpsRatio,
+      text: `${what} vs work floor: p50 at 1 ${x3(p50Ratio)}, throughput at 10 ${x3(rpsRatio)}`,
+    };
+  };
+  return [
+    {
+      id: 'workP50VsFloor',
+      p50Ratio: workP50,
+      rpsRatio: null,
+      text:
+        `work floor p50 at 1 vs floor: ${x3(workP50)} (${f.work.p50At1 ?? '-'} / ${f.floor.p50At1 ?? '-'} ms); ` +
+        `targets: token POST ${goal('postP50VsFloor')}, refund ${goal('refundP50VsFloor')}`,
+    },
+    {
+      id: 'workThroughputVsFloor',
+      p50Ratio: null,
+      rpsRatio: workRps,
+      text:
+        `work floor throughput at 10 vs floor: ${x3(workRps)} (${f.work.rpsAt10?.toFixed(1) ?? '-'} / ` +
+        `${f.floor.rpsAt10?.toFixed(1) ?? '-'} req/s); targets: token POST ${goal('postThroughputVsFloor')}, ` +
+        `refund ${goal('refundThroughputVsFloor')}`,
+    },
+    vsWork('postVsWork', 'token POST', f.post),
+    vsWork('refundVsWork', 'refund', f.refund),
+  ];
+}

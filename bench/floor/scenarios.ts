@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { Pool } from 'pg';
 import {
   STACK_GROUPS,
   cpuBetween,
@@ -15,7 +16,14 @@ import {
   type Child,
   type CpuSample,
 } from '../stack';
-import { floorPingUpdate, floorTimerWorkflow, floorUpdateWorkflow } from './workflows';
+import { FLOOR_PAYMENTS_TABLE } from './activities';
+import {
+  floorChargeUpdate,
+  floorPingUpdate,
+  floorTimerWorkflow,
+  floorUpdateWorkflow,
+  floorWorkWorkflow,
+} from './workflows';
 
 /**
  * The Temporal floor (issue 12): the bare Temporal scenarios the product's figures are divided
@@ -27,6 +35,11 @@ import { floorPingUpdate, floorTimerWorkflow, floorUpdateWorkflow } from './work
  *   update-with-start: the client does Update-with-Start of floorUpdateWorkflow and waits for the
  *     Update's answer (one no-op local activity), as the token POST /payments does; loops of
  *     sequential calls, timed with performance.now() from the call to the answer.
+ *   work floor (the bare floor plus a token payment's required work, written the cheapest way):
+ *     the client commits the payment's row (one INSERT), then Update-with-Start of floorWorkWorkflow,
+ *     whose one local activity marks the row sent, asks the provider sandbox and records the
+ *     capture (bench/floor/activities.ts). Not a target's denominator: it shows what any
+ *     implementation of the product reaches at best against the bare floor.
  *   timer storm: N floorTimerWorkflow runs sleep until one common instant T, then each runs one
  *     no-op local activity and completes; charges/s = N / (T to the last close time, from the
  *     server's visibility records).
@@ -37,6 +50,18 @@ export interface Floor {
   taskQueue: string;
   worker: Child;
   runTag: string;
+  /** The bench's pool for the work floor's inserts (when started with `work`). */
+  pool?: Pool;
+}
+
+/** Which floor an Update-with-Start scenario measures. */
+export type FloorKind = 'bare' | 'work';
+
+/** Where the work floor's rows and provider calls go. */
+export interface WorkFloorOptions {
+  databaseUrl: string;
+  sandboxUrl: string;
+  sandboxApiKey: string;
 }
 
 /** Bundles the floor's workflows once, spawns its worker and waits until an Update-with-Start is answered. */
@@ -46,7 +71,20 @@ export async function startFloor(opts: {
   logDir: string;
   /** The worker's NODE_OPTIONS (the product worker's, so that both get the same heap and SDK cache). */
   nodeOptions?: string;
+  /** Node flags for the worker process (those NODE_OPTIONS refuses, such as --cpu-prof). */
+  nodeArgs?: string[];
+  /** Enables the work floor: its table is created, and its worker gets a pool and the sandbox. */
+  work?: WorkFloorOptions;
 }): Promise<Floor> {
+  const pool = opts.work ? new Pool({ connectionString: opts.work.databaseUrl, max: 10 }) : undefined;
+  if (pool) {
+    onTeardown('closing the work floor pool', () => pool.end());
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS bench_floor;
+      CREATE TABLE IF NOT EXISTS ${FLOOR_PAYMENTS_TABLE} (
+        id text PRIMARY KEY, amount_minor bigint NOT NULL, currency text NOT NULL, status text NOT NULL,
+        provider_payment_id text, provider_call_sent_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())`);
+  }
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(__dirname, 'workflows.ts'),
     logger: quietLogger,
@@ -60,8 +98,15 @@ export async function startFloor(opts: {
     FLOOR_TASK_QUEUE: taskQueue,
     FLOOR_BUNDLE_PATH: codePath,
     ...(opts.nodeOptions !== undefined ? { NODE_OPTIONS: opts.nodeOptions } : {}),
+    ...(opts.work
+      ? {
+          FLOOR_DATABASE_URL: opts.work.databaseUrl,
+          FLOOR_SANDBOX_URL: opts.work.sandboxUrl,
+          FLOOR_SANDBOX_API_KEY: opts.work.sandboxApiKey,
+        }
+      : {}),
   };
-  const worker = spawnChild('floor-worker', 'bench/floor/worker.ts', env, opts.logDir);
+  const worker = spawnChild('floor-worker', 'bench/floor/worker.ts', env, opts.logDir, opts.nodeArgs);
   const connection = await Connection.connect({ address: opts.temporalAddress });
   onTeardown('closing the floor client', () => connection.close());
   const floor: Floor = {
@@ -69,6 +114,7 @@ export async function startFloor(opts: {
     taskQueue,
     worker,
     runTag: `${Date.now().toString(36)}-${process.pid}`,
+    ...(pool ? { pool } : {}),
   };
   await waitFor('the floor worker (a first Update-with-Start)', 60_000, async () => {
     const attempt = await updateWithStartOnce(floor, 5_000);
@@ -97,7 +143,8 @@ interface Attempt {
 
 let seq = 0;
 
-async function updateWithStartOnce(floor: Floor, timeoutMs: number): Promise<Attempt> {
+async function updateWithStartOnce(floor: Floor, timeoutMs: number, kind: FloorKind = 'bare'): Promise<Attempt> {
+  if (kind === 'work') return workOnce(floor, timeoutMs);
   const op = new WithStartWorkflowOperation(floorUpdateWorkflow, {
     workflowId: `floor-uws-${floor.runTag}-${++seq}`,
     taskQueue: floor.taskQueue,
@@ -115,13 +162,39 @@ async function updateWithStartOnce(floor: Floor, timeoutMs: number): Promise<Att
   }
 }
 
+/** One work-floor payment: its row committed, then Update-with-Start; timed from the insert to the answer. */
+async function workOnce(floor: Floor, timeoutMs: number): Promise<Attempt> {
+  const paymentId = `floor-pay-${floor.runTag}-${++seq}`;
+  const started = performance.now();
+  try {
+    if (!floor.pool) throw new Error('the floor was started without `work`');
+    await floor.pool.query(
+      `INSERT INTO ${FLOOR_PAYMENTS_TABLE} (id, amount_minor, currency, status) VALUES ($1, 1234, 'USD', 'processing')`,
+      [paymentId],
+    );
+    const op = new WithStartWorkflowOperation(floorWorkWorkflow, {
+      workflowId: `floor-work-${paymentId}`,
+      taskQueue: floor.taskQueue,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [paymentId],
+    });
+    const answer = await floor.client.withDeadline(Date.now() + timeoutMs, () =>
+      floor.client.workflow.executeUpdateWithStart(floorChargeUpdate, { startWorkflowOperation: op }),
+    );
+    const ms = performance.now() - started;
+    return answer === 'succeeded' ? { ms } : { ms, error: `unexpected answer ${JSON.stringify(answer)}` };
+  } catch (err) {
+    return { ms: performance.now() - started, error: (err as Error).message.slice(0, 200) };
+  }
+}
+
 /** `callers` loops of sequential Update-with-Start calls until `untilMs` (performance.now()). */
-async function loops(floor: Floor, callers: number, untilMs: number) {
+async function loops(floor: Floor, callers: number, untilMs: number, kind: FloorKind) {
   const attempts: Attempt[] = [];
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: callers }, async () => {
-      while (performance.now() < untilMs) attempts.push(await updateWithStartOnce(floor, 30_000));
+      while (performance.now() < untilMs) attempts.push(await updateWithStartOnce(floor, 30_000, kind));
     }),
   );
   return { attempts, seconds: (performance.now() - t0) / 1000 };
@@ -170,13 +243,16 @@ export async function measureUpdateWithStart(
   name: string,
   callers: number,
   timing: { warmupS: number; durationS: number },
+  kind: FloorKind = 'bare',
 ): Promise<UpdateWithStartFloor> {
   say(`\n${name}: ${callers} caller(s), ${timing.warmupS} s warm-up + ${timing.durationS} s...`);
   const warmup =
-    timing.warmupS > 0 ? await loops(floor, callers, performance.now() + timing.warmupS * 1000) : { attempts: [] };
+    timing.warmupS > 0
+      ? await loops(floor, callers, performance.now() + timing.warmupS * 1000, kind)
+      : { attempts: [] };
   const loadAverage1mBefore = Number(os.loadavg()[0]?.toFixed(2));
   const before = sampleCpu();
-  const run = await loops(floor, callers, performance.now() + timing.durationS * 1000);
+  const run = await loops(floor, callers, performance.now() + timing.durationS * 1000, kind);
   const after = sampleCpu();
   const cpuCores = cpuBetween(before, after, run.seconds);
   const ok = run.attempts.filter((a) => !a.error);
@@ -187,7 +263,7 @@ export async function measureUpdateWithStart(
   const result: UpdateWithStartFloor = {
     name,
     method: 'Update-with-Start',
-    path: 'floorUpdateWorkflow / floorPing',
+    path: kind === 'work' ? 'floorWorkWorkflow / floorCharge' : 'floorUpdateWorkflow / floorPing',
     connections: callers,
     durationS: Number(run.seconds.toFixed(2)),
     requestsPerSec: ok.length / run.seconds,

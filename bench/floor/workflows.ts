@@ -14,7 +14,7 @@ import type { FloorActivities } from './activities';
  * Only @temporalio/workflow is imported: the bundle holds nothing else.
  */
 
-const { noop } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10 seconds' });
+const { noop, charge } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10 seconds' });
 
 /** The Update the client sends with Update-with-Start, like the token POST's `submitPayment`. */
 export const floorPingUpdate = defineUpdate<string>('floorPing');
@@ -26,6 +26,24 @@ export async function floorUpdateWorkflow(): Promise<void> {
     await noop();
     answered = true;
     return 'pong';
+  });
+  await condition(() => answered && allHandlersFinished());
+}
+
+/** The work floor's Update: its answer is the payment's status. */
+export const floorChargeUpdate = defineUpdate<string>('floorCharge');
+
+/**
+ * The work floor: the bare floor's shape (Update-with-Start, one local activity, the answer), with
+ * the local activity doing a token payment's required work on the row the client committed first
+ * (bench/floor/activities.ts, `charge`).
+ */
+export async function floorWorkWorkflow(paymentId: string): Promise<void> {
+  let answered = false;
+  setHandler(floorChargeUpdate, async () => {
+    const status = await charge(paymentId);
+    answered = true;
+    return status;
   });
   await condition(() => answered && allHandlersFinished());
 }

@@ -1,4 +1,11 @@
-import { SCALE_N, evaluateTargets, formatTargets, type Figures, type TargetLine } from '../../bench/targets';
+import {
+  SCALE_N,
+  evaluateBounds,
+  evaluateTargets,
+  formatTargets,
+  type Figures,
+  type TargetLine,
+} from '../../bench/targets';
 
 const v = (value: number, flaw?: string) => ({ value, ...(flaw ? { flaw } : {}) });
 
@@ -146,5 +153,45 @@ describe('bench targets (issue 12)', () => {
     // The "target" column starts at the same place on every line.
     const at = block.slice(1).map((l) => l.indexOf('  target '));
     expect(new Set(at).size).toBe(1);
+  });
+
+  describe('bounds (the work floor)', () => {
+    const floor = { p50At1: 10, rpsAt10: 100 };
+    const work = { p50At1: 13, rpsAt10: 90 };
+
+    it('gives the work floor against the floor beside the targets it bounds, then each line against it', () => {
+      const lines = evaluateBounds({
+        floor,
+        work,
+        post: { p50At1: 26, rpsAt10: 45 },
+        refund: { p50At1: 19.5, rpsAt10: 60 },
+      });
+      expect(lines.map((l) => [l.id, l.p50Ratio, l.rpsRatio])).toEqual([
+        ['workP50VsFloor', 1.3, null],
+        ['workThroughputVsFloor', null, 0.9],
+        ['postVsWork', 2, 0.5],
+        ['refundVsWork', 1.5, 0.667],
+      ]);
+      expect(lines[0]!.text).toBe(
+        'work floor p50 at 1 vs floor: 1.300x (13 / 10 ms); targets: token POST <= 1.1x, refund <= 1.2x',
+      );
+      expect(lines[1]!.text).toBe(
+        'work floor throughput at 10 vs floor: 0.900x (90.0 / 100.0 req/s); targets: token POST >= 0.8x, refund >= 0.7x',
+      );
+      expect(lines[3]!.text).toBe('refund vs work floor: p50 at 1 1.500x, throughput at 10 0.667x');
+    });
+
+    it('is empty without a work floor, and shows a dash for a missing figure', () => {
+      expect(evaluateBounds({ floor, work: {}, post: {}, refund: {} })).toEqual([]);
+      const lines = evaluateBounds({ floor: { rpsAt10: 0 }, work, post: {}, refund: { rpsAt10: 60 } });
+      expect(lines.map((l) => [l.p50Ratio, l.rpsRatio])).toEqual([
+        [null, null],
+        [null, null],
+        [null, null],
+        [null, 0.667],
+      ]);
+      expect(lines[0]!.text).toMatch(/^work floor p50 at 1 vs floor: - \(13 \/ - ms\); /);
+      expect(lines[2]!.text).toBe('token POST vs work floor: p50 at 1 -, throughput at 10 -');
+    });
   });
 });
