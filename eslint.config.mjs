@@ -77,6 +77,29 @@ export default tseslint.config(
     },
   },
   {
+    // The worker loads these modules once per V8 context and shares them between workflow runs
+    // (preloadModules, src/workflowBundle.ts): state at module scope would leak from one run into
+    // another. Definitions, activity proxies and constants only; a constant collection is typed
+    // Readonly and its line says so.
+    files: ['workflows/**/*.ts', 'src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'Program > VariableDeclaration[kind!="const"], Program > ExportNamedDeclaration > VariableDeclaration[kind!="const"]',
+          message: 'Workflow modules are shared between runs: no `let` or `var` at module scope.',
+        },
+        {
+          selector:
+            'Program > VariableDeclaration > VariableDeclarator > NewExpression.init[callee.name=/^(Map|Set|WeakMap|WeakSet)$/], Program > ExportNamedDeclaration > VariableDeclaration > VariableDeclarator > NewExpression.init[callee.name=/^(Map|Set|WeakMap|WeakSet)$/]',
+          message:
+            'Workflow modules are shared between runs: a collection at module scope must be constant (ReadonlyMap / ReadonlySet, and say so).',
+        },
+      ],
+    },
+  },
+  {
     // Type-aware checks for workflow code: an await of a non-promise (e.g. a boolean) waits for
     // nothing, and a promise nobody awaits or hands on is work the workflow may finish without.
     files: ['workflows/**/*.ts'],

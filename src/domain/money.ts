@@ -17,6 +17,7 @@ const EXPONENT_2 =
   'PGK PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL ' +
   'THB TJS TMT TOP TRY TTD TWD TZS UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG ZWL';
 
+// eslint-disable-next-line no-restricted-syntax -- constant: read only, never written after load
 const EXPONENTS: ReadonlyMap<string, number> = new Map(
   (
     [
