@@ -79,6 +79,68 @@ export async function findPaymentView(em: EntityManager, id: string, scope: Reco
   return row ? paymentViewOfRow(row) : null;
 }
 
+/** A new payment as POST /payments creates it (`created`, nothing refunded, no provider call yet). */
+export interface NewPayment {
+  id: string;
+  merchantId: string;
+  externalId: string;
+  environment: Payment['environment'];
+  processor: string;
+  amountMinor: number;
+  currency: string;
+  cardToken: string | null;
+  saveCardEnabled: boolean;
+  customer: Payment['customer'];
+  billing: Payment['billing'];
+  metadata: Payment['metadata'];
+  description: string | null;
+  callbackUrl: string | null;
+  returnUrl: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+const INSERT_PAYMENT: PreparedStatement = {
+  name: 'payment_insert',
+  text: `insert into payments (id, merchant_id, external_id, environment, processor, amount_minor, currency, status,
+    card_token, save_card_enabled, customer, billing, metadata, description, callback_url, return_url, expires_at,
+    created_at, updated_at)
+  values ($1, $2, $3, $4, $5, $6, $7, 'created', $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13, $14, $15, $16, $17, $17)
+  on conflict (merchant_id, external_id) do nothing
+  returning ${PAYMENT_VIEW_COLUMNS}`,
+};
+
+/**
+ * The INSERT of POST /payments, one prepared statement without the ORM (issue 12: the ORM's
+ * entity, reference and insert took about a fifth of the API's CPU per token POST). The columns
+ * not named take their defaults (nothing refunded, no provider transaction, no failure). Answers
+ * the payment as written, or null, having written nothing, when the merchant's externalId already
+ * names a payment (the caller reads that one).
+ */
+export async function insertPayment(em: EntityManager, p: NewPayment): Promise<PaymentView | null> {
+  const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+  const [row] = await preparedRows(em, INSERT_PAYMENT, [
+    p.id,
+    p.merchantId,
+    p.externalId,
+    p.environment,
+    p.processor,
+    p.amountMinor,
+    p.currency,
+    p.cardToken,
+    p.saveCardEnabled,
+    json(p.customer),
+    json(p.billing),
+    json(p.metadata),
+    p.description,
+    p.callbackUrl,
+    p.returnUrl,
+    p.expiresAt,
+    p.createdAt,
+  ]);
+  return row ? paymentViewOfRow(row) : null;
+}
+
 /** A row of PAYMENT_VIEW_COLUMNS, selected without the ORM, as a view. */
 export function paymentViewOfRow(row: Record<string, unknown>): PaymentView {
   return {

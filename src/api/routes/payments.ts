@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   ApplicationFailure,
@@ -8,13 +7,13 @@ import {
   WorkflowUpdateFailedError,
   type Client,
 } from '@temporalio/client';
-import { Merchant, Payment } from '../../db/entities';
+import { Payment } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
 import { firstOfAnswerAndHint, workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
-import { findPaymentView, presentPayment } from '../../domain/payments';
+import { findPaymentView, insertPayment, presentPayment, type PaymentView } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
 import type { OutcomeHintListener, PaymentOutcomeHint } from '../../db/outcomeHints';
 import { paymentWorkflowV2 } from '../../../workflows/payment';
@@ -101,7 +100,10 @@ export const paymentSchema = z
 
 const paymentIdParams = z.object({ paymentId: z.string() });
 
-function conflict(existing: Payment, body: CreatePaymentBody): AppError | undefined {
+function conflict(
+  existing: Pick<Payment, 'amountMinor' | 'currency' | 'id'>,
+  body: CreatePaymentBody,
+): AppError | undefined {
   if (existing.amountMinor === body.amountMinor && existing.currency === body.currency) return undefined;
   return new AppError(
     400,
@@ -120,6 +122,9 @@ function conflict(existing: Payment, body: CreatePaymentBody): AppError | undefi
 const otherEnvironmentConflict = () =>
   new AppError(400, 'external_id_conflict', 'This externalId is used by a record of the other environment.');
 
+/** A payment as the create path holds it: as written or as found, with its merchant for the workflow's start. */
+type CreatedPayment = PaymentView & { merchant: { id: string } };
+
 /** Inserts the payment, or finds the one this externalId already names (exactly one under concurrency). */
 async function insertOrFind(
   em: EntityManager,
@@ -127,52 +132,35 @@ async function insertOrFind(
   body: CreatePaymentBody,
   expirySeconds: number,
   processor: string,
-): Promise<Payment> {
+): Promise<CreatedPayment> {
   const now = new Date();
-  // One INSERT, outside the unit of work: no transaction around a single statement (issue 12).
-  const payment = em.create(
-    Payment,
-    {
-      id: newId('payment'),
-      merchant: em.getReference(Merchant, caller.merchantId),
-      externalId: body.externalId,
-      environment: caller.environment,
-      processor,
-      amountMinor: body.amountMinor,
-      currency: body.currency,
-      status: 'created',
-      amountRefundedMinor: 0,
-      amountPendingRefundMinor: 0,
-      providerTransactionId: null,
-      redirectUrl: null,
-      cardToken: body.cardToken ?? null,
-      saveCardEnabled: body.saveCardEnabled ?? false,
-      savedCardToken: null,
-      customer: body.customer,
-      billing: body.billing ?? null,
-      metadata: body.metadata ?? null,
-      description: body.description ?? null,
-      callbackUrl: body.callbackUrl ?? null,
-      returnUrl: body.returnUrl ?? null,
-      failureCode: null,
-      failureMessage: null,
-      expiresAt: new Date(now.getTime() + expirySeconds * 1000),
-      createdAt: now,
-      updatedAt: now,
-    },
-    { persist: false },
-  );
-  try {
-    await em.insert(payment);
-    return payment;
-  } catch (err) {
-    if (!(err instanceof UniqueConstraintViolationException)) throw err;
-    const existing = await em.fork().findOne(Payment, { merchant: caller.merchantId, externalId: body.externalId });
-    if (!existing)
-      throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
-    if (existing.environment !== caller.environment) throw otherEnvironmentConflict();
-    return existing;
-  }
+  const merchant = { id: caller.merchantId };
+  const inserted = await insertPayment(em, {
+    id: newId('payment'),
+    merchantId: caller.merchantId,
+    externalId: body.externalId,
+    environment: caller.environment,
+    processor,
+    amountMinor: body.amountMinor,
+    currency: body.currency,
+    cardToken: body.cardToken ?? null,
+    saveCardEnabled: body.saveCardEnabled ?? false,
+    customer: body.customer,
+    billing: body.billing ?? null,
+    metadata: body.metadata ?? null,
+    description: body.description ?? null,
+    callbackUrl: body.callbackUrl ?? null,
+    returnUrl: body.returnUrl ?? null,
+    expiresAt: new Date(now.getTime() + expirySeconds * 1000),
+    createdAt: now,
+  });
+  if (inserted) return { ...inserted, merchant };
+  // The externalId names a payment already: that one (the unique key spans both environments).
+  const existing = await em.fork().findOne(Payment, { merchant: caller.merchantId, externalId: body.externalId });
+  if (!existing)
+    throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
+  if (existing.environment !== caller.environment) throw otherEnvironmentConflict();
+  return existing;
 }
 
 /** How long to wait before sending again a submit refused by a run handing over to a new one. */
@@ -220,7 +208,7 @@ export function paymentRoutes(deps: {
    * A run handing over to a new one (continue-as-new) refuses the Update: it is sent again.
    */
   async function submit(
-    payment: Payment,
+    payment: CreatedPayment,
   ): Promise<SubmitOutcome | PaymentOutcomeHint | 'no_answer' | 'unreachable' | 'closed'> {
     const deadline = Date.now() + settings.paymentWaitMs;
     for (;;) {
