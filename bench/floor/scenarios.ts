@@ -143,46 +143,46 @@ interface Attempt {
 
 let seq = 0;
 
+/**
+ * One Update-with-Start, timed from the call to the answer. The bare floor pings a new
+ * floorUpdateWorkflow; the work floor first commits its payment's row (timed too), then asks a new
+ * floorWorkWorkflow to charge it.
+ */
 async function updateWithStartOnce(floor: Floor, timeoutMs: number, kind: FloorKind = 'bare'): Promise<Attempt> {
-  if (kind === 'work') return workOnce(floor, timeoutMs);
-  const op = new WithStartWorkflowOperation(floorUpdateWorkflow, {
-    workflowId: `floor-uws-${floor.runTag}-${++seq}`,
-    taskQueue: floor.taskQueue,
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
+  const id = `${floor.runTag}-${++seq}`;
   const started = performance.now();
   try {
-    const answer = await floor.client.withDeadline(Date.now() + timeoutMs, () =>
-      floor.client.workflow.executeUpdateWithStart(floorPingUpdate, { startWorkflowOperation: op }),
-    );
+    let answer: string;
+    const call = <T>(send: () => Promise<T>) => floor.client.withDeadline(Date.now() + timeoutMs, send);
+    if (kind === 'work') {
+      if (!floor.pool) throw new Error('the floor was started without `work`');
+      const paymentId = `floor-pay-${id}`;
+      await floor.pool.query(
+        `INSERT INTO ${FLOOR_PAYMENTS_TABLE} (id, amount_minor, currency, status) VALUES ($1, 1234, 'USD', 'processing')`,
+        [paymentId],
+      );
+      const op = new WithStartWorkflowOperation(floorWorkWorkflow, {
+        workflowId: `floor-work-${paymentId}`,
+        taskQueue: floor.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [paymentId],
+      });
+      answer = await call(() =>
+        floor.client.workflow.executeUpdateWithStart(floorChargeUpdate, { startWorkflowOperation: op }),
+      );
+    } else {
+      const op = new WithStartWorkflowOperation(floorUpdateWorkflow, {
+        workflowId: `floor-uws-${id}`,
+        taskQueue: floor.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
+      answer = await call(() =>
+        floor.client.workflow.executeUpdateWithStart(floorPingUpdate, { startWorkflowOperation: op }),
+      );
+    }
     const ms = performance.now() - started;
-    return answer === 'pong' ? { ms } : { ms, error: `unexpected answer ${JSON.stringify(answer)}` };
-  } catch (err) {
-    return { ms: performance.now() - started, error: (err as Error).message.slice(0, 200) };
-  }
-}
-
-/** One work-floor payment: its row committed, then Update-with-Start; timed from the insert to the answer. */
-async function workOnce(floor: Floor, timeoutMs: number): Promise<Attempt> {
-  const paymentId = `floor-pay-${floor.runTag}-${++seq}`;
-  const started = performance.now();
-  try {
-    if (!floor.pool) throw new Error('the floor was started without `work`');
-    await floor.pool.query(
-      `INSERT INTO ${FLOOR_PAYMENTS_TABLE} (id, amount_minor, currency, status) VALUES ($1, 1234, 'USD', 'processing')`,
-      [paymentId],
-    );
-    const op = new WithStartWorkflowOperation(floorWorkWorkflow, {
-      workflowId: `floor-work-${paymentId}`,
-      taskQueue: floor.taskQueue,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      args: [paymentId],
-    });
-    const answer = await floor.client.withDeadline(Date.now() + timeoutMs, () =>
-      floor.client.workflow.executeUpdateWithStart(floorChargeUpdate, { startWorkflowOperation: op }),
-    );
-    const ms = performance.now() - started;
-    return answer === 'succeeded' ? { ms } : { ms, error: `unexpected answer ${JSON.stringify(answer)}` };
+    const expected = kind === 'work' ? 'succeeded' : 'pong';
+    return answer === expected ? { ms } : { ms, error: `unexpected answer ${JSON.stringify(answer)}` };
   } catch (err) {
     return { ms: performance.now() - started, error: (err as Error).message.slice(0, 200) };
   }
