@@ -161,8 +161,13 @@ function fakeBilling(rules: {
  * server, with stubbed activities: years of billing in seconds, and every loop driven past its
  * history bound to show each run stays short and the state crosses continue-as-new intact.
  */
+// The one file where the test server's time skipping has stayed locked, rarely and only under load
+// (docs/notes.md, "Open"): a test that hits it fails at the stuck sleep's deadline and is run once
+// more, on a server of its own. A test that fails twice fails the suite.
+jest.retryTimes(1, { logErrorsBeforeRetry: true });
+
 describe('subscription workflow over years (time-skipping, stubbed activities)', () => {
-  const testEnv = useTimeSkippingEnvironment();
+  const testEnv = useTimeSkippingEnvironment({ perTest: true });
   let counter = 0;
 
   // A workflow a failed test leaves running would keep a task outstanding, and the test server
