@@ -83,6 +83,18 @@ describe('renewal state changes in one statement', () => {
   }
 
   const invoiceOf = (id: string) => orm.em.fork().findOneOrFail(Invoice, { id }, { populate: ['subscription'] });
+
+  /** Opens period `index` and records its first attempt captured, as a charge does. */
+  async function payingFirstAttempt(
+    sub: { id: string; phaseId: string },
+    index: number,
+    transactionId: string,
+    options?: { claimReceiptSeconds?: number },
+  ) {
+    const opened = await opening(sub, index);
+    const invoice = await invoiceOf(opened.invoiceId);
+    return applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId }, null, options);
+  }
   const subscriptionRow = (id: string) => orm.em.fork().findOneOrFail(Subscription, { id });
   const emailsOf = (subscriptionId: string) =>
     orm.em.fork().find(Email, { dedupeKey: { $like: `${subscriptionId}:%` } }, { orderBy: { createdAt: 'asc' } });
@@ -164,21 +176,13 @@ describe('renewal state changes in one statement', () => {
 
   it('no customer email: the receipt goes to the merchant', async () => {
     const sub = await subscriptionIn('active', { customerEmail: null });
-    const opened = await opening(sub, 1);
-    await applyInvoiceCharge(orm.em, await invoiceOf(opened.invoiceId), 1, { kind: 'paid', transactionId: 't' }, null);
+    await payingFirstAttempt(sub, 1, 't');
     expect((await emailsOf(sub.id)).map((e) => e.to)).toEqual(['merchant@example.com']);
   });
 
   it('activation and callbacks take the general path: the activated email and the events are recorded', async () => {
     const sub = await subscriptionIn('created', { callbackUrl: 'https://merchant.example/hooks' });
-    const opened = await opening(sub, 0);
-    const applied = await applyInvoiceCharge(
-      orm.em,
-      await invoiceOf(opened.invoiceId),
-      1,
-      { kind: 'paid', transactionId: 'txn_first' },
-      null,
-    );
+    const applied = await payingFirstAttempt(sub, 0, 'txn_first');
     expect(applied).toMatchObject({ kind: 'paid', outbox: { status: 'active' } });
     expect((await emailsOf(sub.id)).map((e) => e.dedupeKey.split(':')[2])).toEqual(['activated', 'receipt']);
     const events = await orm.em.fork().find(MerchantEvent, { resourceId: sub.id });
@@ -239,11 +243,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a receipt recorded claimed is sent by its claimant without another claim, once; other senders find it busy', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await opening(sub, 1);
-    const invoice = await invoiceOf(opened.invoiceId);
-    const applied = await applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId: 'txn_claimed' }, null, {
-      claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
-    });
+    const applied = await payingFirstAttempt(sub, 1, 'txn_claimed', { claimReceiptSeconds: EMAIL_CLAIM_SECONDS });
     if (applied.kind !== 'paid') throw new Error(`not paid: ${applied.kind}`);
     const [email] = await emailsOf(sub.id);
     expect(applied.outbox.emailIds).toEqual([email!.id]);
@@ -263,15 +263,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a claimed receipt with no time left to send it is released at once, for the next sender', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await opening(sub, 1);
-    const applied = await applyInvoiceCharge(
-      orm.em,
-      await invoiceOf(opened.invoiceId),
-      1,
-      { kind: 'paid', transactionId: 'txn_released' },
-      null,
-      { claimReceiptSeconds: EMAIL_CLAIM_SECONDS },
-    );
+    const applied = await payingFirstAttempt(sub, 1, 'txn_released', { claimReceiptSeconds: EMAIL_CLAIM_SECONDS });
     if (applied.kind !== 'paid' || !applied.claimed) throw new Error('not recorded claimed');
     const emailId = applied.outbox.emailIds[0]!;
     expect(await mailer().sendWithin([emailId], 0, applied.claimed)).toEqual([emailId]);
@@ -285,17 +277,7 @@ describe('renewal state changes in one statement', () => {
 
   it('without the option the receipt is recorded unclaimed, as before', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await opening(sub, 1);
-    const applied = await applyInvoiceCharge(
-      orm.em,
-      await invoiceOf(opened.invoiceId),
-      1,
-      {
-        kind: 'paid',
-        transactionId: 'txn_plain',
-      },
-      null,
-    );
+    const applied = await payingFirstAttempt(sub, 1, 'txn_plain');
     expect(applied).not.toHaveProperty('claimed');
     expect((await emailsOf(sub.id))[0]).toMatchObject({ attempts: 0, claimedUntil: null });
   });
