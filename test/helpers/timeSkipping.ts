@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Connection, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
 import { InternalConnectionOptionsSymbol } from '@temporalio/client/lib/connection';
 import { IllegalStateError } from '@temporalio/common';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -60,7 +61,7 @@ class TimeSkippingEnvironment extends TestWorkflowEnvironment {
     );
     env.stopServer = stopServer;
     // A time-skipping sleep normally returns within seconds of wall time, whatever it skips. One
-    // that does not is stuck (time skipping locked, docs/notes.md): it fails at this deadline, so
+    // that does not is stuck (docs/notes.md): it fails at this deadline, so
     // the test fails early and leaves no call behind for its connection's close to break.
     const sleep = env.sleep;
     Object.defineProperty(env, 'sleep', {
@@ -132,9 +133,9 @@ async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<v
  * For a test file: a time-skipping environment started in beforeAll and torn down in afterAll.
  * A cold run also fetches the server with Maven first (about a minute), hence the long timeout.
  *
- * `perTest`: a server of its own for every test (and every retry of a test), started in beforeEach
- * after the previous test's is torn down. A test server whose time skipping stayed locked (the
- * rare hang, docs/notes.md) then takes only its own test down. The previous server's teardown is
+ * `perTest`: a server of its own for every test, started in beforeEach after the previous test's
+ * is torn down. A test that leaves its server stuck (a refused workflow task, see untilNoTimerDue)
+ * then takes only itself down. The previous server's teardown is
  * best effort: a worker of a hung test may still hold its connection.
  */
 export function useTimeSkippingEnvironment(opts: { perTest?: boolean } = {}): () => TestWorkflowEnvironment {
@@ -218,7 +219,7 @@ const SLOW_TEST_MS = Number(process.env.TEST_SLOW_TEST_MS ?? 60_000);
  * The handles a suite pushes the workflows it starts to; each is terminated after its test: a
  * workflow a failed test leaves running would keep the test server from skipping time.
  *
- * A test that took over a minute (the rare hang under load, docs/notes.md) first writes what each
+ * A test that took over a minute (a hung test, docs/notes.md) first writes what each
  * of its workflows still waits on to stderr: its status, pending activities and workflow task, and
  * its last history events. That is the evidence a hang needs, and a normal run prints nothing.
  */
@@ -280,4 +281,52 @@ function unfinishedActivities(events: temporal.api.history.v1.IHistoryEvent[]): 
     if (ended?.scheduledEventId != null) scheduled.delete(String(ended.scheduledEventId));
   }
   return [...scheduled.values()];
+}
+
+/**
+ * Workflow time (ms) a signal's or an Update's workflow task may take, at most, on a loaded machine.
+ * Between skips the test server's clock runs at wall speed.
+ */
+const TASK_QUIET_MS = 15_000;
+
+/**
+ * Waits until the workflow's current run has no workflow task in flight and no timer due within
+ * TASK_QUIET_MS of workflow time, skipping past any that is; call it before a signal or an Update.
+ *
+ * Why: a signal or Update wakes a workflow waiting on `condition(fn, timeout)`, and the workflow
+ * cancels that timeout's timer. If the timer fired while that task ran, the Java test server refuses
+ * the task's CancelTimer ("invalid history builder state for action") and never gives the run
+ * another task: the test hangs (temporalio/sdk-java #2606, #3088; a real server accepts it). Steps
+ * of exactly a period's length land a few milliseconds before the period's timer, so a test that
+ * skips 30 days and then cancels hit it under load (docs/notes.md).
+ */
+export async function untilNoTimerDue(env: TestWorkflowEnvironment, workflowId: string): Promise<void> {
+  const { EventType } = temporal.api.enums.v1;
+  const giveUpAt = Date.now() + 60_000;
+  for (;;) {
+    if (Date.now() > giveUpAt) throw new Error(`${workflowId}: a workflow task or timer kept it busy for 60 s`);
+    const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const last = events[events.length - 1]?.eventType;
+    if (last === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED || last === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      continue;
+    }
+    const due = soonestOpenTimer(events);
+    if (due === undefined) return;
+    const inMs = due - (await env.currentTimeMs());
+    if (inMs > TASK_QUIET_MS) return;
+    await env.sleep(Math.max(inMs, 0) + 1);
+  }
+}
+
+/** When the soonest timer a run started and has not seen fire or cancelled is due (epoch ms). */
+function soonestOpenTimer(events: temporal.api.history.v1.IHistoryEvent[]): number | undefined {
+  const open = new Map<string, number>();
+  for (const e of events) {
+    const started = e.timerStartedEventAttributes;
+    if (started) open.set(String(e.eventId), tsToMs(e.eventTime) + tsToMs(started.startToFireTimeout));
+    const ended = e.timerFiredEventAttributes ?? e.timerCanceledEventAttributes;
+    if (ended?.startedEventId != null) open.delete(String(ended.startedEventId));
+  }
+  return open.size === 0 ? undefined : Math.min(...open.values());
 }

@@ -23,6 +23,7 @@ import {
   useTimeSkippingEnvironment,
   withShippedWorker,
   terminatedAfterEachTest,
+  untilNoTimerDue,
 } from '../helpers/timeSkipping';
 
 const HOUR_MS = 3_600_000;
@@ -146,6 +147,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
       started.push(handle);
       expect(await handle.executeUpdate(refundOutcomeUpdate)).toEqual({ kind: 'pending' });
       for (let i = 0; i < 60; i++) {
+        await untilNoTimerDue(testEnv(), handle.workflowId);
         await handle.signal(providerRefundEventSignal);
         await testEnv().sleep(60_000);
       }
@@ -154,6 +156,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
       expect((await runLengths(refundWorkflowId(input.refundId))).length).toBeGreaterThanOrEqual(3);
       expect(await handle.executeUpdate(refundOutcomeUpdate)).toEqual({ kind: 'pending' });
       settled = true;
+      await untilNoTimerDue(testEnv(), handle.workflowId);
       await handle.signal(providerRefundEventSignal);
       expect(await handle.result()).toEqual({ settled: true });
     });
@@ -277,6 +280,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
       started.push(handle);
       expect((await submit(handle)).outcome).toEqual({ kind: 'created' });
       for (let i = 0; i < 80; i++) {
+        await untilNoTimerDue(testEnv(), handle.workflowId);
         await handle.signal(providerPaymentEventSignal);
         await testEnv().sleep(5 * 60_000);
       }
@@ -284,6 +288,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
       // A repeat on a continued run: still waiting for the customer, no new attempt.
       expect((await submit(handle)).outcome).toEqual({ kind: 'created' });
       paid = true;
+      await untilNoTimerDue(testEnv(), handle.workflowId);
       await handle.signal(providerPaymentEventSignal);
       return handle.result();
     });
@@ -313,6 +318,7 @@ describe('payment and refund workflows stay bounded (time-skipping, stubbed acti
       started.push(handle);
       expect((await submit(handle)).outcome).toEqual({ kind: 'created' });
       for (let i = 0; i < 30; i++) {
+        await untilNoTimerDue(testEnv(), handle.workflowId);
         await handle.signal(providerPaymentEventSignal);
         await testEnv().sleep(60_000);
       }

@@ -10,7 +10,12 @@ import {
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
 import { composedOpenAndCharge } from '../helpers/openAndCharge';
-import { useTimeSkippingEnvironment, withShippedWorker, terminatedAfterEachTest } from '../helpers/timeSkipping';
+import {
+  useTimeSkippingEnvironment,
+  withShippedWorker,
+  terminatedAfterEachTest,
+  untilNoTimerDue,
+} from '../helpers/timeSkipping';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const { EventType } = temporal.api.enums.v1;
@@ -134,6 +139,7 @@ describe('provider calls run after the decision is in the history (time-skipping
       started.push(handle);
       // Two periods: the first charge at once, the renewal's after 30 days (skipped).
       for (let i = 0; i < 400 && causeAtCall.length < 2; i++) await testEnv().sleep(86_400_000);
+      await untilNoTimerDue(testEnv(), handle.workflowId);
       const cancelled = await handle.executeUpdate(cancelSubscriptionUpdate, {
         args: [{ reason: 'test_over', notify: false }],
       });

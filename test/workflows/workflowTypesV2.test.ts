@@ -9,6 +9,7 @@ import {
   useTimeSkippingEnvironment,
   withShippedWorker,
   terminatedAfterEachTest,
+  untilNoTimerDue,
 } from '../helpers/timeSkipping';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -125,10 +126,12 @@ describe('the V2 payment and refund types record no patch markers (time-skipping
       started.push(handle);
       expect(await handle.executeUpdate(refundOutcomeUpdate)).toEqual({ kind: 'pending' });
       for (let i = 0; i < 12; i++) {
+        await untilNoTimerDue(testEnv(), handle.workflowId);
         await handle.signal(providerRefundEventSignal);
         await testEnv().sleep(60_000);
       }
       settled = true;
+      await untilNoTimerDue(testEnv(), handle.workflowId);
       await handle.signal(providerRefundEventSignal);
       expect(await handle.result()).toEqual({ settled: true });
     });
