@@ -61,8 +61,8 @@ class TimeSkippingEnvironment extends TestWorkflowEnvironment {
     );
     env.stopServer = stopServer;
     // A time-skipping sleep normally returns within seconds of wall time, whatever it skips. One
-    // that does not is stuck (docs/notes.md): it fails at this deadline, so
-    // the test fails early and leaves no call behind for its connection's close to break.
+    // that does not is stuck (docs/notes.md): it fails at this deadline, so the test fails early
+    // and leaves no call behind for its connection's close to break.
     const sleep = env.sleep;
     Object.defineProperty(env, 'sleep', {
       value: (duration: Parameters<typeof sleep>[0]) =>
@@ -135,8 +135,8 @@ async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<v
  *
  * `perTest`: a server of its own for every test, started in beforeEach after the previous test's
  * is torn down. A test that leaves its server stuck (a refused workflow task, see untilNoTimerDue)
- * then takes only itself down. The previous server's teardown is
- * best effort: a worker of a hung test may still hold its connection.
+ * then takes only itself down. The previous server's teardown is best effort: a worker of a hung
+ * test may still hold its connection.
  */
 export function useTimeSkippingEnvironment(opts: { perTest?: boolean } = {}): () => TestWorkflowEnvironment {
   let env: TestWorkflowEnvironment | undefined;
@@ -219,9 +219,9 @@ const SLOW_TEST_MS = Number(process.env.TEST_SLOW_TEST_MS ?? 60_000);
  * The handles a suite pushes the workflows it starts to; each is terminated after its test: a
  * workflow a failed test leaves running would keep the test server from skipping time.
  *
- * A test that took over a minute (a hung test, docs/notes.md) first writes what each
- * of its workflows still waits on to stderr: its status, pending activities and workflow task, and
- * its last history events. That is the evidence a hang needs, and a normal run prints nothing.
+ * A test that took over a minute (a hung test, docs/notes.md) first writes what each of its
+ * workflows still waits on to stderr: its status, pending activities and workflow task, and its
+ * last history events. That is the evidence a hang needs, and a normal run prints nothing.
  */
 export function terminatedAfterEachTest(): WorkflowHandle[] {
   const started: WorkflowHandle[] = [];
@@ -320,7 +320,7 @@ export async function untilNoTimerDue(env: TestWorkflowEnvironment, workflowId: 
 }
 
 /** When the soonest timer a run started and has not seen fire or cancelled is due (epoch ms). */
-function soonestOpenTimer(events: temporal.api.history.v1.IHistoryEvent[]): number | undefined {
+export function soonestOpenTimer(events: temporal.api.history.v1.IHistoryEvent[]): number | undefined {
   const open = new Map<string, number>();
   for (const e of events) {
     const started = e.timerStartedEventAttributes;

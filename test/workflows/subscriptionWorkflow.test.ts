@@ -1,5 +1,4 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { tsToMs } from '@temporalio/common/lib/time';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
@@ -17,6 +16,7 @@ import { composedOpenAndCharge } from '../helpers/openAndCharge';
 import {
   runHistories,
   shippedWorkflowBundle,
+  soonestOpenTimer,
   useTimeSkippingEnvironment,
   terminatedAfterEachTest,
   untilNoTimerDue,
@@ -163,7 +163,6 @@ function fakeBilling(rules: {
  * server, with stubbed activities: years of billing in seconds, and every loop driven past its
  * history bound to show each run stays short and the state crosses continue-as-new intact.
  */
-
 describe('subscription workflow over years (time-skipping, stubbed activities)', () => {
   const testEnv = useTimeSkippingEnvironment({ perTest: true });
   let counter = 0;
@@ -517,11 +516,8 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
       const billing = fakeBilling({});
       const result = await run(billing, input(), async (handle) => {
         await skipUntil(() => billing.paid() >= 1, 60_000);
-        const periodTimer = ((await handle.fetchHistory()).events ?? [])
-          .filter((e) => e.timerStartedEventAttributes)
-          .pop()!;
-        const dueMs =
-          tsToMs(periodTimer.eventTime) + tsToMs(periodTimer.timerStartedEventAttributes!.startToFireTimeout);
+        // The run waits on the next period's timer only.
+        const dueMs = soonestOpenTimer((await handle.fetchHistory()).events ?? [])!;
         await testEnv().sleep(dueMs - (await testEnv().currentTimeMs()) - earlyMs);
         return cancelAndFinish(handle);
       });
