@@ -44,6 +44,6 @@ COPY --from=build /app/dist ./dist
 USER node
 # 3000: api (PORT); 3100: provider-sandbox (SANDBOX_PORT). The worker listens on nothing.
 EXPOSE 3000 3100
-# The api by default; the worker runs `node dist/src/main/worker.js`,
+# The api by default; the worker runs `node dist/src/main/worker.js` (with docker-compose.yml's Node flags),
 # migrations `node dist/src/cli/index.js db:migrate`.
 CMD ["node", "dist/src/main/api.js"]

@@ -21,6 +21,11 @@ const flagOn = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .optional()
   .transform((v) => v === undefined || v === 'true' || v === '1' || v === 'yes');
+/** The same values; unset is false. */
+const flagOff = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .optional()
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 // Development defaults: fine for `npm start`, refused in production.
 const DEV_SANDBOX_API_KEY = 'sk_sandbox_dev';
@@ -119,6 +124,12 @@ export const envSchema = z.object({
    * history when its timer fires.
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
+  /**
+   * The workflow stack-trace query (the Temporal UI's "Stack Trace" tab, `temporal workflow stack`).
+   * Off by default: it costs about a tenth of the stack's throughput. Read by the worker's preload
+   * (src/main/workflowThreads.ts); parsed here so that a bad value stops the worker.
+   */
+  WORKFLOW_STACK_TRACES: flagOff,
 
   // Safe deploys (README, "Deploying workflow changes").
   /** The built workflow bundle (`npm run build`); production default dist/workflow-bundle.js. Unset in development: bundled at start. */

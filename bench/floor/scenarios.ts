@@ -69,7 +69,10 @@ export async function startFloor(opts: {
   temporalAddress: string;
   dir: string;
   logDir: string;
-  /** The worker's NODE_OPTIONS (the product worker's, so that both get the same heap and SDK cache). */
+  /**
+   * The worker's NODE_OPTIONS: the product worker's, so that both get the same heap, SDK cache and
+   * workflow-thread preload (stack traces off: src/main/workflowThreads.ts).
+   */
   nodeOptions?: string;
   /** Node flags for the worker process (those NODE_OPTIONS refuses, such as --cpu-prof). */
   nodeArgs?: string[];

@@ -18,12 +18,24 @@ export const ROOT = path.resolve(__dirname, '../..');
 export type ProcessEntry = 'api' | 'worker' | 'sandbox';
 
 /**
- * Node flags of every worker process (here, docker-compose.yml, the benches): a V8 heap limit,
- * so that garbage does not pile up towards the host's default limit (4 GiB on a 24 GB machine) and
- * the worker's memory follows its workflow cache (WORKER_MAX_CACHED_WORKFLOWS). 10,000 live
- * subscriptions with 1000 cached peaked at 864 MiB RSS through a renewal storm (bench/RESULTS.md).
+ * Node flags of every worker process run from the sources (here, the tests' worker processes, the
+ * benches; docker-compose.yml has the same for the compiled ones):
+ * - a V8 heap limit, so that garbage does not pile up towards the host's default limit (4 GiB on a
+ *   24 GB machine) and the worker's memory follows its workflow cache (WORKER_MAX_CACHED_WORKFLOWS).
+ *   10,000 live subscriptions with 1000 cached peaked at 864 MiB RSS through a renewal storm
+ *   (bench/RESULTS.md);
+ * - src/main/workflowThreads.ts preloaded into every thread, the SDK's workflow threads included
+ *   (workflow stack traces off unless WORKFLOW_STACK_TRACES). A `--require` after tsx's CommonJS
+ *   hook: in a worker thread on Node 20, tsx's ESM hook (`--import tsx`) is not yet in place
+ *   when the preloads run.
  */
-export const WORKER_NODE_ARGS = ['--max-old-space-size=768'];
+export const WORKER_NODE_ARGS = [
+  '--max-old-space-size=768',
+  '--require',
+  'tsx/cjs',
+  '--require',
+  path.join(ROOT, 'src', 'main', 'workflowThreads.ts'),
+];
 
 /** A project process (src/main/<entry>.ts) with its output appended to `logFile`. */
 export function startEntry(entry: ProcessEntry, env: NodeJS.ProcessEnv, logFile: string): ChildProcess {

@@ -1,20 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { WORKER_NODE_ARGS } from '../../src/main/stackParts';
 import { testStack } from '../setup/stackInfo';
 import { SANDBOX_API_KEY, SANDBOX_WEBHOOK_SECRET, type PaymentStack } from './stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * The product's worker (`src/main/worker.ts`) as a child process on the stack's task queue, so a
- * test can kill it with SIGKILL mid-work, as a crash would.
+ * The product's worker (`src/main/worker.ts`) as a child process on the stack's task queue, with
+ * the product's Node flags, so a test can kill it with SIGKILL mid-work, as a crash would.
  */
 export function startWorkerProcess(
   stack: PaymentStack,
   dataDir: string,
   extraEnv: NodeJS.ProcessEnv = {},
 ): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
+  return spawn(process.execPath, [...WORKER_NODE_ARGS, '--import', 'tsx', 'src/main/worker.ts'], {
     cwd: ROOT,
     stdio: 'ignore',
     env: {

