@@ -57,6 +57,14 @@ describe('Temporal client retries (cancellable retry interceptor)', () => {
     for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
     expect(check()).toBe(true);
   };
+  /**
+   * The server has answered the first call busy, and the answer is back with the client well
+   * within 300 ms: it is waiting to retry (a call cancelled before then is cancelled in flight).
+   */
+  const waitingToRetry = async () => {
+    await until(() => calls === 1);
+    await new Promise((r) => setTimeout(r, 300));
+  };
   /** Past the first RESOURCE_EXHAUSTED backoff (1 s x 2, with 10 % jitter). */
   const pastBackoff = () => new Promise((r) => setTimeout(r, 2_600));
 
@@ -68,9 +76,7 @@ describe('Temporal client retries (cancellable retry interceptor)', () => {
       () => 'resolved',
       (err: { code?: number }) => err.code,
     );
-    await until(() => calls === 1);
-    // The answer is back with the client well within this: it is waiting to retry.
-    await new Promise((r) => setTimeout(r, 300));
+    await waitingToRetry();
     stop.abort();
     // Ended at once, with the status it had (not after the backoff, not with an answer).
     expect(await settled).toBe(grpc.status.RESOURCE_EXHAUSTED);
@@ -104,7 +110,7 @@ describe('Temporal client retries (cancellable retry interceptor)', () => {
     script = ['busy', 'ok'];
     const stop = new AbortController();
     const call = connection.withAbortSignal(stop.signal, () => describe_(connection));
-    await until(() => calls === 1);
+    await waitingToRetry();
     stop.abort();
     await expect(call).resolves.toBeDefined();
     expect(calls).toBe(2);
