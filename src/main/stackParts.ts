@@ -18,8 +18,9 @@ export const ROOT = path.resolve(__dirname, '../..');
 export type ProcessEntry = 'api' | 'worker' | 'sandbox';
 
 /**
- * Node flags of every worker process run from the sources (here, the tests' worker processes, the
- * benches; docker-compose.yml has the same for the compiled ones):
+ * Node flags of every worker process run from the sources (here, `npm run worker`, the tests'
+ * worker processes, the benches; docker-compose.yml has the same for the compiled ones; both
+ * checked by test/unit/dockerCompose.test.ts):
  * - a V8 heap limit, so that garbage does not pile up towards the host's default limit (4 GiB on a
  *   24 GB machine) and the worker's memory follows its workflow cache (WORKER_MAX_CACHED_WORKFLOWS).
  *   10,000 live subscriptions with 1000 cached peaked at 864 MiB RSS through a renewal storm

@@ -175,6 +175,14 @@ describe('docker-compose.yml', () => {
     expect(commandText(services.worker!.command)).toContain('dist/src/main/worker.js');
   });
 
+  it("`npm run worker` starts the worker with the product's Node flags (WORKER_NODE_ARGS)", () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const relative = WORKER_NODE_ARGS.map((arg) => (path.isAbsolute(arg) ? `./${path.relative(ROOT, arg)}` : arg));
+    expect(manifest.scripts.worker).toBe(['node', ...relative, '--import', 'tsx', 'src/main/worker.ts'].join(' '));
+  });
+
   it("runs the worker with the product's Node flags (WORKER_NODE_ARGS), compiled", () => {
     // The sources' flags preload src/main/workflowThreads.ts through tsx; the image, its compiled JS.
     expect(WORKER_NODE_ARGS).toContain(path.join(ROOT, 'src/main/workflowThreads.ts'));
