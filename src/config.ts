@@ -21,11 +21,6 @@ const flagOn = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .optional()
   .transform((v) => v === undefined || v === 'true' || v === '1' || v === 'yes');
-/** The same values; unset is false. */
-const flagOff = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .optional()
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 // Development defaults: fine for `npm start`, refused in production.
 const DEV_SANDBOX_API_KEY = 'sk_sandbox_dev';
@@ -129,7 +124,7 @@ export const envSchema = z.object({
    * Off by default: it costs about a tenth of the stack's throughput. Read by the worker's preload
    * (src/main/workflowThreads.ts); parsed here so that a bad value stops the worker.
    */
-  WORKFLOW_STACK_TRACES: flagOff,
+  WORKFLOW_STACK_TRACES: flag,
 
   // Safe deploys (README, "Deploying workflow changes").
   /** The built workflow bundle (`npm run build`); production default dist/workflow-bundle.js. Unset in development: bundled at start. */

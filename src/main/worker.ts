@@ -119,6 +119,7 @@ async function main(): Promise<void> {
       : {}),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
   });
+  const preloaded = workflowThreadsPreloaded();
   logger.info(
     {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -126,11 +127,11 @@ async function main(): Promise<void> {
       deploymentName: config.WORKER_VERSIONING ? config.WORKER_DEPLOYMENT_NAME : undefined,
       buildId: config.WORKER_VERSIONING ? buildId : 'unversioned',
       metrics: metricsUrl ?? 'off',
-      workflowStackTraces: config.WORKFLOW_STACK_TRACES || !workflowThreadsPreloaded() ? 'on' : 'off',
+      workflowStackTraces: config.WORKFLOW_STACK_TRACES || !preloaded ? 'on' : 'off',
     },
     'worker running',
   );
-  if (!config.WORKFLOW_STACK_TRACES && !workflowThreadsPreloaded()) {
+  if (!config.WORKFLOW_STACK_TRACES && !preloaded) {
     logger.warn(
       'started without src/main/workflowThreads preloaded (WORKER_NODE_ARGS): workflow stack traces stay on, at about a tenth of throughput',
     );

@@ -16,6 +16,7 @@ import { isMainThread } from 'node:worker_threads';
  * Not `v8.promiseHooks.createHook` itself: Node's AsyncLocalStorage, which the SDK's workflow
  * code uses, installs its own hook through it.
  */
+/** The values src/config.ts's `flag` reads as on (the config is not loaded in these threads). */
 const STACK_TRACES_ON = ['true', '1', 'yes'];
 
 /** src/main/worker.ts reads it: a worker started without this preload warns (stack traces on). */
