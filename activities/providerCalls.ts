@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ProviderError } from '../src/providers/errors';
+import { parameterisedRows } from '../src/db/orm';
 
 /** The tables of records a provider attempt is made for; each has `provider_call_sent_at`. */
 export type ProviderCallTable = 'payments' | 'invoices' | 'refunds';
@@ -18,12 +19,12 @@ export const UNAVAILABLE_AFTER_EARLIER_CALL = 'unavailable_after_earlier_call';
  * earlier call under the same key was recorded as sent and not proven to have done nothing.
  */
 async function markSent(orm: MikroORM, table: ProviderCallTable, id: string): Promise<boolean> {
-  const row: { sent_at: Date | null } | undefined = await orm.em.getConnection().execute(
+  const [row] = await parameterisedRows(
+    orm.em,
     `with prior as (select provider_call_sent_at as sent_at from "${table}" where id = ? for update)
        update "${table}" set provider_call_sent_at = coalesce(prior.sent_at, now())
        from prior where "${table}".id = ? returning prior.sent_at`,
     [id, id],
-    'get',
   );
   return row?.sent_at != null;
 }

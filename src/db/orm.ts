@@ -159,10 +159,62 @@ export async function preparedRows(
   statement: PreparedStatement,
   values: unknown[],
 ): Promise<Record<string, unknown>[]> {
+  return poolQuery(em, { name: statement.name, text: statement.text, values });
+}
+
+/**
+ * The rows of one statement written with knex's `?` placeholders, sent as a parameterised query
+ * (unnamed: its text varies) on a connection of the ORM's pool, as preparedRows sends its own:
+ * MikroORM's `execute` would inline every value into the text as a literal first, JSON payloads
+ * included. For the worker's hot writes (a payment attempt's sent mark and its outcome, a refund's
+ * settlement). PostgreSQL types each value from where it stands: one in a select list, or an
+ * argument of a function taking anything, needs a cast (`?::jsonb`).
+ */
+export async function parameterisedRows(
+  em: EntityManager,
+  sql: string,
+  values: unknown[],
+): Promise<Record<string, unknown>[]> {
+  return poolQuery(em, { text: numberedParameters(sql), values });
+}
+
+/**
+ * knex's `?` placeholders as PostgreSQL's `$1, $2, ...`, in order. A `?` inside a quoted literal,
+ * a quoted identifier or a `--` comment is left alone. (No `??` identifier bindings, and no jsonb
+ * `?` operators, in the statements that use it.)
+ */
+export function numberedParameters(sql: string): string {
+  let out = '';
+  let n = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1);
+      const stop = end === -1 ? sql.length : end + 1;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      const stop = end === -1 ? sql.length : end;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === '?') {
+      out += `$${++n}`;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+async function poolQuery(
+  em: EntityManager,
+  query: { name?: string; text: string; values: unknown[] },
+): Promise<Record<string, unknown>[]> {
   const pool = em.getConnection().getKnex().client as KnexPool;
   const client = await pool.acquireConnection();
   try {
-    const result = await client.query<Record<string, unknown>>({ name: statement.name, text: statement.text, values });
+    const result = await client.query<Record<string, unknown>>(query);
     return result.rows;
   } catch (err) {
     if (isDatabaseUnavailable(err)) failedClients.add(client);

@@ -56,7 +56,7 @@ export function outboxEventCte(
   return {
     sql: `${name} as (
        insert into merchant_events (id, merchant_id, type, resource_id, dedupe_key, callback_url, payload, attempts, created_at)
-       select ?, ${source}.merchant_id, ?, ?, ?, ?, ?, 0, ? from ${source}
+       select ?, ${source}.merchant_id, ?, ?, ?, ?, ?::jsonb, 0, ?::timestamptz from ${source}
        on conflict (dedupe_key) do nothing
      )`,
     values: [

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { Payment, type PaymentStatus } from '../db/entities';
-import { preparedRows, type PreparedStatement } from '../db/orm';
+import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/orm';
 import { toMajor } from './money';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
@@ -337,8 +337,8 @@ export async function applyProviderPaymentToRead(
   // The API waiting on this payment hears of it when this statement commits, with the payment as
   // answered (outcomeHints.ts); only if it moved.
   values.push(PAYMENT_OUTCOME_CHANNEL, paymentOutcomeHint(read.id, kind, presentPayment(after)));
-  const row: { moved: number } | undefined = await em.getConnection().execute(sql, values, 'get');
-  if (!row || row.moved !== 1) return null;
+  const [row] = await parameterisedRows(em, sql, values);
+  if (row?.moved !== 1) return null;
   const outcome = settledOutcome(next);
   if (outcome) workerMetrics.payment(outcome);
   return kind;

@@ -4,7 +4,7 @@ import { Payment, Refund, type RefundStatus } from '../db/entities';
 import { AppError } from '../errors';
 import { newId } from '../ids';
 import { toMajor, toMinor } from './money';
-import { preparedRows, type PreparedStatement } from '../db/orm';
+import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/orm';
 import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, presentPayment, refundableMinor, type PaymentView } from './payments';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from './events';
 import type { RecordScope } from './scope';
@@ -518,7 +518,8 @@ export async function settleRefundFromRead(
   // answered (outcomeHints.ts); only if it settled.
   const hint = refundSettledHint(read.id, next.view);
   values.push(REFUND_OUTCOME_CHANNEL, hint);
-  const row: { settled: number } | undefined = await em.getConnection().execute(
+  const [row] = await parameterisedRows(
+    em,
     `with payment as (
        select id from payments
         where id = ? and status = ? and amount_refunded_minor = ? and amount_pending_refund_minor = ? and updated_at = ?
@@ -540,7 +541,6 @@ export async function settleRefundFromRead(
      )
      select (select count(*)::int from settled) as settled, (select count(*)::int from hinted) as hinted`,
     values,
-    'get',
   );
   if (row?.settled !== 1) return false;
   workerMetrics.refund(s.status);
