@@ -198,7 +198,7 @@ export function paymentRoutes(deps: {
    */
   function updateOutcome(op: WithStartWorkflowOperation<typeof paymentWorkflowV2>, paymentId: string) {
     const ask = () => client.workflow.executeUpdateWithStart(submitPaymentUpdate, { startWorkflowOperation: op });
-    return outcomes ? firstOfAnswerAndHint(client, ask, outcomes.waitFor(paymentId)) : ask();
+    return outcomes ? firstOfAnswerAndHint(ask, outcomes.waitFor(paymentId)) : ask();
   }
 
   /**

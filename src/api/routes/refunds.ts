@@ -97,7 +97,7 @@ export function refundRoutes(deps: {
       return await client.withDeadline(Date.now() + settings.refundWaitMs, () =>
         // The hint comes when the refund's settlement commits, before the workflow task that
         // completes the Update: the answer is then the refund it carries (or read from PostgreSQL).
-        outcomes ? firstOfAnswerAndHint(client, ask, outcomes.waitForRefund(refund.id)) : ask(),
+        outcomes ? firstOfAnswerAndHint(ask, outcomes.waitForRefund(refund.id)) : ask(),
       );
     } catch (err) {
       // Closed, or settled (the Update's validator rejects it): PostgreSQL has the outcome.
