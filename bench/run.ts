@@ -5,7 +5,6 @@ import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { envSchema } from '../src/config';
-import { WORKER_NODE_ARGS } from '../src/main/stackParts';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { measureUpdateWithStart, startFloor } from './floor/scenarios';
@@ -22,6 +21,7 @@ import {
   freePorts,
   getOk,
   beginRun,
+  buildForBench,
   ledger,
   sampleCpu,
   say,
@@ -32,6 +32,9 @@ import {
   tail,
   teardown,
   waitFor,
+  RUN_SOURCES,
+  workerEnv,
+  workerNodeArgs,
   type LedgerEntry,
 } from './stack';
 
@@ -104,6 +107,8 @@ const REFUND_AMOUNT = 0.01;
  */
 const RATE_LIMIT = envInt('BENCH_RATE_LIMIT', 10_000, 0);
 const GET_UNLIMITED = RATE_LIMIT > 0 && process.env.BENCH_GET_UNLIMITED !== '0';
+/** How the API, worker, sandbox, baseline and floor worker run (bench/stack.ts, buildForBench). */
+const PROCESSES = RUN_SOURCES ? 'the sources through tsx (BENCH_SOURCES=1)' : 'the production build (tsc, bundle file)';
 /** BENCH_FLOOR=0 skips the Temporal floor scenarios. */
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 /** BENCH_WORK_FLOOR=0 skips the work floor (a token payment's required work on the floor's shape). */
@@ -121,12 +126,13 @@ const RUN_TIMEOUT_MS =
 
 /**
  * The API, worker and sandbox, with --cpu-prof when BENCH_CPU_PROF=1 (never the baseline); the
- * worker with the product's Node flags (WORKER_NODE_ARGS).
+ * worker with the product's Node flags (WORKER_NODE_ARGS, compiled with the build) and bundle.
  */
 function spawnProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string) {
   const profile =
     CPU_PROF && name !== 'baseline' ? ['--cpu-prof', '--cpu-prof-dir', path.join(OUT_DIR, 'profiles', name)] : [];
-  return spawnChild(name, script, env, logDir, [...(name === 'worker' ? WORKER_NODE_ARGS : []), ...profile]);
+  if (name !== 'worker') return spawnChild(name, script, env, logDir, profile);
+  return spawnChild(name, script, { ...env, ...workerEnv() }, logDir, [...workerNodeArgs(), ...profile]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,10 +365,11 @@ async function main(): Promise<void> {
   ];
 
   const t0 = Date.now();
-  const { dir, logDir, pg, temporal, temporalServer, merchantId, basic, postgresVersion } = await startServices({
-    pgPort,
-    temporalPort,
-  });
+  // The production build (unless BENCH_SOURCES=1) is made while the services start.
+  const [{ dir, logDir, pg, temporal, temporalServer, merchantId, basic, postgresVersion }] = await Promise.all([
+    startServices({ pgPort, temporalPort }),
+    buildForBench(),
+  ]);
 
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
@@ -409,7 +416,7 @@ async function main(): Promise<void> {
         logDir,
         // The product worker's Node flags, and its profile with theirs.
         nodeArgs: [
-          ...WORKER_NODE_ARGS,
+          ...workerNodeArgs(),
           ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.join(OUT_DIR, 'profiles', 'floor-worker')] : []),
         ],
         ...(WORK_FLOOR
@@ -467,7 +474,7 @@ async function main(): Promise<void> {
   await waitFor('baseline GET', 10_000, () => getOk(`${baselineUrl}/payments/${paymentId}`));
   const readyS = (Date.now() - t0) / 1000;
   say(
-    `Stack ready in ${readyS.toFixed(1)} s (PostgreSQL ${postgresVersion}, Temporal ${temporalServer} at ${temporal.address}).`,
+    `Stack ready in ${readyS.toFixed(1)} s (PostgreSQL ${postgresVersion}, Temporal ${temporalServer} at ${temporal.address}; processes: ${PROCESSES}).`,
   );
   say(`Sandbox faults: ${JSON.stringify(faults)}`);
 
@@ -974,6 +981,7 @@ async function main(): Promise<void> {
     stack: {
       postgres: `${postgresVersion} (embedded, ephemeral: fsync/synchronous_commit/full_page_writes off)`,
       temporal: temporalServer,
+      processes: PROCESSES,
       logLevel: 'warn',
       poolMax: 10,
       readyS: Number(readyS.toFixed(1)),

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -9,6 +9,8 @@ import { prepareTemporalServer, registerNamespace, TEMPORAL_SERVER_VERSION } fro
 import { freeTemporalFrontendPort } from '../src/main/clusterChild';
 import { openOrm, migrate } from '../src/db/orm';
 import { createMerchant } from '../src/domain/merchants';
+import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../src/main/stackParts';
+import { buildWorkflowBundle } from '../src/workflowBundle';
 
 /**
  * What the benchmarks share (bench/run.ts, bench/subscriptions.ts): env knobs, free ports, the
@@ -175,9 +177,64 @@ export function installSignalHandlers(): void {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// What the benches run: the production build, as the image runs it (compiled JS from tsc, the
+// workflow bundle loaded from a file, no tsx), unless BENCH_SOURCES=1 (the sources through tsx,
+// as `npm start` runs them: tsx turns on source maps, so every error stack read is mapped).
+
+/** BENCH_SOURCES=1: the measured processes run from the sources through tsx, not from a build. */
+export const RUN_SOURCES = process.env.BENCH_SOURCES === '1';
+
+interface BenchBuild {
+  /** tsc's output: `<dir>/src/main/api.js` for `src/main/api.ts`. */
+  dir: string;
+  /** The workflow bundle the worker loads (WORKFLOW_BUNDLE_PATH), as `npm run build` makes it. */
+  bundlePath: string;
+}
+let build: BenchBuild | undefined;
+
 /**
- * `node [nodeArgs] --import tsx <script>` as start.ts spawns the processes, output to
- * `<logDir>/<name>.log`. If it exits before the teardown, the whole run is aborted.
+ * Compiles the product and the bench's own processes (bench/tsconfig.build.json) into a build dir
+ * of this run (under bench/.out, so that node_modules resolves; removed at teardown) and bundles
+ * the workflows: from then on spawnChild runs the compiled processes. Does nothing with
+ * BENCH_SOURCES=1. About 20-30 s: run it beside the services' start.
+ */
+export async function buildForBench(): Promise<void> {
+  if (RUN_SOURCES) return;
+  const dir = path.join(OUT_DIR, `build-${process.pid}`);
+  onTeardown('removing the build', async () => fs.rmSync(dir, { recursive: true, force: true }));
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const compiled = new Promise<void>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [tsc, '-p', path.join(ROOT, 'bench', 'tsconfig.build.json'), '--outDir', dir],
+      { cwd: ROOT },
+      (err, stdout) => (err ? reject(new Error(`tsc failed: ${stdout || err.message}`)) : resolve()),
+    );
+  });
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  await Promise.all([compiled, buildWorkflowBundle({ outPath: bundlePath, onError: (m) => say(`  bundle: ${m}`) })]);
+  build = { dir, bundlePath };
+}
+
+/** The env a worker process of the product needs beside the stack's: the built bundle, if any. */
+export function workerEnv(): NodeJS.ProcessEnv {
+  return build ? { WORKFLOW_BUNDLE_PATH: build.bundlePath } : {};
+}
+
+/**
+ * The Node flags of a worker process (the product's, and the floor's): WORKER_NODE_ARGS, or their
+ * compiled form (the image's) when the run measures the build.
+ */
+export function workerNodeArgs(): string[] {
+  return build ? compiledWorkerNodeArgs(build.dir) : WORKER_NODE_ARGS;
+}
+
+/**
+ * `node [nodeArgs] <script>`: the compiled script of the build (`buildForBench`), else the source
+ * through tsx (`--import tsx`), as start.ts spawns the processes; output to `<logDir>/<name>.log`.
+ * `script` is the source's path (`src/main/api.ts`). If it exits before the teardown, the whole
+ * run is aborted.
  */
 export function spawnChild(
   name: string,
@@ -188,7 +245,10 @@ export function spawnChild(
 ): Child {
   const logFile = path.join(logDir, `${name}.log`);
   const out = fs.openSync(logFile, 'a');
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, script)], {
+  const entry = build
+    ? [path.join(build.dir, script.replace(/\.ts$/, '.js'))]
+    : ['--import', 'tsx', path.join(ROOT, script)];
+  const proc = spawn(process.execPath, [...nodeArgs, ...entry], {
     cwd: ROOT,
     env,
     stdio: ['ignore', out, out],
@@ -332,11 +392,11 @@ async function startTemporalServer(dir: string, logDir: string, pgPort: number):
 // CPU time per process group, from /proc (Linux): utime + stime of every descendant of this process.
 
 const GROUPS: Array<[string, RegExp]> = [
-  ['api', /src\/main\/api\.ts/],
-  ['worker', /src\/main\/worker\.ts/],
-  ['sandbox', /src\/main\/sandbox\.ts/],
-  ['baseline', /bench\/baseline\.ts/],
-  ['floor-worker', /bench\/floor\/worker\.ts/],
+  ['api', /src\/main\/api\.[jt]s/],
+  ['worker', /src\/main\/worker\.[jt]s/],
+  ['sandbox', /src\/main\/sandbox\.[jt]s/],
+  ['baseline', /bench\/baseline\.[jt]s/],
+  ['floor-worker', /bench\/floor\/worker\.[jt]s/],
   ['temporal', /temporal/],
   ['postgres', /postgres/],
 ];

@@ -38,6 +38,15 @@ export const WORKER_NODE_ARGS = [
   path.join(ROOT, 'src', 'main', 'workflowThreads.ts'),
 ];
 
+/**
+ * WORKER_NODE_ARGS for the compiled worker in `distDir` (tsc's output): the same heap limit, the
+ * compiled preload, no tsx. docker-compose.yml writes the same for the image's dist/.
+ */
+export function compiledWorkerNodeArgs(distDir: string): string[] {
+  const heapLimit = WORKER_NODE_ARGS.filter((arg) => arg.startsWith('--max-old-space-size='));
+  return [...heapLimit, '--require', path.join(distDir, 'src', 'main', 'workflowThreads.js')];
+}
+
 /** A project process (src/main/<entry>.ts) with its output appended to `logFile`. */
 export function startEntry(entry: ProcessEntry, env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
   const out = fs.openSync(logFile, 'a');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../../src/config';
-import { WORKER_NODE_ARGS } from '../../src/main/stackParts';
+import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../../src/main/stackParts';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import { PRODUCTION_DYNAMIC_CONFIG, renderDynamicConfig } from '../../src/infra/temporalServerConfig';
 
@@ -184,17 +184,14 @@ describe('docker-compose.yml', () => {
   });
 
   it("runs the worker with the product's Node flags (WORKER_NODE_ARGS), compiled", () => {
-    // The sources' flags preload src/main/workflowThreads.ts through tsx; the image, its compiled JS.
+    // The sources' flags preload src/main/workflowThreads.ts through tsx; the image, its compiled JS
+    // (compiledWorkerNodeArgs, which the bench uses for its build too).
     expect(WORKER_NODE_ARGS).toContain(path.join(ROOT, 'src/main/workflowThreads.ts'));
     const heapLimit = WORKER_NODE_ARGS.filter((arg) => arg.startsWith('--max-old-space-size='));
     expect(heapLimit).toHaveLength(1);
-    expect(services.worker!.command).toEqual([
-      'node',
-      ...heapLimit,
-      '--require',
-      './dist/src/main/workflowThreads.js',
-      'dist/src/main/worker.js',
-    ]);
+    const compiled = compiledWorkerNodeArgs('dist').map((arg) => (arg.startsWith('dist/') ? `./${arg}` : arg));
+    expect(compiled).toEqual([...heapLimit, '--require', './dist/src/main/workflowThreads.js']);
+    expect(services.worker!.command).toEqual(['node', ...compiled, 'dist/src/main/worker.js']);
   });
 
   it.each(['api', 'worker', 'migrate', 'provider-sandbox'])('builds %s from the app image (Dockerfile)', (name) => {
