@@ -7,7 +7,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { envSchema } from '../src/config';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
-import { measureUpdateWithStart, startFloor } from './floor/scenarios';
+import { measureUpdateWithStart, startFloor, type UpdateWithStartFloor } from './floor/scenarios';
 import { evaluateBounds, evaluateTargets, formatTargets, type Figure } from './targets';
 import {
   OUT_DIR,
@@ -48,37 +48,51 @@ import {
  *
  * A fourth, diagnostic run repeats the POST with one connection (its latency without queueing).
  *
- * The Temporal floor (bench/floor/): before the POST runs, Update-with-Start of a minimal workflow
- * answering from one no-op local activity, on the same Temporal server, by its own worker process
- * on its own task queue: 10 concurrent callers, then 1, with the same warm-up and duration. Every
- * product figure is also printed as a ratio to its floor (GET: the baseline; POST and refunds: the
- * Update-with-Start floor at the same concurrency), and a final `Targets` block has one line per
- * target of issue 12 (bench/targets.ts), each ending in `met` or `MISSED`.
+ * The Temporal floor (bench/floor/): Update-with-Start of a minimal workflow answering from one
+ * no-op local activity, on the same Temporal server, by its own worker process on its own task
+ * queue, at the concurrency of the product scenario it is the floor of. Every product figure is
+ * also printed as a ratio to its floor (GET: the baseline; POST and refunds: the Update-with-Start
+ * floor at the same concurrency), and a final `Targets` block has one line per target of issue 12
+ * (bench/targets.ts), each ending in `met` or `MISSED`.
  *
  * The work floor (bench/floor/, not a denominator): the same Update-with-Start, but the client first
  * commits the payment's row and the local activity marks it sent, asks the sandbox and records the
- * capture, written the cheapest way. At 10 callers and at 1, after the floor; a `Bounds` block then
- * says what it reaches against the floor (the best any implementation of the POST or the refund
- * could show on this stack) and what the product reaches against it.
+ * capture, written the cheapest way. A `Bounds` block then says what it reaches against the floor
+ * (the best any implementation of the POST or the refund could show on this stack) and what the
+ * product reaches against it.
  *
- * Then the refunds (not autocannon: every request must be a terminal answer, and only one refund
- * may be in flight per payment): P token-flow payments of 1000 USD, P concurrent loops each doing
- * sequential POST /payments/{id}/refund of 0.01 on its own payment (a fresh externalId each) until
- * BENCH_REFUNDS_TOTAL refunds are done, each timed from send to answer with performance.now(); then
- * the same with one loop (P = 1). The sandbox ledger and each payment's amountRefunded are checked.
+ * The refunds are not autocannon: every request must be a terminal answer, and only one refund may
+ * be in flight per payment. P token-flow payments of 1000 USD, P concurrent loops each doing
+ * sequential POST /payments/{id}/refund of 0.01 on its own payment (a fresh externalId each), each
+ * timed from send to answer with performance.now(); then the same with one loop (P = 1). The
+ * sandbox ledger and each payment's amountRefunded are checked.
  *
- * Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_GET_CONNECTIONS (20),
- * BENCH_POST_CONNECTIONS (10), BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1),
- * BENCH_REFUND_PARALLEL (10), BENCH_REFUNDS_TOTAL (1000), BENCH_REFUNDS_SERIAL_TOTAL (200; 0 skips),
- * BENCH_FLOOR (1; 0 skips the floor, and its target lines are then MISSED), BENCH_WORK_FLOOR (1; 0 skips
- * the work floor and its Bounds block), BENCH_RATE_LIMIT (10000: the
- * API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED (1; 0 skips the GET without rate limits),
- * BENCH_GET_UNLIMITED_FIRST (0; 1 measures the GET without rate limits before the one with them),
- * BENCH_TEMPORAL (dev; server: the real Temporal server on PostgreSQL, see bench/stack.ts).
+ * Every ratio compares figures of the same moment: each product scenario and its floor (and the
+ * work floor, and the GET without limits) are measured as one group, in BENCH_ROUNDS mirrored
+ * rounds (floor, product, then product, floor, ...), each arm a slice of BENCH_DURATION_S, and each
+ * arm's slices are combined. The machine's speed drifts by tens of percent within minutes, and the
+ * dev server slows as finished runs pile up in its memory (bench/RESULTS.md): in mirrored order a
+ * steady drift weighs on every arm alike. Groups: GET (baseline, product, product without limits),
+ * token POST at 10 (floor, work floor, product), at 1 (the same), refunds at 10 (floor, product),
+ * at 1 (the same).
+ *
+ * Knobs (env): BENCH_DURATION_S (10: one slice), BENCH_WARMUP_S (3: before an arm's first slice;
+ * 1 s before its others), BENCH_ROUNDS (2), BENCH_GET_CONNECTIONS (20), BENCH_POST_CONNECTIONS (10),
+ * BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1), BENCH_REFUND_PARALLEL (10),
+ * BENCH_SERIAL_REFUNDS (1; 0 skips the one-loop refunds), BENCH_FLOOR (1; 0 skips the floor, and
+ * its target lines are then MISSED), BENCH_WORK_FLOOR (1; 0 skips the work floor and its Bounds
+ * block), BENCH_RATE_LIMIT (10000: the API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED
+ * (1; 0 skips the GET without rate limits), BENCH_TEMPORAL (dev; server: the real Temporal server
+ * on PostgreSQL, see bench/stack.ts), BENCH_SOURCES (0; 1 runs the sources through tsx, not the
+ * production build: bench/stack.ts).
  */
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);
-const WARMUP_S = envInt('BENCH_WARMUP_S', 3);
+const WARMUP_S = envInt('BENCH_WARMUP_S', 3, 0);
+/** Before an arm's later slices: the processes are warm; the other arm's last requests drain. */
+const SETTLE_S = Math.min(WARMUP_S, 1);
+/** Mirrored rounds per group: 2 is one arm order and its mirror, each arm measured twice. */
+const ROUNDS = envInt('BENCH_ROUNDS', 2);
 // 2 cores are shared by autocannon, the API (one event loop), PostgreSQL and, for POST, the worker,
 // Temporal and the sandbox. 20 connections keep both pools of 10 busy with a request queued behind
 // each, which saturates a single Node process; more would only add queueing latency, not throughput.
@@ -92,9 +106,8 @@ const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const REFUNDS = process.env.BENCH_REFUNDS !== '0';
 /** Concurrent refund loops, each on its own payment (one refund in flight per payment). */
 const REFUND_PARALLEL = envInt('BENCH_REFUND_PARALLEL', 10);
-const REFUNDS_TOTAL = envInt('BENCH_REFUNDS_TOTAL', 1000);
-/** The one-loop refund run (its latency without queueing); 0 skips it. */
-const REFUNDS_SERIAL_TOTAL = envInt('BENCH_REFUNDS_SERIAL_TOTAL', 200, 0);
+/** BENCH_SERIAL_REFUNDS=0 skips the one-loop refunds (their latency without queueing). */
+const SERIAL_REFUNDS = process.env.BENCH_SERIAL_REFUNDS !== '0';
 const REFUND_PAYMENT_AMOUNT = 1000;
 const REFUND_AMOUNT = 0.01;
 /**
@@ -116,13 +129,15 @@ const WORK_FLOOR = FLOOR && process.env.BENCH_WORK_FLOOR !== '0';
 /** The floor's callers: the POST's connections, then one. */
 const FLOOR_CALLERS = POST_CONNECTIONS;
 
-/** The watchdog: the autocannon part takes ~90 s, the floor ~30 s; the refunds get a generous 200 ms each on top. */
-const RUN_TIMEOUT_MS =
-  170_000 +
-  (GET_UNLIMITED ? (WARMUP_S + DURATION_S) * 1000 : 0) +
-  (FLOOR ? 40_000 + 2 * (WARMUP_S + DURATION_S) * 1000 : 0) +
-  (WORK_FLOOR ? 2 * (WARMUP_S + DURATION_S) * 1000 : 0) +
-  (REFUNDS ? (REFUNDS_TOTAL + REFUNDS_SERIAL_TOTAL) * 200 : 0);
+/** Slices the run measures: an arm per scenario and floor, ROUNDS slices each. */
+const SLICES =
+  ROUNDS *
+  (2 +
+    (GET_UNLIMITED ? 1 : 0) +
+    (1 + (SERIAL_POST ? 1 : 0)) * (1 + (FLOOR ? 1 : 0) + (WORK_FLOOR ? 1 : 0)) +
+    (REFUNDS ? (1 + (SERIAL_REFUNDS ? 1 : 0)) * (1 + (FLOOR ? 1 : 0)) : 0));
+/** The watchdog: start-up, checks and histories ~3 min, then every slice with its warm-up, twice over. */
+const RUN_TIMEOUT_MS = 180_000 + SLICES * 2 * (WARMUP_S + DURATION_S) * 1000;
 
 /**
  * The API, worker and sandbox, with --cpu-prof when BENCH_CPU_PROF=1 (never the baseline); the
@@ -162,15 +177,18 @@ interface ScenarioResult {
   /** CPU time the stack (every process but autocannon) spent per answered request. */
   stackCpuMsPerRequest: number;
   loadAverage1mBefore: number;
+  /** A combined row's slices (`combine`), in the order they were measured. */
+  slices?: Array<{ requestsPerSec: number; p50: number; durationS: number }>;
 }
 
 async function measure(
   name: string,
   opts: autocannon.Options & { url: string },
   hooks: { beforeMeasure?: () => void | Promise<void> } = {},
+  warmupS = WARMUP_S,
 ): Promise<ScenarioResult> {
-  say(`\n${name}: ${opts.connections} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s...`);
-  if (WARMUP_S > 0) await cannon({ ...opts, duration: WARMUP_S });
+  say(`\n${name}: ${opts.connections} connections, ${warmupS} s warm-up + ${DURATION_S} s...`);
+  if (warmupS > 0) await cannon({ ...opts, duration: warmupS });
   await hooks.beforeMeasure?.();
   const loadAverage1mBefore = Number(os.loadavg()[0]?.toFixed(2));
   const before = sampleCpu();
@@ -215,6 +233,77 @@ async function measure(
   );
   say(`  CPU (cores): ${formatCpu(result.cpuCores)}; stack CPU per request ${result.stackCpuMsPerRequest} ms`);
   return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Groups measured in mirrored rounds, and their slices combined
+
+/**
+ * Measures each arm ROUNDS times, in mirrored rounds (arms in order, then reversed, ...), so that a
+ * drift of the machine or of Temporal's state during the group weighs on every arm alike. An arm
+ * gets the full warm-up before its first slice and SETTLE_S before the others. Answers each arm's
+ * slices, in the arms' order.
+ */
+async function mirrored<T>(arms: Array<(warmupS: number) => Promise<T>>): Promise<T[][]> {
+  const slices = arms.map((): T[] => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = arms.map((_, i) => (round % 2 === 0 ? i : arms.length - 1 - i));
+    for (const i of order) slices[i]!.push(await arms[i]!(slices[i]!.length === 0 ? WARMUP_S : SETTLE_S));
+  }
+  return slices;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/**
+ * One row from an arm's slices: counts added up, throughput over the whole measured time (each
+ * slice's rate weighted by its length), CPU cores weighted the same way, CPU per request over all
+ * requests, and each latency percentile as the median of the slices' (the mean of two), max the
+ * largest. Each slice's rate and p50 are kept in `slices`.
+ */
+function combine<T extends ScenarioResult>(slices: T[]): T {
+  const first = slices[0]!;
+  if (slices.length === 1) return first;
+  const seconds = sum(slices.map((r) => r.durationS));
+  const weighted = (pick: (r: T) => number) => sum(slices.map((r) => pick(r) * r.durationS)) / seconds;
+  const requests = sum(slices.map((r) => r.requestsTotal));
+  const latency = (key: keyof T['latencyMs']) =>
+    Number(median(slices.map((r) => (r.latencyMs as Record<string, number>)[key as string] ?? 0)).toFixed(1));
+  const statusCodes: Record<string, number> = {};
+  for (const r of slices)
+    for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  const groups = new Set(slices.flatMap((r) => Object.keys(r.cpuCores)));
+  return {
+    ...first,
+    durationS: Number(seconds.toFixed(2)),
+    requestsPerSec: weighted((r) => r.requestsPerSec),
+    requestsTotal: requests,
+    latencyMs: {
+      ...Object.fromEntries(Object.keys(first.latencyMs).map((k) => [k, latency(k as keyof T['latencyMs'])])),
+      max: Math.max(...slices.map((r) => r.latencyMs.max)),
+      mean: Number(weighted((r) => r.latencyMs.mean).toFixed(1)),
+    },
+    status2xx: sum(slices.map((r) => r.status2xx)),
+    non2xx: sum(slices.map((r) => r.non2xx)),
+    errors: sum(slices.map((r) => r.errors)),
+    timeouts: sum(slices.map((r) => r.timeouts)),
+    statusCodes,
+    cpuCores: Object.fromEntries([...groups].map((g) => [g, Number(weighted((r) => r.cpuCores[g] ?? 0).toFixed(2))])),
+    stackCpuMsPerRequest:
+      requests > 0
+        ? Number((sum(slices.map((r) => r.stackCpuMsPerRequest * r.requestsTotal)) / requests).toFixed(2))
+        : 0,
+    slices: slices.map((r) => ({
+      requestsPerSec: Number(r.requestsPerSec.toFixed(1)),
+      p50: r.latencyMs.p50,
+      durationS: r.durationS,
+    })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,23 +404,18 @@ async function refundOnce(
 
 /**
  * One loop per payment, each sending its next refund only once the previous one is answered,
- * until `stop.count` refunds were sent in total or, for a warm-up, until `stop.untilMs`.
+ * until `untilMs` (performance.now()); a refund sent before it is waited for.
  */
 async function refundLoops(
   send: (paymentId: string) => Promise<RefundAttempt>,
   paymentIds: string[],
-  stop: { count: number } | { untilMs: number },
+  untilMs: number,
 ): Promise<{ attempts: RefundAttempt[]; seconds: number }> {
   const attempts: RefundAttempt[] = [];
-  let sent = 0;
-  const more = () => ('count' in stop ? sent < stop.count : performance.now() < stop.untilMs);
   const t0 = performance.now();
   await Promise.all(
     paymentIds.map(async (paymentId) => {
-      while (more()) {
-        sent++;
-        attempts.push(await send(paymentId));
-      }
+      while (performance.now() < untilMs) attempts.push(await send(paymentId));
     }),
   );
   return { attempts, seconds: (performance.now() - t0) / 1000 };
@@ -478,57 +562,58 @@ async function main(): Promise<void> {
   );
   say(`Sandbox faults: ${JSON.stringify(faults)}`);
 
-  // 1. Baseline
-  const baseline = await measure('baseline GET /payments/:id (bare Koa + pg)', {
-    url: `${baselineUrl}/payments/${paymentId}`,
-    connections: GET_CONNECTIONS,
-  });
+  // 1-2. The GET group: the baseline, the product's GET, and the diagnostic: the same GET on an
+  // API process without rate limits, for the limiter's cost.
+  const getArms = [
+    (warmupS: number) =>
+      measure(
+        'baseline GET /payments/:id (bare Koa + pg)',
+        { url: `${baselineUrl}/payments/${paymentId}`, connections: GET_CONNECTIONS },
+        {},
+        warmupS,
+      ),
+    (warmupS: number) =>
+      measure(
+        'product GET /payments/{id}',
+        { url: `${apiUrl}/payments/${paymentId}`, connections: GET_CONNECTIONS, headers: { authorization: basic } },
+        {},
+        warmupS,
+      ),
+    ...(GET_UNLIMITED
+      ? [
+          (warmupS: number) =>
+            measure(
+              'product GET /payments/{id}, rate limiting off',
+              {
+                url: `${unlimitedUrl}/payments/${paymentId}`,
+                connections: GET_CONNECTIONS,
+                headers: { authorization: basic },
+              },
+              {},
+              warmupS,
+            ),
+        ]
+      : []),
+  ];
+  const [baselineSlices, getSlices, unlimitedSlices] = await mirrored(getArms);
+  const baseline = combine(baselineSlices!);
+  const productGet = combine(getSlices!);
+  const productGetUnlimited = unlimitedSlices ? combine(unlimitedSlices) : undefined;
 
-  // 2. Product GET, and the diagnostic: the same GET on an API process without rate limits, for
-  // the limiter's cost. BENCH_GET_UNLIMITED_FIRST=1 measures that one first (an ordering check).
-  const measureLimited = () =>
-    measure('product GET /payments/{id}', {
-      url: `${apiUrl}/payments/${paymentId}`,
-      connections: GET_CONNECTIONS,
-      headers: { authorization: basic },
-    });
-  const measureUnlimited = () =>
-    GET_UNLIMITED
-      ? measure('product GET /payments/{id}, rate limiting off', {
-          url: `${unlimitedUrl}/payments/${paymentId}`,
-          connections: GET_CONNECTIONS,
-          headers: { authorization: basic },
-        })
-      : Promise.resolve(undefined);
-  let productGet: Awaited<ReturnType<typeof measureLimited>>;
-  let productGetUnlimited: Awaited<ReturnType<typeof measureUnlimited>>;
-  if (process.env.BENCH_GET_UNLIMITED_FIRST === '1') {
-    productGetUnlimited = await measureUnlimited();
-    productGet = await measureLimited();
-  } else {
-    productGet = await measureLimited();
-    productGetUnlimited = await measureUnlimited();
-  }
-
-  // The Temporal floor: the POST's Temporal part alone, at the POST's concurrency, then at 1.
-  const timing = { warmupS: WARMUP_S, durationS: DURATION_S };
-  const floorAt10 = floor
-    ? await measureUpdateWithStart(floor, 'floor: update-with-start', FLOOR_CALLERS, timing)
-    : undefined;
-  const floorAt1 = floor
-    ? await measureUpdateWithStart(floor, 'floor: update-with-start, 1 caller', 1, timing)
-    : undefined;
-  const workFloorAt10 =
-    floor && WORK_FLOOR
-      ? await measureUpdateWithStart(floor, "work floor: a payment's required work", FLOOR_CALLERS, timing, 'work')
-      : undefined;
-  const workFloorAt1 =
-    floor && WORK_FLOOR
-      ? await measureUpdateWithStart(floor, "work floor: a payment's required work, 1 caller", 1, timing, 'work')
-      : undefined;
+  /** A floor arm: Update-with-Start loops at `callers`, named for the group it is measured in. */
+  const floorArm = (name: string, callers: number, kind: 'bare' | 'work' = 'bare') =>
+    floor
+      ? [(warmupS: number) => measureUpdateWithStart(floor, name, callers, { warmupS, durationS: DURATION_S }, kind)]
+      : [];
+  const floorArms = (beside: string, callers: number) => [
+    ...floorArm(`floor: update-with-start${callers === 1 ? ', 1 caller' : ''} (beside the ${beside})`, callers),
+    ...(WORK_FLOOR && beside === 'token POST'
+      ? floorArm(`work floor: a payment's required work${callers === 1 ? ', 1 caller' : ''}`, callers, 'work')
+      : []),
+  ];
 
   // 3. Product token-flow POST; every 2xx answer's payment id is kept for the ledger check.
-  const postScenario = async (name: string, connections: number) => {
+  const postScenario = async (name: string, connections: number, warmupS: number) => {
     let collecting = false;
     const answered: string[] = [];
     let otherBody = 0;
@@ -564,6 +649,7 @@ async function main(): Promise<void> {
           collecting = true;
         },
       },
+      warmupS,
     );
     collecting = false;
 
@@ -602,13 +688,34 @@ async function main(): Promise<void> {
     );
     return { result, check, answered };
   };
-  const post = await postScenario('product POST /payments (token flow)', POST_CONNECTIONS);
+  /** A POST group: its floor arms, then the product's POST; each arm's slices combined. */
+  const postGroup = async (name: string, connections: number) => {
+    const arms = floorArms('token POST', connections);
+    const slices = await mirrored<ScenarioResult | Awaited<ReturnType<typeof postScenario>>>([
+      ...arms,
+      (warmupS: number) => postScenario(name, connections, warmupS),
+    ]);
+    const posts = slices[arms.length] as Array<Awaited<ReturnType<typeof postScenario>>>;
+    const floors = slices.slice(0, arms.length) as UpdateWithStartFloor[][];
+    return {
+      result: combine(posts.map((p) => p.result)),
+      checks: posts.map((p) => p.check),
+      answered: posts.flatMap((p) => p.answered),
+      floor: floors[0] ? combine(floors[0]) : undefined,
+      workFloor: floors[1] ? combine(floors[1]) : undefined,
+    };
+  };
+  const post = await postGroup('product POST /payments (token flow)', POST_CONNECTIONS);
   const productPost = post.result;
+  const floorAt10 = post.floor;
+  const workFloorAt10 = post.workFloor;
   // Diagnostic: one request at a time, the path's own latency without queueing behind other requests.
-  const serial = SERIAL_POST ? await postScenario('product POST /payments, 1 connection', 1) : undefined;
+  const serial = SERIAL_POST ? await postGroup('product POST /payments, 1 connection', 1) : undefined;
+  const floorAt1 = serial?.floor;
+  const workFloorAt1 = serial?.workFloor;
   const ledgerCheck: Record<string, unknown> = {
-    [productPost.name]: post.check,
-    ...(serial ? { [serial.result.name]: serial.check } : {}),
+    [productPost.name]: post.checks,
+    ...(serial ? { [serial.result.name]: serial.checks } : {}),
   };
 
   // 5. Refunds: P payments of 1000 USD, P loops of sequential 0.01 refunds, each on its own payment.
@@ -709,19 +816,23 @@ async function main(): Promise<void> {
     return check;
   };
 
-  const refundScenario = async (name: string, parallel: number, total: number) => {
+  /**
+   * One slice of refunds on `paymentIds` (a loop each): `warmupS` thrown away, then DURATION_S
+   * measured. Every attempt, warm-up included, is added to `sent` for the group's check.
+   */
+  const refundScenario = async (name: string, paymentIds: string[], warmupS: number, sent: RefundAttempt[]) => {
     say(
-      `\n${name}: ${parallel} payment(s), one loop each of sequential ${REFUND_AMOUNT} USD refunds; ` +
-        `${WARMUP_S} s warm-up + ${total} refunds...`,
+      `\n${name}: ${paymentIds.length} payment(s), one loop each of sequential ${REFUND_AMOUNT} USD refunds; ` +
+        `${warmupS} s warm-up + ${DURATION_S} s...`,
     );
-    const paymentIds = await Promise.all(Array.from({ length: parallel }, () => createPaymentToRefund()));
     const warmup =
-      WARMUP_S > 0
-        ? await refundLoops(sendRefund, paymentIds, { untilMs: performance.now() + WARMUP_S * 1000 })
+      warmupS > 0
+        ? await refundLoops(sendRefund, paymentIds, performance.now() + warmupS * 1000)
         : { attempts: [], seconds: 0 };
     const loadAverage1mBefore = Number(os.loadavg()[0]?.toFixed(2));
     const before = sampleCpu();
-    const run = await refundLoops(sendRefund, paymentIds, { count: total });
+    const run = await refundLoops(sendRefund, paymentIds, performance.now() + DURATION_S * 1000);
+    sent.push(...warmup.attempts, ...run.attempts);
     const after = sampleCpu();
     const cpuCores = cpuBetween(before, after, run.seconds);
     const stackCores = Object.entries(cpuCores)
@@ -736,7 +847,6 @@ async function main(): Promise<void> {
     }
     const count = run.attempts.length;
     const result: ScenarioResult & {
-      refundsTotal: number;
       warmupRefunds: number;
       warmupErrors: number;
       errorKinds: Record<string, number>;
@@ -744,7 +854,7 @@ async function main(): Promise<void> {
       name,
       method: 'POST',
       path: '/payments/{id}/refund',
-      connections: parallel,
+      connections: paymentIds.length,
       durationS: Number(run.seconds.toFixed(2)),
       requestsPerSec: count / run.seconds,
       requestsTotal: count,
@@ -764,7 +874,6 @@ async function main(): Promise<void> {
       cpuCores,
       stackCpuMsPerRequest: count > 0 ? Number(((stackCores * run.seconds * 1000) / count).toFixed(2)) : 0,
       loadAverage1mBefore,
-      refundsTotal: total,
       warmupRefunds: warmup.attempts.length,
       warmupErrors: warmup.attempts.filter((a) => a.error).length,
       errorKinds,
@@ -777,20 +886,43 @@ async function main(): Promise<void> {
     );
     for (const [kind, n] of Object.entries(errorKinds)) say(`    error x${n}: ${kind}`);
     say(`  CPU (cores): ${formatCpu(result.cpuCores)}; stack CPU per request ${result.stackCpuMsPerRequest} ms`);
-    const check = await checkRefunds(paymentIds, [...warmup.attempts, ...run.attempts]);
-    return { result, check, attempts: run.attempts };
+    return { result, attempts: run.attempts };
   };
 
-  const refunds = REFUNDS
-    ? await refundScenario('refund POST /payments/{id}/refund', REFUND_PARALLEL, REFUNDS_TOTAL)
-    : undefined;
+  /**
+   * A refund group: `parallel` payments to refund, its floor arm, then the refund loops; the
+   * ledger and balances checked once over every refund the group sent.
+   */
+  const refundGroup = async (name: string, parallel: number) => {
+    const paymentIds = await Promise.all(Array.from({ length: parallel }, () => createPaymentToRefund()));
+    const sent: RefundAttempt[] = [];
+    const arms = floorArm(
+      `floor: update-with-start${parallel === 1 ? ', 1 caller' : ''} (beside the refunds)`,
+      parallel,
+    );
+    const slices = await mirrored<ScenarioResult | Awaited<ReturnType<typeof refundScenario>>>([
+      ...arms,
+      (warmupS: number) => refundScenario(name, paymentIds, warmupS, sent),
+    ]);
+    const runs = slices[arms.length] as Array<Awaited<ReturnType<typeof refundScenario>>>;
+    const floors = slices.slice(0, arms.length) as UpdateWithStartFloor[][];
+    return {
+      result: combine(runs.map((r) => r.result)),
+      check: await checkRefunds(paymentIds, sent),
+      attempts: runs.flatMap((r) => r.attempts),
+      floor: floors[0] ? combine(floors[0]) : undefined,
+    };
+  };
+
+  const refunds = REFUNDS ? await refundGroup('refund POST /payments/{id}/refund', REFUND_PARALLEL) : undefined;
   const refundsSerial =
-    REFUNDS && REFUNDS_SERIAL_TOTAL > 0
-      ? await refundScenario('refund POST /payments/{id}/refund, 1 connection', 1, REFUNDS_SERIAL_TOTAL)
-      : undefined;
+    REFUNDS && SERIAL_REFUNDS ? await refundGroup('refund POST /payments/{id}/refund, 1 connection', 1) : undefined;
   for (const r of [refunds, refundsSerial]) if (r) ledgerCheck[r.result.name] = r.check;
   const ledgerOk =
-    post.check.ok && (serial?.check.ok ?? true) && (refunds?.check.ok ?? true) && (refundsSerial?.check.ok ?? true);
+    post.checks.every((c) => c.ok) &&
+    (serial?.checks.every((c) => c.ok) ?? true) &&
+    (refunds?.check.ok ?? true) &&
+    (refundsSerial?.check.ok ?? true);
 
   // What one payment and one refund cost in Temporal round trips: a history from the quietest run.
   const printHistory = (what: string, history: Awaited<ReturnType<typeof workflowHistory>> | { error: string }) => {
@@ -828,8 +960,10 @@ async function main(): Promise<void> {
   const ratio = productGet.requestsPerSec / baseline.requestsPerSec;
   const floorOf = (r: ScenarioResult): ScenarioResult | undefined => {
     if (r === productGet || r === productGetUnlimited) return baseline;
-    if (r === productPost || r === refunds?.result || r === workFloorAt10) return floorAt10;
-    if (r === serial?.result || r === refundsSerial?.result || r === workFloorAt1) return floorAt1;
+    if (r === productPost || r === workFloorAt10) return floorAt10;
+    if (r === serial?.result || r === workFloorAt1) return floorAt1;
+    if (r === refunds?.result) return refunds.floor;
+    if (r === refundsSerial?.result) return refundsSerial.floor;
     return undefined;
   };
   const over = (a: number, b: number | undefined) => (b && b > 0 ? Number((a / b).toFixed(3)) : null);
@@ -854,7 +988,9 @@ async function main(): Promise<void> {
     ...(workFloorAt1 ? [workFloorAt1] : []),
     productPost,
     ...(serial ? [serial.result] : []),
+    ...(refunds?.floor ? [refunds.floor] : []),
     ...(refunds ? [refunds.result] : []),
+    ...(refundsSerial?.floor ? [refundsSerial.floor] : []),
     ...(refundsSerial ? [refundsSerial.result] : []),
   ];
   const header = [
@@ -893,21 +1029,19 @@ async function main(): Promise<void> {
   ];
   const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
   say(
-    `\nResults (${startedAt.toISOString()}; autocannon: ${DURATION_S} s each after ${WARMUP_S} s warm-up; refunds: ` +
-      `a count after ${WARMUP_S} s warm-up, errors = answers other than 200 \`succeeded\`; floor: Update-with-Start ` +
-      `loops for ${DURATION_S} s after ${WARMUP_S} s warm-up; "vs floor": GET against the baseline, POST and refunds ` +
-      `against the floor at the same concurrency):\n`,
+    `\nResults (${startedAt.toISOString()}; every row ${ROUNDS} slices of ${DURATION_S} s, measured in mirrored ` +
+      `rounds with the other rows of its group, after ${WARMUP_S} s warm-up (${SETTLE_S} s before later slices); ` +
+      `p50/p90/p99: the slices' median; refunds: errors = answers other than 200 \`succeeded\`; floor: ` +
+      `Update-with-Start loops; "vs floor": GET against the baseline, POST and refunds against the floor of their ` +
+      `group, at the same concurrency):\n`,
   );
   for (const row of table)
     say(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
   say(`\nCPU cores used during each measured run:`);
   for (const r of rows) say(`  ${r.name}: ${formatCpu(r.cpuCores)}`);
-  if (floorAt1) {
-    say(
-      `\nfloor at 1 caller: p50 ${floorAt1.latencyMs.p50} ms, p95 ${floorAt1.latencyMs.p95} ms; ` +
-        `at ${FLOOR_CALLERS}: ${floorAt10?.requestsPerSec.toFixed(1)}/s, p50 ${floorAt10?.latencyMs.p50} ms, ` +
-        `p95 ${floorAt10?.latencyMs.p95} ms`,
-    );
+  say('\nEach slice (req/s, p50 ms), in the order measured:');
+  for (const r of rows) {
+    say(`  ${r.name}: ${(r.slices ?? []).map((x) => `${x.requestsPerSec}/s ${x.p50} ms`).join(', ')}`);
   }
   if (productGetUnlimited) {
     say(
@@ -952,6 +1086,8 @@ async function main(): Promise<void> {
       postRpsAt10: figure(productPost, rps, 10),
       refundP50At1: figure(refundsSerial?.result, p50),
       refundRpsAt10: figure(refunds?.result, rps, 10),
+      refundFloorP50At1: figure(refundsSerial?.floor, p50),
+      refundFloorRpsAt10: figure(refunds?.floor, rps, 10),
     },
     'run',
   );
@@ -964,6 +1100,14 @@ async function main(): Promise<void> {
     work: { p50At1: clean(workFloorAt1)?.latencyMs.p50, rpsAt10: clean(workFloorAt10)?.requestsPerSec },
     post: { p50At1: clean(serial?.result)?.latencyMs.p50, rpsAt10: clean(productPost)?.requestsPerSec },
     refund: { p50At1: clean(refundsSerial?.result)?.latencyMs.p50, rpsAt10: clean(refunds?.result)?.requestsPerSec },
+    ...(refunds?.floor || refundsSerial?.floor
+      ? {
+          refundFloor: {
+            p50At1: clean(refundsSerial?.floor)?.latencyMs.p50,
+            rpsAt10: clean(refunds?.floor)?.requestsPerSec,
+          },
+        }
+      : {}),
   });
   if (bounds.length) {
     say(
@@ -989,6 +1133,8 @@ async function main(): Promise<void> {
     settings: {
       durationS: DURATION_S,
       warmupS: WARMUP_S,
+      settleS: SETTLE_S,
+      rounds: ROUNDS,
       getConnections: GET_CONNECTIONS,
       postConnections: POST_CONNECTIONS,
       serialPost: SERIAL_POST,
@@ -999,8 +1145,7 @@ async function main(): Promise<void> {
       refunds: REFUNDS
         ? {
             parallel: REFUND_PARALLEL,
-            total: REFUNDS_TOTAL,
-            serialTotal: REFUNDS_SERIAL_TOTAL,
+            serial: SERIAL_REFUNDS,
             paymentAmount: REFUND_PAYMENT_AMOUNT,
             refundAmount: REFUND_AMOUNT,
             currency: 'USD',
@@ -1022,6 +1167,8 @@ async function main(): Promise<void> {
       ...(floorAt1 ? { updateWithStartSerial: floorAt1 } : {}),
       ...(workFloorAt10 ? { workFloor: workFloorAt10 } : {}),
       ...(workFloorAt1 ? { workFloorSerial: workFloorAt1 } : {}),
+      ...(refunds?.floor ? { updateWithStartBesideRefunds: refunds.floor } : {}),
+      ...(refundsSerial?.floor ? { updateWithStartSerialBesideRefunds: refundsSerial.floor } : {}),
     },
     bounds,
     /** Each product scenario against its floor (product / floor; for latencies, above 1 is slower). */

@@ -155,6 +155,14 @@ describe('bench targets (issue 12)', () => {
     expect(new Set(at).size).toBe(1);
   });
 
+  it('compares the refund lines with the floor measured beside the refunds, when there is one', () => {
+    const lines = byId(evaluateTargets({ ...onTheLimit, refundFloorP50At1: v(40), refundFloorRpsAt10: v(140) }, 'run'));
+    // 60 / 40 ms and 70 / 140 req/s: the POST's floor (50 ms, 100 req/s) would have met both.
+    expect(lines.refundP50VsFloor).toMatchObject({ value: 1.5, detail: '60 / 40 ms', met: false });
+    expect(lines.refundThroughputVsFloor).toMatchObject({ value: 0.5, detail: '70 / 140 req/s', met: false });
+    expect(lines.postThroughputVsFloor).toMatchObject({ value: 0.8, met: true });
+  });
+
   describe('bounds (the work floor)', () => {
     const floor = { p50At1: 10, rpsAt10: 100 };
     const work = { p50At1: 13, rpsAt10: 90 };
@@ -179,6 +187,18 @@ describe('bench targets (issue 12)', () => {
         'work floor throughput at 10 vs floor: 0.900x (90.0 / 100.0 req/s); targets: token POST >= 0.8x, refund >= 0.7x',
       );
       expect(lines[3]!.text).toBe('refund vs work floor: p50 at 1 1.500x, throughput at 10 0.667x');
+    });
+
+    it('compares refunds measured beside a floor of their own through the floors', () => {
+      // The refund at half its floor's rate and 1.5x its p50, the work floor at 0.9x and 1.3x of its own.
+      const lines = evaluateBounds({
+        floor,
+        work,
+        post: {},
+        refund: { p50At1: 30, rpsAt10: 100 },
+        refundFloor: { p50At1: 20, rpsAt10: 200 },
+      });
+      expect(lines[3]).toMatchObject({ id: 'refundVsWork', p50Ratio: 1.154, rpsRatio: 0.556 });
     });
 
     it('is empty without a work floor, and shows a dash for a missing figure', () => {
