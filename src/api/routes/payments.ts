@@ -156,6 +156,7 @@ async function insertOrFind(
   });
   if (inserted) return { ...inserted, merchant };
   // The externalId names a payment already: that one (the unique key spans both environments).
+  // A fork of its own: the ORM's identity map is per request (the insert above needs none).
   const existing = await em.fork().findOne(Payment, { merchant: caller.merchantId, externalId: body.externalId });
   if (!existing)
     throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
@@ -268,8 +269,7 @@ export function paymentRoutes(deps: {
           return existing?.processor ?? null;
         });
         for (let round = 0; round < 3; round++) {
-          const em = deps.em.fork();
-          const payment = await insertOrFind(em, caller, body, settings.paymentExpirySeconds, processor);
+          const payment = await insertOrFind(deps.em, caller, body, settings.paymentExpirySeconds, processor);
           const mismatch = conflict(payment, body);
           if (mismatch) throw mismatch;
           if (payment.status !== 'created') return presentPayment(payment);
