@@ -4,8 +4,8 @@ import { publishPaymentOutcome } from '../src/db/outcomeHints';
 import {
   applyProviderPayment,
   applyProviderPaymentToRead,
+  claimPaymentForAttempt,
   failUnsentPayment,
-  findPaymentForAttempt,
   voidPayment,
 } from '../src/domain/payments';
 import { ProviderMismatchError, differences } from '../src/providers/errors';
@@ -83,31 +83,47 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
   return {
     /** Asks the provider to take the payment, with the payment id as idempotency key. */
     async attemptProviderPayment(paymentId: string): Promise<AttemptResult> {
-      const payment = await findPaymentForAttempt(orm.em, paymentId);
-      if (!payment) return { kind: 'missing' };
+      // Read, and marked as sent by the same statement while `created` (the mark is committed
+      // before the provider is asked; activities/providerCalls.ts).
+      const claimed = await claimPaymentForAttempt(orm.em, paymentId);
+      if (!claimed) return { kind: 'missing' };
+      const { payment, sentBefore } = claimed;
       if (payment.status !== 'created') return { kind: 'settled' };
+      // No call is made without a provider: a mark this attempt set is taken back first.
+      const unmark = () => (sentBefore ? Promise.resolve() : clearProviderCallSent(orm, 'payments', paymentId));
       const provider = await recordProvider(providers, {
         merchant: { id: payment.merchantId },
         environment: payment.environment,
         processor: payment.processor,
+      }).catch(async (err: unknown) => {
+        await unmark();
+        throw err;
       });
-      if (!provider) return failUnconfigured(payment);
+      if (!provider) {
+        await unmark();
+        return failUnconfigured(payment);
+      }
       let pp: ProviderPayment;
       try {
-        pp = await sentProviderCall(orm, 'payments', payment.id, () =>
-          provider.createPayment({
-            idempotencyKey: payment.id,
-            amountMinor: payment.amountMinor,
-            currency: payment.currency,
-            mode: payment.cardToken ? 'card' : 'checkout',
-            ...(payment.cardToken ? { cardToken: payment.cardToken } : {}),
-            ...(payment.returnUrl ? { returnUrl: payment.returnUrl } : {}),
-            webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
-            saveCard: payment.saveCardEnabled,
-            ...(payment.description ? { description: payment.description } : {}),
-            expiresAt: payment.expiresAt,
-            metadata: { paymentId: payment.id, merchantId: payment.merchantId, reference_id: payment.externalId },
-          }),
+        pp = await sentProviderCall(
+          orm,
+          'payments',
+          payment.id,
+          () =>
+            provider.createPayment({
+              idempotencyKey: payment.id,
+              amountMinor: payment.amountMinor,
+              currency: payment.currency,
+              mode: payment.cardToken ? 'card' : 'checkout',
+              ...(payment.cardToken ? { cardToken: payment.cardToken } : {}),
+              ...(payment.returnUrl ? { returnUrl: payment.returnUrl } : {}),
+              webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
+              saveCard: payment.saveCardEnabled,
+              ...(payment.description ? { description: payment.description } : {}),
+              expiresAt: payment.expiresAt,
+              metadata: { paymentId: payment.id, merchantId: payment.merchantId, reference_id: payment.externalId },
+            }),
+          { sentBefore },
         );
       } catch (err) {
         const refused = refusal(err, logger, {

@@ -49,10 +49,13 @@ export async function sentProviderCall<T>(
   table: ProviderCallTable,
   id: string,
   call: () => Promise<T>,
-  /** The statement that created the record marked this first call sent: no earlier one exists. */
-  markedAtCreation = false,
+  /**
+   * The caller's own statement marked this call sent already (the one that created the record, or
+   * read it for the attempt), and found whether an earlier call was outstanding.
+   */
+  marked?: { sentBefore: boolean },
 ): Promise<T> {
-  const sentBefore = markedAtCreation ? false : await markSent(orm, table, id);
+  const sentBefore = marked ? marked.sentBefore : await markSent(orm, table, id);
   try {
     return await call();
   } catch (err) {

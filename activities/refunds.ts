@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Refund } from '../src/db/entities';
 import { publishRefundSettled } from '../src/db/outcomeHints';
 import {
+  claimRefundForAttempt,
   findRefundWithPayment,
   settleRefund,
   settleRefundFromRead,
@@ -12,7 +13,7 @@ import { ProviderError, ProviderMismatchError, differences } from '../src/provid
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
-import { sentProviderCall } from './providerCalls';
+import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
@@ -127,11 +128,19 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
      * externalId as reference_id. A conflict or an answer that is not ours goes to reconciliation.
      */
     async attemptProviderRefund(refundId: string): Promise<RefundAttemptResult> {
-      const refund = await load(refundId);
-      if (!refund) return 'missing';
+      // Read, and marked as sent by the same statement while `pending` (activities/providerCalls.ts).
+      const claimed = await claimRefundForAttempt(orm.em, refundId);
+      if (!claimed) return 'missing';
+      const { refund, sentBefore } = claimed;
       if (refund.status !== 'pending') return 'settled';
-      const provider = await recordProvider(providers, refund.payment);
+      // No call is made without a provider: a mark this attempt set is taken back first.
+      const unmark = () => (sentBefore ? Promise.resolve() : clearProviderCallSent(orm, 'refunds', refundId));
+      const provider = await recordProvider(providers, refund.payment).catch(async (err: unknown) => {
+        await unmark();
+        throw err;
+      });
       if (!provider) {
+        await unmark();
         // Nothing can be sent, and waiting will not change it: failed, the balance released.
         logger.error({ refundId, processor: refund.payment.processor }, 'no provider configured; refund failed');
         await settleRefund(orm.em.fork(), refundId, {
@@ -142,8 +151,14 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
         return 'settled';
       }
       try {
-        const pr = await sentProviderCall(orm, 'refunds', refund.id, () =>
-          provider.createRefund(refundRequest(refund)),
+        const pr = await sentProviderCall(
+          orm,
+          'refunds',
+          refund.id,
+          () => provider.createRefund(refundRequest(refund)),
+          {
+            sentBefore,
+          },
         );
         return await follow(refund, pr);
       } catch (err) {

@@ -186,7 +186,7 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
             ...(s.description ? { description: s.description } : {}),
             metadata: metadataOf(s, invoice.id),
           }),
-        markedAtOpen,
+        markedAtOpen ? { sentBefore: false } : undefined,
       );
     } catch (err) {
       const refused = refusal(err, logger, { subscriptionId: s.id, invoiceId: invoice.id, processor: s.processor });

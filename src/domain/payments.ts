@@ -258,20 +258,44 @@ export async function applyProviderPayment(
 /** What a payment attempt reads of its payment: the view, and what its provider call is made of. */
 export type PaymentForAttempt = PaymentView & { merchantId: string; cardToken: string | null };
 
-const PAYMENT_FOR_ATTEMPT: PreparedStatement = {
-  name: 'payment_for_attempt',
-  text: `select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token from payments where id = $1`,
-};
-
-/** The payment an attempt is made for, read in one prepared statement (it is on every payment's path). */
-export async function findPaymentForAttempt(em: EntityManager, id: string): Promise<PaymentForAttempt | null> {
-  const [row] = await preparedRows(em, PAYMENT_FOR_ATTEMPT, [id]);
-  if (!row) return null;
+function paymentForAttemptOfRow(row: Record<string, unknown>): PaymentForAttempt {
   return {
     ...paymentViewOfRow(row),
     merchantId: row.merchant_id as string,
     cardToken: row.card_token as string | null,
   };
+}
+
+const CLAIM_PAYMENT_FOR_ATTEMPT: PreparedStatement = {
+  name: 'claim_payment_for_attempt',
+  text: `with prior as (
+       select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token, provider_call_sent_at as sent_at
+         from payments where id = $1 for update
+     ), marked as (
+       update payments set provider_call_sent_at = coalesce(prior.sent_at, now())
+         from prior where payments.id = prior.id and prior.status = 'created'
+       returning payments.id
+     )
+     select * from prior`,
+};
+
+/** A payment read for its attempt; when `created`, its provider call is marked as sent by the same statement. */
+export interface ClaimedPayment {
+  payment: PaymentForAttempt;
+  /** An earlier call under the payment's key was marked as sent and never proven to have done nothing. */
+  sentBefore: boolean;
+}
+
+/**
+ * An attempt's read and its provider call's sent mark in one statement (issue 12: one round trip
+ * less on every token payment): the row as it is, locked, and, when it is `created`, marked as
+ * sent (committed before the provider is asked, as activities/providerCalls.ts requires), saying
+ * whether an earlier call was outstanding. Null when there is no such payment.
+ */
+export async function claimPaymentForAttempt(em: EntityManager, id: string): Promise<ClaimedPayment | null> {
+  const [row] = await preparedRows(em, CLAIM_PAYMENT_FOR_ATTEMPT, [id]);
+  if (!row) return null;
+  return { payment: paymentForAttemptOfRow(row), sentBefore: row.sent_at != null };
 }
 
 /**

@@ -436,15 +436,30 @@ export type RefundWithPayment = SettledRefundFields & {
   payment: PaymentView & { merchant: { id: string } };
 };
 
+/** The columns of a refund with its payment (REFUND_WITH_PAYMENT), as refundWithPaymentOfRow reads them. */
+const REFUND_WITH_PAYMENT_COLUMNS = `p.*, r.id as refund_id, r.merchant_id as refund_merchant_id,
+  r.external_id as refund_external_id, r.amount_minor as refund_amount_minor, r.currency as refund_currency,
+  r.reason as refund_reason, r.status as refund_status, r.failure_code as refund_failure_code,
+  r.failure_message as refund_failure_message, r.provider_refund_id as refund_provider_refund_id,
+  r.created_at as refund_created_at, r.updated_at as refund_updated_at`;
+const PAYMENT_OF_REFUND = `(select ${PAYMENT_VIEW_COLUMNS}, merchant_id from payments) p on p.id = r.payment_id`;
+
 const REFUND_WITH_PAYMENT: PreparedStatement = {
   name: 'refund_with_payment',
-  text: `select p.*, r.id as refund_id, r.merchant_id as refund_merchant_id, r.external_id as refund_external_id,
-                r.amount_minor as refund_amount_minor, r.currency as refund_currency, r.reason as refund_reason,
-                r.status as refund_status, r.failure_code as refund_failure_code,
-                r.failure_message as refund_failure_message, r.provider_refund_id as refund_provider_refund_id,
-                r.created_at as refund_created_at, r.updated_at as refund_updated_at
-           from refunds r join (select ${PAYMENT_VIEW_COLUMNS}, merchant_id from payments) p on p.id = r.payment_id
-          where r.id = $1`,
+  text: `select ${REFUND_WITH_PAYMENT_COLUMNS} from refunds r join ${PAYMENT_OF_REFUND} where r.id = $1`,
+};
+
+const CLAIM_REFUND_FOR_ATTEMPT: PreparedStatement = {
+  name: 'claim_refund_for_attempt',
+  text: `with prior as (
+       select id, status, provider_call_sent_at as sent_at from refunds where id = $1 for update
+     ), marked as (
+       update refunds set provider_call_sent_at = coalesce(prior.sent_at, now())
+         from prior where refunds.id = prior.id and prior.status = 'pending'
+       returning refunds.id
+     )
+     select ${REFUND_WITH_PAYMENT_COLUMNS}, prior.sent_at
+       from refunds r join prior on prior.id = r.id join ${PAYMENT_OF_REFUND}`,
 };
 
 /**
@@ -453,7 +468,23 @@ const REFUND_WITH_PAYMENT: PreparedStatement = {
  */
 export async function findRefundWithPayment(em: EntityManager, id: string): Promise<RefundWithPayment | null> {
   const [row] = await preparedRows(em, REFUND_WITH_PAYMENT, [id]);
-  if (!row) return null;
+  return row ? refundWithPaymentOfRow(row) : null;
+}
+
+/**
+ * A refund's attempt reads it with its payment and, when it is `pending`, marks its provider call
+ * as sent, in one statement (as claimPaymentForAttempt does for a payment): `sentBefore` says
+ * whether an earlier call under its key was outstanding. Null when there is no such refund.
+ */
+export async function claimRefundForAttempt(
+  em: EntityManager,
+  id: string,
+): Promise<{ refund: RefundWithPayment; sentBefore: boolean } | null> {
+  const [row] = await preparedRows(em, CLAIM_REFUND_FOR_ATTEMPT, [id]);
+  return row ? { refund: refundWithPaymentOfRow(row), sentBefore: row.sent_at != null } : null;
+}
+
+function refundWithPaymentOfRow(row: Record<string, unknown>): RefundWithPayment {
   return {
     id: row.refund_id as string,
     merchant: { id: row.refund_merchant_id as string },

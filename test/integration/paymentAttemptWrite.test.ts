@@ -3,7 +3,7 @@ import { MerchantEvent, Payment } from '../../src/db/entities';
 import {
   applyProviderPayment,
   applyProviderPaymentToRead,
-  findPaymentForAttempt,
+  claimPaymentForAttempt,
   findPaymentView,
   presentPayment,
   type PaymentForAttempt,
@@ -37,7 +37,7 @@ describe('the payment attempt written in one statement', () => {
       ...overrides,
     });
     await em.flush();
-    return (await findPaymentForAttempt(orm.em, payment.id))!;
+    return (await claimPaymentForAttempt(orm.em, payment.id))!.payment;
   }
 
   const providerPayment = (p: PaymentForAttempt, over: Partial<ProviderPayment> = {}): ProviderPayment => ({
@@ -55,6 +55,31 @@ describe('the payment attempt written in one statement', () => {
   const reload = (id: string) => orm.em.fork().findOneOrFail(Payment, { id });
   const eventsOf = (id: string) =>
     orm.em.fork().find(MerchantEvent, { resourceId: id }, { orderBy: { createdAt: 'asc' } });
+
+  it('reads the payment for its attempt and marks its call sent in one statement, saying whether one was outstanding', async () => {
+    const em = orm.em.fork();
+    const payment = paymentRow(em, merchantId, { cardToken: 'tok_success' });
+    await em.flush();
+    const first = await claimPaymentForAttempt(orm.em, payment.id);
+    expect(first).toMatchObject({
+      sentBefore: false,
+      payment: { id: payment.id, status: 'created', cardToken: 'tok_success' },
+    });
+    const markedAt = (await reload(payment.id)).providerCallSentAt;
+    expect(markedAt).toBeInstanceOf(Date);
+    // A second attempt (a worker died mid-call): the earlier call is outstanding; the mark stays as it was.
+    expect(await claimPaymentForAttempt(orm.em, payment.id)).toMatchObject({ sentBefore: true });
+    expect((await reload(payment.id)).providerCallSentAt).toEqual(markedAt);
+    // A settled payment is read, never marked.
+    const settled = paymentRow(em, merchantId, { status: 'succeeded' });
+    await em.flush();
+    expect(await claimPaymentForAttempt(orm.em, settled.id)).toMatchObject({
+      sentBefore: false,
+      payment: { status: 'succeeded' },
+    });
+    expect((await reload(settled.id)).providerCallSentAt).toBeNull();
+    expect(await claimPaymentForAttempt(orm.em, 'pay_01NOSUCHPAYMENT000000000000')).toBeNull();
+  });
 
   it('a capture: the payment succeeded, one event whose payload is the payment as it now is', async () => {
     const read = await createdPayment({ saveCardEnabled: true });

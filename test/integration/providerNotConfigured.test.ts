@@ -25,6 +25,13 @@ describe('records whose provider is no longer configured', () => {
 
   const setProcessor = (table: 'payments' | 'subscriptions', id: string) =>
     stack.orm.em.getConnection().execute(`update ${table} set processor = 'retired' where id = ?`, [id]);
+  /** Whether the record says a provider call may have been sent (activities/providerCalls.ts). */
+  const callMarked = async (table: 'payments' | 'refunds', id: string) => {
+    const rows: Array<{ sent: boolean }> = await stack.orm.em
+      .getConnection()
+      .execute(`select provider_call_sent_at is not null as sent from ${table} where id = ?`, [id]);
+    return rows[0]?.sent;
+  };
 
   it('a payment attempt fails the payment (nothing charged) instead of failing its workflow', async () => {
     const em = stack.orm.em.fork();
@@ -47,6 +54,8 @@ describe('records whose provider is no longer configured', () => {
     const got = await call(stack.api.baseUrl, 'GET', `/payments/${payment.id}`, merchant.auth);
     expect(got.body).toMatchObject({ status: 'failed', failureCode: 'provider_not_configured' });
     expect(await stack.ledger('capture', payment.id)).toHaveLength(0);
+    // The attempt's read marks the call as sent; with no provider no call was made, and the mark is gone.
+    expect(await callMarked('payments', payment.id)).toBe(false);
   });
 
   it('a refund attempt fails the refund and releases the balance', async () => {
@@ -71,6 +80,7 @@ describe('records whose provider is no longer configured', () => {
       paymentAmountRefundable: 9,
     });
     expect(await stack.ledger('refund', paymentId)).toHaveLength(0);
+    expect(await callMarked('refunds', refund.body.id as string)).toBe(false);
   });
 
   it("a subscription's renewal is a declined attempt (no provider call) and the subscription ends decided", async () => {

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { MerchantEvent, Payment, Refund } from '../../src/db/entities';
 import { presentPayment } from '../../src/domain/payments';
 import {
+  claimRefundForAttempt,
   createRefund,
   findRefundWithPayment,
   presentRefund,
@@ -54,6 +55,26 @@ describe('a refund settled in one statement', () => {
     };
   };
   const json = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+  it("an attempt's read marks the refund's call sent in the same statement, saying whether one was outstanding", async () => {
+    const read = await pendingRefund(2);
+    const first = await claimRefundForAttempt(orm.em, read.id);
+    // What the attempt reads is what findRefundWithPayment reads.
+    expect(first).toEqual({ refund: read, sentBefore: false });
+    const markedAt = (await reload(read)).refund.providerCallSentAt;
+    expect(markedAt).toBeInstanceOf(Date);
+    expect(await claimRefundForAttempt(orm.em, read.id)).toMatchObject({ sentBefore: true });
+    expect((await reload(read)).refund.providerCallSentAt).toEqual(markedAt);
+    // Settled: read, never marked.
+    const other = await pendingRefund(1);
+    await settleRefundFromRead(orm.em, other, { status: 'succeeded', providerRefundId: 're_claim' });
+    expect(await claimRefundForAttempt(orm.em, other.id)).toMatchObject({
+      sentBefore: false,
+      refund: { status: 'succeeded' },
+    });
+    expect((await reload(other)).refund.providerCallSentAt).toBeNull();
+    expect(await claimRefundForAttempt(orm.em, 're_01NOSUCHREFUND0000000000000')).toBeNull();
+  });
 
   it('a partial refund: refund succeeded, the payment partially refunded, two events showing both as they now are', async () => {
     const read = await pendingRefund(4);
