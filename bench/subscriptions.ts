@@ -6,7 +6,6 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { startMailCatcher } from '../src/mail/catcher';
 import { DEFAULT_WORKER_MAX_CACHED_WORKFLOWS } from '../src/config';
-import { WORKER_NODE_ARGS } from '../src/main/stackParts';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { startFloor, timerStorm, type TimerStormFloor } from './floor/scenarios';
 import { evaluateTargets, formatTargets } from './targets';
@@ -23,6 +22,7 @@ import {
   freePorts,
   getOk,
   beginRun,
+  buildForBench,
   onTeardown,
   rssByGroup,
   sampleCpu,
@@ -34,6 +34,8 @@ import {
   tail,
   teardown,
   waitFor,
+  workerEnv,
+  workerNodeArgs,
   type CpuSample,
 } from './stack';
 
@@ -82,7 +84,8 @@ import {
  * bench/.out/profiles/subscriptions-worker), BENCH_SUBS_TIMEOUT_S (the watchdog; default from N),
  * BENCH_FLOOR (1; 0 skips the floor, and its target line is then MISSED), BENCH_FLOOR_STORM_N (3000),
  * BENCH_FLOOR_STORM_DUE_IN_S (10 + N / 100: T = first start + this), BENCH_FLOOR_STORM_TIMEOUT_S (300),
- * BENCH_TEMPORAL (dev; server: the real Temporal server on PostgreSQL, see bench/stack.ts).
+ * BENCH_TEMPORAL (dev; server: the real Temporal server on PostgreSQL, see bench/stack.ts),
+ * BENCH_SOURCES (0; 1 runs the sources through tsx instead of the production build, bench/stack.ts).
  */
 
 const N = envInt('BENCH_SUBS_N', 1000);
@@ -96,8 +99,11 @@ const STORM_TIMEOUT_S = envInt('BENCH_SUBS_STORM_TIMEOUT_S', 900);
 const HISTORY_SAMPLE = envInt('BENCH_SUBS_HISTORY_SAMPLE', 20);
 const CAN_RUNS = envInt('BENCH_SUBS_CAN_RUNS', 2, 0);
 const CAN_TIMEOUT_S = envInt('BENCH_SUBS_CAN_TIMEOUT_S', 300);
-/** The worker's Node flags as the product starts it (WORKER_NODE_ARGS) unless the knob says otherwise. */
-const WORKER_NODE_OPTIONS = process.env.BENCH_SUBS_WORKER_NODE_OPTIONS ?? WORKER_NODE_ARGS.join(' ');
+/**
+ * The worker's Node flags as the product starts it (WORKER_NODE_ARGS, compiled with the build:
+ * bench/stack.ts) unless the knob says otherwise. Known once the build is made.
+ */
+const workerNodeOptions = () => process.env.BENCH_SUBS_WORKER_NODE_OPTIONS ?? workerNodeArgs().join(' ');
 /** BENCH_SUBS_CPU_PROF=1 runs the worker with --cpu-prof (into bench/.out/profiles/subscriptions-worker). */
 const CPU_PROF = process.env.BENCH_SUBS_CPU_PROF === '1';
 /** Stack ~60 s, warm-up, creation at >= 4/s, idle, the storm, the demo, checks and teardown. */
@@ -328,6 +334,9 @@ async function createMany(
 
 async function main(): Promise<void> {
   const { startedAt, git, machine, watchdog } = beginRun(RUN_TIMEOUT_S * 1000);
+  // The production build (unless BENCH_SOURCES=1): the worker's flags name its compiled preload.
+  await buildForBench();
+  const WORKER_NODE_OPTIONS = workerNodeOptions();
   const cache = workerHeapAndDefaultCache(WORKER_NODE_OPTIONS);
   say(
     `N = ${N}, concurrency ${CONCURRENCY}, warm-up ${WARMUP}, billing day ${BILLING_DAY_S} s; worker NODE_OPTIONS ` +
@@ -382,7 +391,7 @@ async function main(): Promise<void> {
   const worker = spawnChild(
     'worker',
     'src/main/worker.ts',
-    { ...childEnv, NODE_OPTIONS: WORKER_NODE_OPTIONS },
+    { ...childEnv, ...workerEnv(), NODE_OPTIONS: WORKER_NODE_OPTIONS },
     logDir,
     CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.join(OUT_DIR, 'profiles', 'subscriptions-worker')] : [],
   );
