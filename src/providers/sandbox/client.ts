@@ -46,10 +46,10 @@ const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 class CallTimeoutError extends Error {}
 
 /**
- * One HTTP exchange on `node:http` with a keep-alive agent: about a third of the worker's CPU per
- * call that `fetch` spent on its streams and abort signals (bench/RESULTS.md). Resolves with the
- * status and the whole body as text; rejects with the socket's error, or CallTimeoutError after
- * `timeoutMs` from the send (the request is then destroyed).
+ * One HTTP exchange on `node:http` with a keep-alive agent (`fetch`'s web streams and abort
+ * signals were the largest part of the worker's extra CPU per payment: bench/RESULTS.md, fifteenth
+ * issue-12 session). Resolves with the status and the whole body as text; rejects with the
+ * socket's error, or CallTimeoutError after `timeoutMs` from the send (the request is then destroyed).
  */
 function exchange(
   url: URL,
