@@ -13,7 +13,7 @@ import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/pro
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
-import { clearProviderCallSent, sentProviderCall } from './providerCalls';
+import { clearProviderCallSent, providerForClaimedCall, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
 
 export type AttemptResult =
@@ -89,20 +89,14 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (!claimed) return { kind: 'missing' };
       const { payment, sentBefore } = claimed;
       if (payment.status !== 'created') return { kind: 'settled' };
-      // No call is made without a provider: a mark this attempt set is taken back first.
-      const unmark = () => (sentBefore ? Promise.resolve() : clearProviderCallSent(orm, 'payments', paymentId));
-      const provider = await recordProvider(providers, {
-        merchant: { id: payment.merchantId },
-        environment: payment.environment,
-        processor: payment.processor,
-      }).catch(async (err: unknown) => {
-        await unmark();
-        throw err;
-      });
-      if (!provider) {
-        await unmark();
-        return failUnconfigured(payment);
-      }
+      const provider = await providerForClaimedCall(orm, 'payments', paymentId, sentBefore, () =>
+        recordProvider(providers, {
+          merchant: { id: payment.merchantId },
+          environment: payment.environment,
+          processor: payment.processor,
+        }),
+      );
+      if (!provider) return failUnconfigured(payment);
       let pp: ProviderPayment;
       try {
         pp = await sentProviderCall(

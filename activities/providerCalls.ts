@@ -39,6 +39,31 @@ export async function clearProviderCallSent(orm: MikroORM, table: ProviderCallTa
 }
 
 /**
+ * The provider of a record whose attempt just marked its call sent (a claim statement: see
+ * claimPaymentForAttempt): `lookup` answers it, or null when none is configured. No call is made
+ * without one, so when there is none, or the lookup fails, a mark this attempt set is taken back
+ * first (a mark that was there before stays: an earlier call may have been performed).
+ */
+export async function providerForClaimedCall<P>(
+  orm: MikroORM,
+  table: ProviderCallTable,
+  id: string,
+  sentBefore: boolean,
+  lookup: () => Promise<P | null>,
+): Promise<P | null> {
+  const unmark = () => (sentBefore ? Promise.resolve() : clearProviderCallSent(orm, table, id));
+  let provider: P | null;
+  try {
+    provider = await lookup();
+  } catch (err) {
+    await unmark();
+    throw err;
+  }
+  if (!provider) await unmark();
+  return provider;
+}
+
+/**
  * One provider call of an attempt, recorded as sent before it is made. `unavailable` (nothing
  * done) is trusted only when no earlier call under this key is outstanding: then the mark is
  * cleared (the next try is a first call again); otherwise it is UNAVAILABLE_AFTER_EARLIER_CALL,

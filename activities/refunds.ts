@@ -13,7 +13,7 @@ import { ProviderError, ProviderMismatchError, differences } from '../src/provid
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
-import { clearProviderCallSent, sentProviderCall } from './providerCalls';
+import { providerForClaimedCall, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
@@ -133,14 +133,10 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       if (!claimed) return 'missing';
       const { refund, sentBefore } = claimed;
       if (refund.status !== 'pending') return 'settled';
-      // No call is made without a provider: a mark this attempt set is taken back first.
-      const unmark = () => (sentBefore ? Promise.resolve() : clearProviderCallSent(orm, 'refunds', refundId));
-      const provider = await recordProvider(providers, refund.payment).catch(async (err: unknown) => {
-        await unmark();
-        throw err;
-      });
+      const provider = await providerForClaimedCall(orm, 'refunds', refundId, sentBefore, () =>
+        recordProvider(providers, refund.payment),
+      );
       if (!provider) {
-        await unmark();
         // Nothing can be sent, and waiting will not change it: failed, the balance released.
         logger.error({ refundId, processor: refund.payment.processor }, 'no provider configured; refund failed');
         await settleRefund(orm.em.fork(), refundId, {

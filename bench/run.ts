@@ -605,9 +605,10 @@ async function main(): Promise<void> {
     floor
       ? [(warmupS: number) => measureUpdateWithStart(floor, name, callers, { warmupS, durationS: DURATION_S }, kind)]
       : [];
-  const floorArms = (beside: string, callers: number) => [
-    ...floorArm(`floor: update-with-start${callers === 1 ? ', 1 caller' : ''} (beside the ${beside})`, callers),
-    ...(WORK_FLOOR && beside === 'token POST'
+  /** The token POST's floor arms: the floor, and the work floor unless BENCH_WORK_FLOOR=0. */
+  const postFloorArms = (callers: number) => [
+    ...floorArm(`floor: update-with-start${callers === 1 ? ', 1 caller' : ''} (beside the token POST)`, callers),
+    ...(WORK_FLOOR
       ? floorArm(`work floor: a payment's required work${callers === 1 ? ', 1 caller' : ''}`, callers, 'work')
       : []),
   ];
@@ -690,7 +691,7 @@ async function main(): Promise<void> {
   };
   /** A POST group: its floor arms, then the product's POST; each arm's slices combined. */
   const postGroup = async (name: string, connections: number) => {
-    const arms = floorArms('token POST', connections);
+    const arms = postFloorArms(connections);
     const slices = await mirrored<ScenarioResult | Awaited<ReturnType<typeof postScenario>>>([
       ...arms,
       (warmupS: number) => postScenario(name, connections, warmupS),
