@@ -19,6 +19,7 @@ import {
   getOk,
   installSignalHandlers,
   beginRun,
+  buildForBench,
   onTeardown,
   sampleCpu,
   say,
@@ -34,9 +35,9 @@ import {
  * A throw-away embedded PostgreSQL gets the migrations, two merchants, BENCH_LIST_ROWS payments of
  * the measured merchant's test environment (1,000,000) and BENCH_LIST_OTHER_ROWS of the other
  * merchant (100,000), written by one `insert ... select from generate_series` (two payments per
- * creation instant, so the id tie-break is exercised). Then the real API process
- * (src/main/api.ts, rate limiting on with a limit above the load) answers autocannon, each
- * scenario with 1 connection (a page's own latency) and BENCH_LIST_CONNECTIONS (10):
+ * creation instant, so the id tie-break is exercised). Then the real API process (src/main/api.ts,
+ * compiled as the bench runs it; rate limiting on with a limit above the load) answers autocannon,
+ * each scenario with 1 connection (a page's own latency) and BENCH_LIST_CONNECTIONS (10):
  *   first page, a page from the middle (a cursor at row N/2), the last page, the first page of
  *   a 10 % status filter, and a first page of 100.
  * The deep cursors are minted with the API's own codec and CURSOR_SECRET (no 500,000-row walk
@@ -133,6 +134,8 @@ async function main(): Promise<void> {
   onTeardown('removing the temp dir', async () => fs.rmSync(dir, { recursive: true, force: true }));
   const logDir = path.join(dir, 'logs');
   fs.mkdirSync(logDir);
+  // The API is measured as deployed, compiled (bench/stack.ts; BENCH_SOURCES=1 runs the sources).
+  const built = buildForBench();
   const pgServer = await startEmbeddedPostgres({
     dir: path.join(dir, 'pg'),
     port: pgPort,
@@ -168,6 +171,7 @@ async function main(): Promise<void> {
   say(`  done in ${insertS.toFixed(1)} s; payments: ${size.rows[0]?.table} table, ${size.rows[0]?.indexes} indexes`);
 
   const apiUrl = `http://127.0.0.1:${apiPort}`;
+  await built;
   spawnChild(
     'api',
     'src/main/api.ts',

@@ -1,15 +1,28 @@
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { WORKER_NODE_ARGS } from '../src/main/stackParts';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { startFloor } from './floor/scenarios';
 import { floorPingUpdate, floorUpdateWorkflow } from './floor/workflows';
-import { beginRun, envInt, freePorts, getOk, say, sleep, spawnChild, startServices, teardown, waitFor } from './stack';
+import {
+  beginRun,
+  buildForBench,
+  envInt,
+  freePorts,
+  getOk,
+  say,
+  sleep,
+  spawnChild,
+  startServices,
+  teardown,
+  waitFor,
+  workerEnv,
+  workerNodeArgs,
+} from './stack';
 
 /**
  * `npm run bench:trace`: where one token POST /payments spends its time. A throw-away stack
- * (BENCH_TEMPORAL as for the bench), 20 warm-up payments, then TRACE_N (60) sequential ones;
+ * (BENCH_TEMPORAL as for the bench; the production build unless BENCH_SOURCES=1), 20 warm-up payments, then TRACE_N (60) sequential ones;
  * each payment's workflow history is read back and every event's server time is taken from the
  * moment the client sent the request (one machine, one clock). Prints, per history event, the
  * p10/p50/p90 of that offset, then the answer's: the gaps between lines are the steps (the API
@@ -34,7 +47,11 @@ const eventName = (e: HistoryEvent) =>
 async function main(): Promise<void> {
   beginRun(300_000 + N * 2_000);
   const [pgPort, temporalPort, apiPort, sandboxPort] = (await freePorts(4)) as [number, number, number, number];
-  const { dir, logDir, pg, temporal, temporalServer, basic } = await startServices({ pgPort, temporalPort });
+  // The production build, as the bench measures it (bench/stack.ts; BENCH_SOURCES=1 runs the sources).
+  const [{ dir, logDir, pg, temporal, temporalServer, basic }] = await Promise.all([
+    startServices({ pgPort, temporalPort }),
+    buildForBench(),
+  ]);
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const env: NodeJS.ProcessEnv = {
@@ -51,7 +68,7 @@ async function main(): Promise<void> {
   };
   spawnChild('sandbox', 'src/main/sandbox.ts', env, logDir);
   spawnChild('api', 'src/main/api.ts', env, logDir);
-  spawnChild('worker', 'src/main/worker.ts', env, logDir, WORKER_NODE_ARGS);
+  spawnChild('worker', 'src/main/worker.ts', { ...env, ...workerEnv() }, logDir, workerNodeArgs());
   await waitFor('the API (/readyz)', 60_000, () => getOk(`${apiUrl}/readyz`));
   await waitFor('the sandbox', 30_000, () => getOk(`${sandboxUrl}/_admin/faults`));
   const connection = await Connection.connect({ address: temporal.address });
@@ -94,7 +111,10 @@ async function main(): Promise<void> {
     if (payment.status !== 'succeeded' || !payment.id) throw new Error('the payment to refund did not succeed');
     refunded = payment.id;
   }
-  const floor = KIND === 'floor' ? await startFloor({ temporalAddress: temporal.address, dir, logDir }) : undefined;
+  const floor =
+    KIND === 'floor'
+      ? await startFloor({ temporalAddress: temporal.address, dir, logDir, nodeArgs: workerNodeArgs() })
+      : undefined;
   let floorSeq = 0;
   const floorCall = async () => {
     const workflowId = `trace-floor-${process.pid}-${++floorSeq}`;
