@@ -25,8 +25,9 @@ import {
  * (BENCH_TEMPORAL as for the bench; the production build unless BENCH_SOURCES=1), 20 warm-up
  * payments, then TRACE_N (60) sequential ones; each payment's workflow history is read back and
  * every event's server time is taken from the moment the client sent the request (one machine,
- * one clock). Prints, per history event, the p10/p50/p90 of that offset, then the answer's: the gaps between lines are the steps (the API
- * before Temporal, the wait for a workflow task's dispatch, the worker's task, the attempt).
+ * one clock). Prints, per history event, the p10/p50/p90 of that offset, then the answer's: the
+ * gaps between lines are the steps (the API before Temporal, the wait for a workflow task's
+ * dispatch, the worker's task, the attempt).
  * A diagnostic: no target, no ledger check (the bench has those).
  *
  * TRACE_KIND=refund traces sequential 0.01 refunds of one payment instead (their refund
