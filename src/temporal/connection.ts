@@ -23,11 +23,29 @@ export function temporalConnectionOptions(config: Config): ConnectionOptions & N
 }
 
 /**
- * The client's connection (API, the worker's own client): the worker's options plus retries that
- * stop when a call is cancelled or its connection closed (src/temporal/grpcRetry.ts).
+ * The longest a client connection waits before it dials Temporal again after a failed dial
+ * (grpc-js grows the wait x1.6 per failure, from `grpc.initial_reconnect_backoff_ms`, with 20 %
+ * jitter). grpc-js's own cap is 120 s. With it, an API process dialled a frontend that had been
+ * down for half a minute up to as long again after its return, and answered 503 meanwhile
+ * (docs/reliability.md: frontend recovery 30.1 s; test/integration/temporalReconnect.test.ts).
+ * A dial every 2 s while Temporal is down costs nothing.
+ */
+export const RECONNECT_BACKOFF_MAX_MS = 2_000;
+
+/**
+ * The client's connection (API, the worker's own client): the worker's options, retries that
+ * stop when a call is cancelled or its connection closed (src/temporal/grpcRetry.ts), and a
+ * reconnect backoff capped at RECONNECT_BACKOFF_MAX_MS.
  */
 export function temporalClientOptions(config: Config): ConnectionOptions {
-  return { ...temporalConnectionOptions(config), interceptors: clientInterceptors() };
+  return {
+    ...temporalConnectionOptions(config),
+    interceptors: clientInterceptors(),
+    channelArgs: {
+      'grpc.initial_reconnect_backoff_ms': 500,
+      'grpc.max_reconnect_backoff_ms': RECONNECT_BACKOFF_MAX_MS,
+    },
+  };
 }
 
 /** The gRPC interceptors of every client connection, in one place (tests' too). */

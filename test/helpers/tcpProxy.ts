@@ -7,6 +7,8 @@ import net from 'node:net';
 export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
+  /** After a cut: accepts connections again, on the same port (the server is back). */
+  reopen(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,5 +30,6 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     for (const s of sockets) s.destroy();
     await closed;
   };
-  return { port, cut, close: cut };
+  const reopen = () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { port, cut, reopen, close: async () => (server.listening ? cut() : undefined) };
 }
