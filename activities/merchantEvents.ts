@@ -69,6 +69,12 @@ async function callbackTarget(
   return { url, pinned: addresses[0]! };
 }
 
+/**
+ * A delivery's claim on its event: longer than the slowest POST (the callback timeout) and the
+ * statements around it, so it lapses only when its worker is gone.
+ */
+const claimSeconds = (callbackTimeoutMs: number) => Math.ceil(callbackTimeoutMs / 1000) + 30;
+
 export function createMerchantEventActivities({
   orm,
   logger,
@@ -76,6 +82,28 @@ export function createMerchantEventActivities({
   privateTestCallbacks = true,
   resolveHost = systemResolveHost,
 }: ActivityDeps) {
+  /** Takes the event for this delivery unless it is delivered or another delivery holds it. */
+  const claim = async (em: EntityManager, eventId: string): Promise<boolean> => {
+    const claimed: unknown[] = await em.getConnection().execute(
+      `update merchant_events set claimed_until = now() + make_interval(secs => ?)
+        where id = ? and delivered_at is null and (claimed_until is null or claimed_until < now())
+        returning id`,
+      [claimSeconds(callbackTimeoutMs), eventId],
+    );
+    return claimed.length === 1;
+  };
+  /** One attempt's outcome (null: delivered), the claim released; answers the attempts so far. */
+  const recordAttempt = async (em: EntityManager, eventId: string, failure: string | null): Promise<number> => {
+    const [row]: Array<{ attempts: number }> = await em.getConnection().execute(
+      `update merchant_events
+          set attempts = attempts + 1, last_error = ?, delivered_at = case when ? then now() else delivered_at end,
+              claimed_until = null
+        where id = ? returning attempts`,
+      [failure, failure === null, eventId],
+    );
+    return row?.attempts ?? 0;
+  };
+
   return {
     async undeliveredEventIds(resourceId: string): Promise<string[]> {
       const events = await orm.em
@@ -91,12 +119,23 @@ export function createMerchantEventActivities({
     /**
      * POSTs one event to the merchant's callbackUrl, signed with the merchant's webhook secret.
      * Throws on any non-2xx or timeout so the activity's retry policy tries again later, with
-     * the same event id and body.
+     * the same event id and body. The event is claimed first (a conditional UPDATE, as an email
+     * is): while one delivery holds it, another (the outbox relay's and a late original one, or
+     * a retry after a lost worker) does not POST it but fails `callback_busy` and tries later,
+     * when it finds it delivered or the claim released or lapsed.
      */
     async deliverMerchantEvent(eventId: string): Promise<void> {
       const em = orm.em.fork();
       const event = await em.findOne(MerchantEvent, { id: eventId }, { populate: ['merchant'] });
       if (!event || event.deliveredAt || !event.callbackUrl) return;
+      if (!(await claim(em, eventId))) {
+        const delivered = await em.fork().findOne(MerchantEvent, { id: eventId }, { fields: ['deliveredAt'] });
+        if (!delivered || delivered.deliveredAt) return;
+        throw ApplicationFailure.retryable(
+          `callback ${eventId} is being delivered by another attempt`,
+          'callback_busy',
+        );
+      }
       // Live callbacks never reach private networks (SSRF); test ones may outside production.
       const environment = await eventEnvironment(em, event.resourceId);
       const target = await callbackTarget(
@@ -106,9 +145,7 @@ export function createMerchantEventActivities({
       );
       if ('refused' in target) {
         const { refused } = target;
-        event.attempts += 1;
-        event.lastError = `refused: ${refused}`;
-        await em.flush();
+        await recordAttempt(em, eventId, `refused: ${refused}`);
         workerMetrics.callback('refused');
         logger.warn({ eventId, type: event.type, environment, refused }, 'merchant callback refused');
         // Retrying would not change the answer for long enough to matter: ended, not retried.
@@ -139,16 +176,10 @@ export function createMerchantEventActivities({
           failure = (err as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(err as Error).message}`;
         }
       }
-      event.attempts += 1;
-      event.lastError = failure;
-      if (!failure) event.deliveredAt = new Date();
-      await em.flush();
+      const attempts = await recordAttempt(em, eventId, failure);
       workerMetrics.callback(failure ? 'failed' : 'delivered');
       if (failure) {
-        logger.info(
-          { eventId, type: event.type, attempts: event.attempts, failure },
-          'merchant callback failed; will retry',
-        );
+        logger.info({ eventId, type: event.type, attempts, failure }, 'merchant callback failed; will retry');
         throw ApplicationFailure.retryable(`callback ${eventId} failed: ${failure}`, 'callback_failed');
       }
     },

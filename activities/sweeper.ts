@@ -222,12 +222,13 @@ const orphanKinds = {
         ...emailRelayWorkflowSummary({ emailId: row.id, merchantId: row.merchant_id }),
       }),
   }),
-  // Never attempted: the run that recorded it never started its delivery.
+  // Never attempted, and not held by a delivery: the run that recorded it never started its delivery.
   merchantEvents: kind<MerchantEventCandidate>({
     watermarked: false,
     candidates: (byMerchant) =>
       `select id, created_at, merchant_id, type, resource_id from merchant_events
           where delivered_at is null and attempts = 0 and callback_url is not null
+            and (claimed_until is null or claimed_until < now())
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,

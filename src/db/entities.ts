@@ -208,6 +208,8 @@ export class MerchantEvent {
   attempts!: number;
   deliveredAt!: Date | null;
   lastError!: string | null;
+  /** Held by a delivery POSTing it until then (activities/merchantEvents.ts); null: free. */
+  claimedUntil!: Date | null;
   createdAt!: Date;
 }
 
@@ -233,6 +235,7 @@ export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
     attempts: { type: 'integer', default: 0 },
     deliveredAt: { ...timestamp, nullable: true },
     lastError: { type: 'text', nullable: true },
+    claimedUntil: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
   },
 });

@@ -19,6 +19,7 @@ import { subscriptionEmail } from '../../src/domain/subscriptionEmails';
 import { newId } from '../../src/ids';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
+import { paymentRow } from '../helpers/records';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
 import { emailRelayWorkflowId, merchantEventRelayWorkflowId } from '../../activities/sweeper';
 
@@ -285,6 +286,52 @@ describe('orphan sweeper', () => {
       expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ emails: 0 });
       await sleep(1500);
       expect(sent()).toHaveLength(1);
+    }, 120_000);
+
+    it('leaves an event a delivery holds (its claim) to that delivery; relays it once the claim lapsed', async () => {
+      const receiver = await startCallbackReceiver();
+      try {
+        const relayMerchant = await createTestMerchant(stack.orm, 'Relay merchant (held)');
+        const em = stack.orm.em.fork();
+        // A test payment: a live one's callback would never reach a loopback receiver.
+        const resourceId = paymentRow(em, relayMerchant.merchantId, { status: 'succeeded' }).id;
+        const event = recordEvent(em, {
+          merchant: em.getReference(Merchant, relayMerchant.merchantId),
+          type: 'payment.succeeded',
+          resourceId,
+          dedupeKey: `${resourceId}:payment.succeeded`,
+          callbackUrl: receiver.url,
+          data: { id: resourceId },
+        });
+        if (!event) throw new Error('event not recorded');
+        await em.flush();
+        const claimFor = (interval: string) =>
+          stack.orm.em
+            .getConnection()
+            .execute(`update merchant_events set claimed_until = now() + interval '${interval}' where id = ?`, [
+              event.id,
+            ]);
+        await sleep(1500); // past the grace age
+        // A delivery is POSTing it (unattempted until it records its outcome): not the relay's.
+        await claimFor('1 hour');
+        expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ merchantEvents: 0 });
+        // Its worker was lost and the claim lapsed: relayed, and delivered once.
+        await claimFor('-1 second');
+        expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ merchantEvents: 1 });
+        await eventually(
+          async () => receiver.received.length,
+          (n) => n > 0,
+          60_000,
+          250,
+        );
+        expect(receiver.received.map((r) => r.json.id)).toEqual([event.id]);
+        expect(await stack.orm.em.fork().findOneOrFail(MerchantEvent, { id: event.id })).toMatchObject({
+          attempts: 1,
+          claimedUntil: null,
+        });
+      } finally {
+        await receiver.close();
+      }
     }, 120_000);
   });
 
