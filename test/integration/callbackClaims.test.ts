@@ -1,13 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { Client, Connection } from '@temporalio/client';
-import { createTestMerchant, openTestOrm, testLogger, testProviders, uniqueTaskQueue } from '../helpers/stack';
-import { paymentRow } from '../helpers/records';
-import { testStack } from '../setup/stackInfo';
-import { createMerchantEventActivities } from '../../activities/merchantEvents';
-import { recordEvent } from '../../src/domain/events';
-import { Merchant, MerchantEvent } from '../../src/db/entities';
+import { startDeliveryFixture } from '../helpers/merchantEventDelivery';
+import { MerchantEvent } from '../../src/db/entities';
 
 /**
  * Two deliveries of one merchant event at the same moment (the outbox relay's and a late original
@@ -16,10 +10,7 @@ import { Merchant, MerchantEvent } from '../../src/db/entities';
  * the real database and the real deliverer.
  */
 describe('merchant event deliveries claim their event', () => {
-  let orm: MikroORM;
-  let merchantId: string;
-  let clientConnection: Connection;
-  let client: Client;
+  let fixture: Awaited<ReturnType<typeof startDeliveryFixture>>;
 
   /** A merchant endpoint that answers `status` after `delayMs`, recording each event id it gets. */
   async function startEndpoint(delayMs: number, status = 200) {
@@ -42,46 +33,15 @@ describe('merchant event deliveries claim their event', () => {
     };
   }
 
-  async function eventFor(callbackUrl: string): Promise<string> {
-    const em = orm.em.fork();
-    const payment = paymentRow(em, merchantId, { status: 'succeeded', callbackUrl });
-    const event = recordEvent(em, {
-      merchant: em.getReference(Merchant, merchantId),
-      type: 'payment.succeeded',
-      resourceId: payment.id,
-      dedupeKey: `${payment.id}:payment.succeeded`,
-      callbackUrl,
-      data: { id: payment.id },
-    });
-    if (!event) throw new Error('event not recorded');
-    await em.flush();
-    return event.id;
-  }
-
-  const deliverer = () =>
-    createMerchantEventActivities({
-      orm,
-      logger: testLogger,
-      providers: testProviders(orm),
-      publicBaseUrl: 'http://127.0.0.1:9',
-      client,
-      taskQueue: uniqueTaskQueue('claims'),
-      callbackRetryInitialSeconds: 1,
-      callbackTimeoutMs: 3_000,
-      privateTestCallbacks: true,
-    });
-  const eventRow = (id: string) => orm.em.fork().findOneOrFail(MerchantEvent, { id });
+  const eventFor = (callbackUrl: string) => fixture.eventFor(callbackUrl);
+  const deliverer = () => fixture.deliverer();
+  const eventRow = (id: string) => fixture.orm.em.fork().findOneOrFail(MerchantEvent, { id });
+  const sql = (text: string, values: unknown[]) => fixture.orm.em.getConnection().execute(text, values);
 
   beforeAll(async () => {
-    orm = await openTestOrm();
-    merchantId = (await createTestMerchant(orm, 'Callback claims merchant')).merchantId;
-    clientConnection = await Connection.connect({ address: testStack().temporalAddress });
-    client = new Client({ connection: clientConnection, namespace: 'default' });
+    fixture = await startDeliveryFixture('Callback claims merchant');
   });
-  afterAll(async () => {
-    await clientConnection.close();
-    await orm.close();
-  });
+  afterAll(() => fixture.close());
 
   it('two deliveries at once: one POST; the other fails callback_busy, then finds it delivered', async () => {
     const endpoint = await startEndpoint(800);
@@ -127,15 +87,11 @@ describe('merchant event deliveries claim their event', () => {
     try {
       const eventId = await eventFor(endpoint.url);
       // A delivery whose worker died mid-POST: its claim still runs.
-      await orm.em
-        .getConnection()
-        .execute(`update merchant_events set claimed_until = now() + interval '1 hour' where id = ?`, [eventId]);
+      await sql(`update merchant_events set claimed_until = now() + interval '1 hour' where id = ?`, [eventId]);
       await expect(deliverer().deliverMerchantEvent(eventId)).rejects.toMatchObject({ type: 'callback_busy' });
       expect(endpoint.received).toEqual([]);
       // Lapsed.
-      await orm.em
-        .getConnection()
-        .execute(`update merchant_events set claimed_until = now() - interval '1 second' where id = ?`, [eventId]);
+      await sql(`update merchant_events set claimed_until = now() - interval '1 second' where id = ?`, [eventId]);
       await deliverer().deliverMerchantEvent(eventId);
       expect(endpoint.received).toEqual([eventId]);
       expect((await eventRow(eventId)).deliveredAt).not.toBeNull();

@@ -1,13 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { Client, Connection } from '@temporalio/client';
-import { createTestMerchant, openTestOrm, testLogger, testProviders, uniqueTaskQueue } from '../helpers/stack';
-import { paymentRow } from '../helpers/records';
-import { testStack } from '../setup/stackInfo';
-import { createMerchantEventActivities } from '../../activities/merchantEvents';
-import { recordEvent } from '../../src/domain/events';
-import { Merchant, MerchantEvent, type KeyEnvironment } from '../../src/db/entities';
+import { startDeliveryFixture } from '../helpers/merchantEventDelivery';
+import { MerchantEvent, type KeyEnvironment } from '../../src/db/entities';
 import type { ResolvedAddress, ResolveHost } from '../../src/net/pinnedPost';
 
 /**
@@ -17,10 +11,7 @@ import type { ResolvedAddress, ResolveHost } from '../../src/net/pinnedPost';
  * server here); the HTTP servers, the database rows and the deliverer are the real ones.
  */
 describe('callback delivery is pinned to the address it checked (DNS rebinding)', () => {
-  let orm: MikroORM;
-  let merchantId: string;
-  let clientConnection: Connection;
-  let client: Client;
+  let fixture: Awaited<ReturnType<typeof startDeliveryFixture>>;
 
   /** A merchant endpoint on one loopback address that records the Host header of each request. */
   async function startEndpoint(address: string, port = 0) {
@@ -51,47 +42,14 @@ describe('callback delivery is pinned to the address it checked (DNS rebinding)'
     return Object.assign(resolve, { asked });
   }
 
-  async function eventFor(environment: KeyEnvironment, callbackUrl: string): Promise<string> {
-    const em = orm.em.fork();
-    const payment = paymentRow(em, merchantId, { environment, status: 'succeeded', callbackUrl });
-    const event = recordEvent(em, {
-      merchant: em.getReference(Merchant, merchantId),
-      type: 'payment.succeeded',
-      resourceId: payment.id,
-      dedupeKey: `${payment.id}:payment.succeeded`,
-      callbackUrl,
-      data: { id: payment.id, environment },
-    });
-    if (!event) throw new Error('event not recorded');
-    await em.flush();
-    return event.id;
-  }
-
-  function deliverer(resolveHost: ResolveHost, privateTestCallbacks: boolean) {
-    return createMerchantEventActivities({
-      orm,
-      logger: testLogger,
-      providers: testProviders(orm),
-      publicBaseUrl: 'http://127.0.0.1:9',
-      client,
-      taskQueue: uniqueTaskQueue('pinning'),
-      callbackRetryInitialSeconds: 1,
-      callbackTimeoutMs: 3_000,
-      privateTestCallbacks,
-      resolveHost,
-    });
-  }
+  const eventFor = (environment: KeyEnvironment, callbackUrl: string) => fixture.eventFor(callbackUrl, environment);
+  const deliverer = (resolveHost: ResolveHost, privateTestCallbacks: boolean) =>
+    fixture.deliverer({ resolveHost, privateTestCallbacks });
 
   beforeAll(async () => {
-    orm = await openTestOrm();
-    merchantId = (await createTestMerchant(orm, 'Callback pinning merchant')).merchantId;
-    clientConnection = await Connection.connect({ address: testStack().temporalAddress });
-    client = new Client({ connection: clientConnection, namespace: 'default' });
+    fixture = await startDeliveryFixture('Callback pinning merchant');
   });
-  afterAll(async () => {
-    await clientConnection.close();
-    await orm.close();
-  });
+  afterAll(() => fixture.close());
 
   it('never sends a live callback to the loopback address a rebinding resolver answers second', async () => {
     const loopback = await startEndpoint('127.0.0.1');
@@ -105,7 +63,7 @@ describe('callback delivery is pinned to the address it checked (DNS rebinding)'
       await expect(deliverer(resolver, false).deliverMerchantEvent(eventId)).rejects.toMatchObject({
         type: 'callback_failed',
       });
-      const event = await orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
+      const event = await fixture.orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
       expect(event.deliveredAt).toBeNull();
       expect(event.lastError).toMatch(/^(timeout|network error: .*203\.0\.113\.7)/);
       expect(loopback.hosts).toEqual([]);
@@ -122,7 +80,7 @@ describe('callback delivery is pinned to the address it checked (DNS rebinding)'
       const resolver = rebindingResolver([{ address: '127.0.0.1', family: 4 }], [{ address: '127.0.0.2', family: 4 }]);
       const eventId = await eventFor('test', `http://callbacks.merchant.example:${vetted.port}/cb`);
       await deliverer(resolver, true).deliverMerchantEvent(eventId);
-      const event = await orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
+      const event = await fixture.orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
       expect(event.deliveredAt).not.toBeNull();
       expect(vetted.hosts).toEqual([`callbacks.merchant.example:${vetted.port}`]);
       expect(other.hosts).toEqual([]);
