@@ -2,9 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ProviderError } from '../src/providers/errors';
 import { parameterisedRows } from '../src/db/orm';
-
-/** The tables of records a provider attempt is made for; each has `provider_call_sent_at`. */
-export type ProviderCallTable = 'payments' | 'invoices' | 'refunds';
+import { markSentCte, type ProviderCallTable } from '../src/domain/providerCallMark';
 
 /**
  * The failure type of an attempt answered `unavailable` although an earlier call under the same
@@ -21,10 +19,10 @@ export const UNAVAILABLE_AFTER_EARLIER_CALL = 'unavailable_after_earlier_call';
 async function markSent(orm: MikroORM, table: ProviderCallTable, id: string): Promise<boolean> {
   const [row] = await parameterisedRows(
     orm.em,
-    `with prior as (select provider_call_sent_at as sent_at from "${table}" where id = ? for update)
-       update "${table}" set provider_call_sent_at = coalesce(prior.sent_at, now())
-       from prior where "${table}".id = ? returning prior.sent_at`,
-    [id, id],
+    `with prior as (select id, provider_call_sent_at as sent_at from "${table}" where id = ? for update),
+       ${markSentCte(table)}
+     select sent_at from prior`,
+    [id],
   );
   return row?.sent_at != null;
 }

@@ -9,6 +9,7 @@ import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
 import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
 import { PAYMENT_OUTCOME_CHANNEL, paymentOutcomeHint } from '../db/outcomeHints';
+import { markSentCte } from './providerCallMark';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
 
@@ -271,11 +272,7 @@ const CLAIM_PAYMENT_FOR_ATTEMPT: PreparedStatement = {
   text: `with prior as (
        select ${PAYMENT_VIEW_COLUMNS}, merchant_id, card_token, provider_call_sent_at as sent_at
          from payments where id = $1 for update
-     ), marked as (
-       update payments set provider_call_sent_at = coalesce(prior.sent_at, now())
-         from prior where payments.id = prior.id and prior.status = 'created'
-       returning payments.id
-     )
+     ), ${markSentCte('payments', 'created')}
      select * from prior`,
 };
 

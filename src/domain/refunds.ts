@@ -8,6 +8,7 @@ import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/o
 import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, presentPayment, refundableMinor, type PaymentView } from './payments';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from './events';
 import type { RecordScope } from './scope';
+import { markSentCte } from './providerCallMark';
 import { workerMetrics } from '../metrics/worker';
 import { REFUND_OUTCOME_CHANNEL, refundSettledHint } from '../db/outcomeHints';
 
@@ -453,11 +454,7 @@ const CLAIM_REFUND_FOR_ATTEMPT: PreparedStatement = {
   name: 'claim_refund_for_attempt',
   text: `with prior as (
        select id, status, provider_call_sent_at as sent_at from refunds where id = $1 for update
-     ), marked as (
-       update refunds set provider_call_sent_at = coalesce(prior.sent_at, now())
-         from prior where refunds.id = prior.id and prior.status = 'pending'
-       returning refunds.id
-     )
+     ), ${markSentCte('refunds', 'pending')}
      select ${REFUND_WITH_PAYMENT_COLUMNS}, prior.sent_at
        from refunds r join prior on prior.id = r.id join ${PAYMENT_OF_REFUND}`,
 };
