@@ -54,6 +54,10 @@ import {
  *   4. renewal storm: every subscription's 2nd period falls due within one billing day of the
  *      same instant T; measured from the first due time to the last 2nd invoice paid (PostgreSQL),
  *      then the money check (sandbox ledger captures vs paid invoices)
+ *      The checkout probe: one token POST /payments at a time, one a second, through the idle phase
+ *      and again through the storm: a checkout's latency while renewals are due, beside idle
+ *      (subscriptions run on their own task queue: src/temporal/taskQueues.ts). Each probe
+ *      payment must answer `succeeded` and show one capture in the ledger.
  *   5. history: historyLength of a sample of subscription workflows (max / mean), one history's
  *      events by type, and one subscription with a 1-billing-day interval renewing every
  *      BILLING_DAY_SECONDS until its workflow has continued as new a few times (runs < 1,000 events)
@@ -76,6 +80,7 @@ import {
  * Knobs (env): BENCH_SUBS_N (1000), BENCH_SUBS_CONCURRENCY (20), BENCH_SUBS_WARMUP (100),
  * BENCH_SUBS_BILLING_DAY_S (1), BENCH_SUBS_SAFETY_PCT (115), BENCH_SUBS_IDLE_S (30),
  * BENCH_SUBS_DUE_IN_S (0 = from the warm-up rate; else T = creation start + this),
+ * BENCH_SUBS_CHECKOUT_PAUSE_MS (1000; 0 turns the checkout probe off),
  * BENCH_SUBS_STORM_TIMEOUT_S (900), BENCH_SUBS_HISTORY_SAMPLE (20), BENCH_SUBS_CAN_RUNS (2: how
  * many continue-as-new the demo subscription must show; 0 skips it), BENCH_SUBS_CAN_TIMEOUT_S
  * (300), BENCH_SUBS_WORKER_NODE_OPTIONS ('': NODE_OPTIONS for the worker only, e.g.
@@ -99,6 +104,8 @@ const STORM_TIMEOUT_S = envInt('BENCH_SUBS_STORM_TIMEOUT_S', 900);
 const HISTORY_SAMPLE = envInt('BENCH_SUBS_HISTORY_SAMPLE', 20);
 const CAN_RUNS = envInt('BENCH_SUBS_CAN_RUNS', 2, 0);
 const CAN_TIMEOUT_S = envInt('BENCH_SUBS_CAN_TIMEOUT_S', 300);
+/** The checkout probe's pause between two token payments (0 turns the probe off). */
+const CHECKOUT_PAUSE_MS = envInt('BENCH_SUBS_CHECKOUT_PAUSE_MS', 1000, 0);
 /**
  * The worker's Node flags as the product starts it (WORKER_NODE_ARGS, compiled with the build:
  * bench/stack.ts) unless the knob says otherwise. Known once the build is made.
@@ -328,6 +335,62 @@ async function createMany(
     }),
   );
   return { created, failed, seconds: (performance.now() - t0) / 1000, otherAnswers };
+}
+
+interface CheckoutProbe {
+  /** Latency of each payment that answered 200 `succeeded`, ascending, ms. */
+  ms: number[];
+  ids: string[];
+  /** Anything else, by status and code. */
+  otherAnswers: Record<string, number>;
+}
+
+/**
+ * Token payments one at a time, CHECKOUT_PAUSE_MS apart, until `stop()` says so: what a merchant's
+ * checkout sees while the worker is idle or renewing.
+ */
+async function checkoutProbe(
+  apiUrl: string,
+  headers: Record<string, string>,
+  tag: string,
+  stop: () => boolean,
+): Promise<CheckoutProbe> {
+  const probe: CheckoutProbe = { ms: [], ids: [], otherAnswers: {} };
+  for (let i = 1; CHECKOUT_PAUSE_MS > 0 && !stop(); i++) {
+    const started = performance.now();
+    try {
+      const res = await postJson(`${apiUrl}/payments`, headers, {
+        amount: AMOUNT,
+        currency: 'USD',
+        externalId: `bchk-${tag}-${i}`,
+        customer: { email: 'checkout@example.com', name: 'Checkout Probe' },
+        cardToken: 'tok_success',
+      });
+      if (res.status === 200 && res.json?.status === 'succeeded' && typeof res.json.id === 'string') {
+        probe.ms.push(performance.now() - started);
+        probe.ids.push(res.json.id);
+      } else {
+        const answer = `${res.status} ${(res.json?.code as string | undefined) ?? String(res.json?.status)}`;
+        probe.otherAnswers[answer] = (probe.otherAnswers[answer] ?? 0) + 1;
+      }
+    } catch (err) {
+      const answer = (err as Error).message;
+      probe.otherAnswers[answer] = (probe.otherAnswers[answer] ?? 0) + 1;
+    }
+    await sleep(CHECKOUT_PAUSE_MS);
+  }
+  probe.ms.sort((a, b) => a - b);
+  return probe;
+}
+
+function probeSummary(probe: CheckoutProbe) {
+  return {
+    n: probe.ms.length,
+    p50Ms: round(percentile(probe.ms, 50), 1),
+    p90Ms: round(percentile(probe.ms, 90), 1),
+    maxMs: round(percentile(probe.ms, 100), 1),
+    otherAnswers: probe.otherAnswers,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -587,11 +650,13 @@ async function main(): Promise<void> {
 
   // ---- 3. idle RSS: all N alive, waiting on their timers ----
   sampler.phase = 'idle';
+  const idleProbe = checkoutProbe(apiUrl, headers, `${runTag}-idle`, () => Date.now() >= dueAt - 3000);
   const idleSamples: RssPoint[] = [];
   while (Date.now() < dueAt - 2000) {
     await sleep(Math.min(1000, Math.max(0, dueAt - 2000 - Date.now())));
     idleSamples.push(sampler.tick());
   }
+  const idleCheckout = await idleProbe;
   const idleLast = idleSamples.at(-1) ?? sampler.tick();
   const idleWindow = idleSamples.filter((p) => p.t >= dueAt - 12_000);
   const idleMedianKiB = [...idleWindow.map((p) => p.workerKiB)].sort((a, b) => a - b)[
@@ -627,6 +692,8 @@ async function main(): Promise<void> {
   const stormT0 = Date.now();
   say(`\nStorm: ${stormDue} renewals fall due from ${new Date(dueAt).toISOString()}...`);
   let paid = 0;
+  let stormOver = false;
+  const stormProbe = checkoutProbe(apiUrl, headers, `${runTag}-storm`, () => stormOver);
   let lastStormPrint = Date.now();
   const stormTimeline: Array<{ s: number; paid: number }> = [];
   while (Date.now() - stormT0 < STORM_TIMEOUT_S * 1000) {
@@ -643,6 +710,8 @@ async function main(): Promise<void> {
     await sleep(500);
   }
   const cpuStorm1 = sampleCpu();
+  stormOver = true;
+  const stormCheckout = await stormProbe;
   const stormSeenS = (Date.now() - dueAt) / 1000;
   const { rows: stormRows } = await db.query<{
     first_due: Date;
@@ -696,6 +765,14 @@ async function main(): Promise<void> {
   say(
     `  CPU (cores): ${formatCpu(stormResult.cpu.cores)}; stack CPU per renewal ${stormResult.cpu.stackCpuMsPerUnit} ms`,
   );
+  const checkout = { idle: probeSummary(idleCheckout), storm: probeSummary(stormCheckout) };
+  const probeLine = (p: ReturnType<typeof probeSummary>) =>
+    `p50 ${p.p50Ms} ms, p90 ${p.p90Ms} ms, max ${p.maxMs} ms (${p.n} payments` +
+    `${Object.keys(p.otherAnswers).length ? `; other answers ${JSON.stringify(p.otherAnswers)}` : ''})`;
+  if (CHECKOUT_PAUSE_MS > 0) {
+    say(`  Checkout, one token POST at a time: idle ${probeLine(checkout.idle)}`);
+    say(`                                      during the storm ${probeLine(checkout.storm)}`);
+  }
   sampler.phase = 'after';
 
   // ---- money: sandbox ledger captures vs paid invoices (every subscription of the run) ----
@@ -712,6 +789,16 @@ async function main(): Promise<void> {
     [prefix],
   );
   const captures = entries.filter((e) => e.type === 'capture' && e.metadata?.subscriptionId);
+  // The checkout probe's payments: each captured exactly once.
+  const probeIds = new Set([...idleCheckout.ids, ...stormCheckout.ids]);
+  const probeCaptures = new Map<string, number>();
+  for (const e of entries) {
+    const id = e.metadata?.paymentId;
+    if (e.type === 'capture' && e.status === 'succeeded' && id && probeIds.has(id)) {
+      probeCaptures.set(id, (probeCaptures.get(id) ?? 0) + 1);
+    }
+  }
+  const probePaymentsNotCapturedOnce = [...probeIds].filter((id) => probeCaptures.get(id) !== 1).length;
   const succeeded = captures.filter((e) => e.status === 'succeeded');
   const perInvoice = new Map<string, number>();
   for (const c of succeeded) {
@@ -731,18 +818,22 @@ async function main(): Promise<void> {
     paidInvoicesWithoutCapture: paidNotCaptured,
     stormSubscriptionsWithoutExactlyTwoPaid: Number(perSub[0]?.bad ?? -1),
     stormSubscriptions: Number(perSub[0]?.subs ?? 0),
+    checkoutPayments: probeIds.size,
+    checkoutPaymentsNotCapturedOnce: probePaymentsNotCapturedOnce,
     ok:
       succeeded.length === paidRows.length &&
       duplicates === 0 &&
       capturedNotPaid === 0 &&
       paidNotCaptured === 0 &&
+      probePaymentsNotCapturedOnce === 0 &&
       Number(perSub[0]?.bad ?? -1) === 0,
   };
   say(
     `\nMoney check: ${succeeded.length} succeeded captures, ${paidRows.length} paid invoices; ` +
       `${duplicates} invoices captured twice, ${capturedNotPaid} captures without a paid invoice, ` +
       `${paidNotCaptured} paid invoices without a capture; ${moneyCheck.stormSubscriptionsWithoutExactlyTwoPaid} of ` +
-      `${moneyCheck.stormSubscriptions} storm subscriptions without exactly 2 paid invoices. ${moneyCheck.ok ? 'OK' : 'FAILED'}`,
+      `${moneyCheck.stormSubscriptions} storm subscriptions without exactly 2 paid invoices; ` +
+      `${probePaymentsNotCapturedOnce} of ${probeIds.size} checkout payments not captured exactly once. ${moneyCheck.ok ? 'OK' : 'FAILED'}`,
   );
 
   // ---- 5. history: events per run ----
@@ -1011,6 +1102,7 @@ async function main(): Promise<void> {
     alive: { count: alive, query: aliveQuery, afterS: aliveAfterS },
     rss,
     storm: stormResult,
+    checkout: CHECKOUT_PAUSE_MS > 0 ? { pauseMs: CHECKOUT_PAUSE_MS, ...checkout } : false,
     moneyCheck,
     history: { ...historyResult, idle: historyIdle, after: historyAfter },
     continueAsNew: canResult,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { secretsKeyProblem } from './providers/secrets';
+import { WORKER_ROLES } from './temporal/taskQueues';
 
 /**
  * Every environment variable the processes read, validated once at start.
@@ -111,6 +112,12 @@ export const envSchema = z.object({
    * container healthcheck reads its age. Unset: no file.
    */
   WORKER_HEALTH_FILE: z.string().min(1).optional(),
+  /**
+   * The task queues a worker polls (src/temporal/taskQueues.ts): `all` (TEMPORAL_TASK_QUEUE and its
+   * subscription queue), `payments` (the main queue only) or `subscriptions`, so renewal workers
+   * scale apart from checkout's.
+   */
+  WORKER_ROLE: z.enum(WORKER_ROLES).default('all'),
   /**
    * Workflows a worker keeps in memory. Explicit, not the SDK's size from the V8 heap limit (2310 on
    * a 4 GiB heap, a handful in a small container): a worker's memory then does not depend on its

@@ -23,7 +23,13 @@ export interface WorkerDeploymentVersioning {
 export interface WorkerDeps {
   connection: NativeConnection;
   namespace: string;
+  /** The main task queue (TEMPORAL_TASK_QUEUE): where the sweeper starts payments and refunds. */
   taskQueue: string;
+  /**
+   * The queues to poll, one SDK worker each (src/temporal/taskQueues.ts, `workerTaskQueues`);
+   * default: the main queue alone.
+   */
+  taskQueues?: string[];
   orm: MikroORM;
   logger: Logger;
   providers: ProviderRegistry;
@@ -48,12 +54,34 @@ export interface WorkerDeps {
   maxCachedWorkflows?: number;
 }
 
+/**
+ * A process's workers: one per task queue it polls, sharing one set of activities (one SMTP pool,
+ * one provider registry) and one connection.
+ */
+export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
+  const activities = createActivities(deps);
+  const workers: Worker[] = [];
+  for (const taskQueue of deps.taskQueues ?? [deps.taskQueue]) {
+    workers.push(await Worker.create(workerOptions(deps, taskQueue, activities)));
+  }
+  return workers;
+}
+
+/** One worker on the main task queue alone. */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  return Worker.create({
+  return Worker.create(workerOptions(deps, deps.taskQueue, createActivities(deps)));
+}
+
+function workerOptions(
+  deps: WorkerDeps,
+  taskQueue: string,
+  activities: ReturnType<typeof createActivities>,
+): WorkerOptions {
+  return {
     connection: deps.connection,
     namespace: deps.namespace,
-    taskQueue: deps.taskQueue,
-    activities: createActivities(deps),
+    taskQueue,
+    activities,
     // The request id of the API request that started a workflow, in its activities' log lines
     // (a bundle carries the workflow interceptors itself: src/workflowBundle.ts).
     interceptors: {
@@ -73,5 +101,5 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...WORKFLOW_TASK_POLLING,
     ...(deps.identity ? { identity: deps.identity } : {}),
     ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
-  });
+  };
 }

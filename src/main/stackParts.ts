@@ -9,6 +9,7 @@ import { openOrm, migrate } from '../db/orm';
 import { ensureDemoMerchant, type DemoCredentials } from '../domain/demo';
 import { startMailCatcher } from '../mail/catcher';
 import { temporalClientOptions } from '../temporal/connection';
+import { workerTaskQueues } from '../temporal/taskQueues';
 import { ownChild } from '../infra/processes';
 import { metricsUrl } from '../metrics/address';
 
@@ -127,34 +128,39 @@ async function hasCurrentVersion(connection: Connection, config: Config): Promis
   }
 }
 
-/** Waits until `count` workers started after `since` poll the task queue. */
+/** Waits until `count` workers started after `since` poll each of the stack's task queues. */
 export async function waitForWorkers(
   config: Config,
   opts: { since: number; count?: number; timeoutMs?: number },
 ): Promise<void> {
   const count = opts.count ?? 1;
   const timeoutMs = opts.timeoutMs ?? 180_000;
+  // The stack's workers run every role (WORKER_ROLE's default).
+  const taskQueues = workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE);
   const connection = await Connection.connect(temporalClientOptions(config));
+  /** Pollers of an earlier run linger in the list for minutes: only fresh ones count. */
+  const freshPollers = async (taskQueue: string) => {
+    const res = await connection.workflowService
+      .describeTaskQueue({
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: { name: taskQueue },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      })
+      .catch(() => ({ pollers: [] }));
+    return new Set(
+      (res.pollers ?? [])
+        .filter((p) => Number(p.lastAccessTime?.seconds ?? 0) * 1000 >= opts.since - 1000)
+        .map((p) => p.identity),
+    ).size;
+  };
   try {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const res = await connection.workflowService
-        .describeTaskQueue({
-          namespace: config.TEMPORAL_NAMESPACE,
-          taskQueue: { name: config.TEMPORAL_TASK_QUEUE },
-          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        })
-        .catch(() => ({ pollers: [] }));
-      // Pollers of an earlier run linger in the list for minutes: only count fresh ones.
-      const fresh = new Set(
-        (res.pollers ?? [])
-          .filter((p) => Number(p.lastAccessTime?.seconds ?? 0) * 1000 >= opts.since - 1000)
-          .map((p) => p.identity),
-      );
-      if (fresh.size >= count && (await hasCurrentVersion(connection, config))) return;
+      const polled = await Promise.all(taskQueues.map(freshPollers));
+      if (polled.every((n) => n >= count) && (await hasCurrentVersion(connection, config))) return;
       await new Promise((r) => setTimeout(r, 250));
     }
-    throw new Error(`Fewer than ${count} workers polled ${config.TEMPORAL_TASK_QUEUE} within ${timeoutMs / 1000} s`);
+    throw new Error(`Fewer than ${count} workers polled ${taskQueues.join(' and ')} within ${timeoutMs / 1000} s`);
   } finally {
     await connection.close();
   }

@@ -9,9 +9,10 @@ import { errorText } from '../db/dbErrors';
 import { temporalClientOptions, temporalConnectionOptions } from '../temporal/connection';
 import { installWorkerRuntime } from '../metrics/workerRuntime';
 import { requestIdClientOptions } from '../temporal/requestId';
-import { createWorker } from '../worker';
+import { createWorkers } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
+import { workerTaskQueues } from '../temporal/taskQueues';
 import { promoteWorkerVersion } from '../temporal/deploymentVersion';
 import {
   buildWorkflowBundle,
@@ -53,11 +54,12 @@ async function workflowBundle(config: Config, log: (msg: string) => void): Promi
 
 /**
  * Liveness for a container healthcheck without a port: the file's mtime is renewed every 10 s
- * while the worker runs. A stopped, failed or stuck worker (a blocked event loop) lets it age.
+ * while every one of the process's workers runs. A stopped, failed or stuck one (a blocked event
+ * loop) lets it age.
  */
-function touchWhileRunning(file: string, worker: Worker): NodeJS.Timeout {
+function touchWhileRunning(file: string, workers: Worker[]): NodeJS.Timeout {
   const touch = () => {
-    if (worker.getState() !== 'RUNNING') return;
+    if (workers.some((worker) => worker.getState() !== 'RUNNING')) return;
     const now = new Date();
     fs.promises.utimes(file, now, now).catch(() => fs.promises.writeFile(file, '').catch(() => undefined));
   };
@@ -70,7 +72,7 @@ function workflowThreadsPreloaded(): boolean {
   return (globalThis as Record<symbol, unknown>)[Symbol.for('payment-platform.workflowThreadsPreload')] === true;
 }
 
-/** The worker process: polls the task queue; scale by running more copies. */
+/** The worker process: polls its role's task queues; scale by running more copies. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, 'worker');
@@ -89,10 +91,13 @@ async function main(): Promise<void> {
   });
   await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
   const identity = `worker-${process.pid}@${os.hostname()}`;
-  const worker = await createWorker({
+  // One SDK worker per task queue of its role (WORKER_ROLE), sharing the activities.
+  const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
+  const workers = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    taskQueues,
     orm,
     logger,
     providers: providerRegistryFromConfig(config, orm, { logger }),
@@ -122,7 +127,8 @@ async function main(): Promise<void> {
   const preloaded = workflowThreadsPreloaded();
   logger.info(
     {
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      role: config.WORKER_ROLE,
+      taskQueues,
       namespace: config.TEMPORAL_NAMESPACE,
       deploymentName: config.WORKER_VERSIONING ? config.WORKER_DEPLOYMENT_NAME : undefined,
       buildId: config.WORKER_VERSIONING ? buildId : 'unversioned',
@@ -136,7 +142,7 @@ async function main(): Promise<void> {
       'started without src/main/workflowThreads preloaded (WORKER_NODE_ARGS): workflow stack traces stay on, at about a tenth of throughput',
     );
   }
-  const liveness = config.WORKER_HEALTH_FILE ? touchWhileRunning(config.WORKER_HEALTH_FILE, worker) : undefined;
+  const liveness = config.WORKER_HEALTH_FILE ? touchWhileRunning(config.WORKER_HEALTH_FILE, workers) : undefined;
   const promotion = async () => {
     if (!config.WORKER_VERSIONING || !config.WORKER_SET_CURRENT_VERSION) return;
     // The version exists on the server once this worker polls, so this runs beside run().
@@ -151,11 +157,11 @@ async function main(): Promise<void> {
       });
       logger.info({ deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId, decision }, 'worker deployment version');
     } catch (err) {
-      worker.shutdown();
+      for (const worker of workers) worker.shutdown();
       throw err;
     }
   };
-  await Promise.all([worker.run(), promotion()]);
+  await Promise.all([...workers.map((worker) => worker.run()), promotion()]);
   if (liveness) clearInterval(liveness);
   logger.info('worker stopped');
   await orm.close();

@@ -4,6 +4,7 @@ import type { subscriptionWorkflow } from '../../workflows/subscription';
 import { subscriptionWorkflowId, type SubscriptionWorkflowInput } from '../../workflows/subscriptionApi';
 import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workflows/searchAttributes';
 import { subscriptionWorkflowSummary } from '../domain/workflowSummaries';
+import { subscriptionTaskQueue } from './taskQueues';
 
 /** How a subscription's workflow is started: its id, input, policies, search attributes and UI summary. */
 export function subscriptionWorkflowStartOptions(
@@ -18,6 +19,7 @@ export function subscriptionWorkflowStartOptions(
     plan: Plan;
   },
   settings: {
+    /** The main task queue (TEMPORAL_TASK_QUEUE): the workflow runs on its subscription queue. */
     taskQueue: string;
     billingDaySeconds: number;
     subscriptionAuthorizationExpirySeconds: number;
@@ -39,7 +41,7 @@ export function subscriptionWorkflowStartOptions(
   };
   return {
     workflowId: subscriptionWorkflowId(subscription.id),
-    taskQueue: settings.taskQueue,
+    taskQueue: subscriptionTaskQueue(settings.taskQueue),
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     // One execution chain per subscription: once closed (cancelled), never started again.

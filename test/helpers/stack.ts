@@ -12,7 +12,8 @@ import { createApp, type ApiSettings, type AppDeps } from '../../src/api/app';
 import { OutcomeHintListener } from '../../src/db/outcomeHints';
 import { createLogger } from '../../src/logger';
 import { createMerchant } from '../../src/domain/merchants';
-import { createWorker } from '../../src/worker';
+import { createWorkers } from '../../src/worker';
+import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
 import { createSandbox } from '../../src/sandbox/server';
 import { startMailCatcher } from '../../src/mail/catcher';
@@ -182,13 +183,19 @@ export async function createTestMerchant(orm: MikroORM, name = 'Test Merchant'):
 }
 
 export interface TestWorker {
+  /** The worker on the main task queue. */
   worker: Worker;
+  /** Every worker of the process: the main queue's and its subscription queue's. */
+  workers: Worker[];
   client: Client;
   taskQueue: string;
   stop(): Promise<void>;
 }
 
-/** A real worker on the given task queue, using the run's workflow bundle. */
+/**
+ * Real workers on the given task queue and its subscription queue (as a worker process of role
+ * `all` runs them; `role` picks one), using the run's workflow bundle.
+ */
 export async function startTestWorker(
   orm: MikroORM,
   opts: {
@@ -198,6 +205,8 @@ export async function startTestWorker(
     smtpUrl?: string;
     /** The worker's logger (default: the quiet test logger); a test reading log lines gives its own. */
     logger?: Logger;
+    /** Which queues it polls (WORKER_ROLE; default `all`). */
+    role?: WorkerRole;
   },
 ): Promise<TestWorker> {
   const stack = testStack();
@@ -207,10 +216,11 @@ export async function startTestWorker(
     interceptors: clientInterceptors(),
   });
   const client = new Client({ connection: clientConnection, namespace: 'default', ...requestIdClientOptions });
-  const worker = await createWorker({
+  const workers = await createWorkers({
     connection,
     namespace: 'default',
     taskQueue: opts.taskQueue,
+    taskQueues: workerTaskQueues(opts.role ?? 'all', opts.taskQueue),
     orm,
     logger: opts.logger ?? testLogger,
     providers: opts.providers ?? testProviders(orm),
@@ -220,16 +230,17 @@ export async function startTestWorker(
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
-  const running = worker.run();
+  const running = workers.map((worker) => worker.run().catch(() => undefined));
   const stop = async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running.catch(() => undefined);
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+    await Promise.all(running);
     await clientConnection.close();
     await connection.close();
   };
   let stopped: Promise<void> | undefined;
   return {
-    worker,
+    worker: workers[0]!,
+    workers,
     client,
     taskQueue: opts.taskQueue,
     stop: () => (stopped ??= stop()),
@@ -258,8 +269,8 @@ export interface PaymentStack {
   sandboxUrl: string;
   taskQueue: string;
   providers: ProviderRegistry;
-  /** Starts another worker on the same task queue (after a simulated crash). */
-  restartWorker(): Promise<TestWorker>;
+  /** Starts another worker on the same task queues (after a simulated crash), or on its role's. */
+  restartWorker(role?: WorkerRole): Promise<TestWorker>;
   sandbox(path: string, body?: unknown): Promise<unknown>;
   /** The sandbox ledger entries of one kind tied to a record (metadata.paymentId by default). */
   ledger(type: LedgerEntry['type'], id: string, key?: string): Promise<LedgerEntry[]>;
@@ -332,8 +343,8 @@ export async function startPaymentStack(
     sandboxUrl: running.url,
     taskQueue,
     providers,
-    restartWorker: async () => {
-      worker = await startTestWorker(orm, workerOptions);
+    restartWorker: async (role?: WorkerRole) => {
+      worker = await startTestWorker(orm, { ...workerOptions, ...(role ? { role } : {}) });
       return worker;
     },
     sandbox: async (path: string, body?: unknown) => {

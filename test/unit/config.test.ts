@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       REFUND_WAIT_MS: 5000,
       BILLING_DAY_SECONDS: 86400,
       TEMPORAL_NAMESPACE: 'default',
+      WORKER_ROLE: 'all',
       databaseUrl: 'postgres://postgres:postgres@127.0.0.1:5433/payments',
       temporalAddress: '127.0.0.1:7233',
       externalDatabase: false,
@@ -114,5 +115,12 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
 
   it('reads ALLOW_PRIVATE_CALLBACKS as a flag', () => {
     expect(loadConfig({ ...productionReady, ALLOW_PRIVATE_CALLBACKS: 'true' }).ALLOW_PRIVATE_CALLBACKS).toBe(true);
+  });
+
+  it('takes a worker role and refuses any other', () => {
+    expect(loadConfig({ ...productionReady, WORKER_ROLE: 'subscriptions' }).WORKER_ROLE).toBe('subscriptions');
+    expect(() => loadConfig({ ...productionReady, WORKER_ROLE: 'renewals' })).toThrow(
+      /^Invalid configuration:\n {2}WORKER_ROLE: /,
+    );
   });
 });
