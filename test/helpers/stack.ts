@@ -183,9 +183,7 @@ export async function createTestMerchant(orm: MikroORM, name = 'Test Merchant'):
 }
 
 export interface TestWorker {
-  /** The worker on the main task queue. */
-  worker: Worker;
-  /** Every worker of the process: the main queue's and its subscription queue's. */
+  /** One SDK worker per task queue of its role: the main queue's, then the subscription queue's. */
   workers: Worker[];
   client: Client;
   taskQueue: string;
@@ -239,7 +237,6 @@ export async function startTestWorker(
   };
   let stopped: Promise<void> | undefined;
   return {
-    worker: workers[0]!,
     workers,
     client,
     taskQueue: opts.taskQueue,
