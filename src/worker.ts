@@ -67,11 +67,6 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   return workers;
 }
 
-/** One worker on the main task queue alone. */
-export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  return Worker.create(workerOptions(deps, deps.taskQueue, createActivities(deps)));
-}
-
 function workerOptions(
   deps: WorkerDeps,
   taskQueue: string,

@@ -135,8 +135,8 @@ export async function waitForWorkers(
 ): Promise<void> {
   const count = opts.count ?? 1;
   const timeoutMs = opts.timeoutMs ?? 180_000;
-  // The stack's workers run every role (WORKER_ROLE's default).
-  const taskQueues = workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE);
+  // The stack's workers share its configuration, so its WORKER_ROLE.
+  const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
   const connection = await Connection.connect(temporalClientOptions(config));
   /** Pollers of an earlier run linger in the list for minutes: only fresh ones count. */
   const freshPollers = async (taskQueue: string) => {

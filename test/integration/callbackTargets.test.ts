@@ -7,7 +7,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createTestMerchant, openTestOrm, testLogger, testProviders, uniqueTaskQueue } from '../helpers/stack';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { testStack } from '../setup/stackInfo';
-import { createWorker } from '../../src/worker';
+import { createWorkers } from '../../src/worker';
 import { recordEvent } from '../../src/domain/events';
 import { Merchant, MerchantEvent, type KeyEnvironment } from '../../src/db/entities';
 import { merchantEventsWorkflow } from '../../workflows/merchantEvents';
@@ -28,7 +28,7 @@ describe('callback targets, checked at delivery', () => {
 
   async function startWorker(taskQueue: string, privateTestCallbacks: boolean): Promise<void> {
     const connection = await NativeConnection.connect({ address: testStack().temporalAddress });
-    const worker = await createWorker({
+    const [worker] = await createWorkers({
       connection,
       namespace: 'default',
       taskQueue,
@@ -41,6 +41,7 @@ describe('callback targets, checked at delivery', () => {
       privateTestCallbacks,
       workflowBundle: { codePath: testStack().workflowBundlePath },
     });
+    if (!worker) throw new Error('no worker created');
     const running = worker.run();
     workers.push({
       worker,
