@@ -3,6 +3,13 @@ import { createTransport, type Transporter } from 'nodemailer';
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
 import type { ClaimedEmail } from '../src/domain/emails';
+import { preparedRows, type PreparedStatement } from '../src/db/orm';
+
+/** An email the SMTP server accepted (once per email sent: a prepared statement, issue 12). */
+const RECORD_SENT: PreparedStatement = {
+  name: 'record_email_sent',
+  text: `update emails set sent_at = now(), claimed_until = null, last_error = null where id = $1`,
+};
 
 export type SendResult = 'sent' | 'already_sent' | 'missing';
 
@@ -86,9 +93,7 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
     const deadline = Date.now() + RECORD_SENT_RETRY_MS;
     for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
       try {
-        await sql().execute(`update emails set sent_at = now(), claimed_until = null, last_error = null where id = ?`, [
-          emailId,
-        ]);
+        await preparedRows(orm.em, RECORD_SENT, [emailId]);
         return;
       } catch (err) {
         if (Date.now() + delay > deadline) throw err;

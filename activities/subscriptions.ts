@@ -6,6 +6,7 @@ import {
   cancelSubscription,
   discardSubscription,
   CARD_UPDATABLE_STATUSES,
+  loadInvoiceForCharge,
   markAwaitingAuthorization,
   markCardUpdatePage,
   openPeriodInvoice,
@@ -14,7 +15,9 @@ import {
   type AppliedCharge,
   type CardReplacement,
   type ChargeResult,
+  type InvoiceForCharge,
   type OpenedInvoice,
+  type SubscriptionForCharge,
   type Outbox,
 } from '../src/domain/subscriptions';
 import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
@@ -81,7 +84,7 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
     if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, 'provider_not_configured');
     return provider;
   };
-  const metadataOf = (s: Subscription, invoiceId?: string) => ({
+  const metadataOf = (s: Pick<SubscriptionForCharge, 'id' | 'merchant'>, invoiceId?: string) => ({
     subscriptionId: s.id,
     merchantId: s.merchant.id,
     ...(invoiceId ? { invoiceId } : {}),
@@ -100,7 +103,7 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
    * The provider's answer to an invoice attempt, trusted only when it is about what we asked:
    * a capture of another amount or currency is not recorded (an operator must look).
    */
-  const chargeResultOf = (invoice: Invoice, pp: ProviderPayment): ChargeResult => {
+  const chargeResultOf = (invoice: InvoiceForCharge, pp: ProviderPayment): ChargeResult => {
     if (pp.amountMinor !== invoice.amountMinor || pp.currency !== invoice.currency) {
       logger.error(
         { invoiceId: invoice.id, transactionId: pp.transactionId, ours: [invoice.amountMinor, invoice.currency] },
@@ -130,7 +133,7 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
    * schedule and its emails run and the subscription ends in a decided state; an error log line
    * tells operators (a provider configuration they can fix before the last retry).
    */
-  const cannotCharge = (invoice: Invoice, req: ChargeRequest, failureCode: string, failureMessage: string) => {
+  const cannotCharge = (invoice: InvoiceForCharge, req: ChargeRequest, failureCode: string, failureMessage: string) => {
     logger.error({ subscriptionId: invoice.subscription.id, invoiceId: invoice.id, failureCode }, failureMessage);
     return applyInvoiceCharge(
       orm.em,
@@ -150,11 +153,11 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
 
   /**
    * One attempt to charge an invoice with the subscription's card. `markedAtOpen`: the statement
-   * that opened the invoice in this activity marked this first attempt's call sent.
+   * that opened the invoice in this activity marked this first attempt's call sent. `opened`: that
+   * statement's invoice, as charging reads it (no read of its own).
    */
-  async function charge(req: ChargeRequest, markedAtOpen = false): Promise<ChargeOutcome> {
-    const em = orm.em.fork();
-    const invoice = await em.findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
+  async function charge(req: ChargeRequest, markedAtOpen = false, opened?: InvoiceForCharge): Promise<ChargeOutcome> {
+    const invoice = opened ?? (await loadInvoiceForCharge(orm.em, req.invoiceId));
     if (!invoice) return { kind: 'missing' };
     const s = invoice.subscription;
     if (invoice.status === 'paid') {
@@ -530,7 +533,7 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
     }): Promise<OpenedAndCharged> {
       const marked = await openPeriod(input.period, true);
       if (marked.kind !== 'open') return { opened: marked };
-      const { chargeMarkedSent, ...opened } = marked;
+      const { chargeMarkedSent, forCharge, ...opened } = marked;
       // Attempts recorded already (this step retried after its attempt was recorded, or an
       // earlier run's): the last one is answered from the record, as a retried charge is.
       const request = {
@@ -539,7 +542,7 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
         retryDelayMs: input.retryDelayMs,
         discardOnReject: input.discardOnReject,
       };
-      return { opened, charged: await sendingItsEmails(await charge(request, chargeMarkedSent === true)) };
+      return { opened, charged: await sendingItsEmails(await charge(request, chargeMarkedSent === true, forCharge)) };
     },
 
     /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
@@ -590,7 +593,10 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
 
 /** Used on replay paths, where the recorded answer wins and this one is never applied. */
 /** How the provider finds what became of one charge attempt of an invoice. */
-function chargeLookup(invoice: Invoice, attempt: number): PaymentLookup {
+function chargeLookup(
+  invoice: Pick<Invoice, 'id' | 'providerCallSentAt' | 'createdAt'>,
+  attempt: number,
+): PaymentLookup {
   // The mark is this attempt's (cleared once an attempt is known declined): a retry days after the
   // invoice opened lists only what was created since it was sent, not since the invoice opened.
   return {

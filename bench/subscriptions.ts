@@ -870,7 +870,8 @@ async function main(): Promise<void> {
   say(
     `  the renewal's workflow task (${renewalTask.sampled} sampled), ms p50 / max: timer fired to task ` +
       `started ${renewalTask.waitP50} / ${renewalTask.waitMax} (queued), started to completed ` +
-      `${renewalTask.runP50} / ${renewalTask.runMax} (the worker, its local activities included)`,
+      `${renewalTask.runP50} / ${renewalTask.runMax} (the worker, its local activities included); ` +
+      `${renewalTask.timedOut} of its tasks timed out unstarted`,
   );
 
   // ---- 6. the floor: the same storm in Temporal alone (before the demo, which keeps renewing) ----
@@ -1104,7 +1105,7 @@ async function main(): Promise<void> {
     storm: stormResult,
     checkout: CHECKOUT_PAUSE_MS > 0 ? { pauseMs: CHECKOUT_PAUSE_MS, ...checkout } : false,
     moneyCheck,
-    history: { ...historyResult, idle: historyIdle, after: historyAfter },
+    history: { ...historyResult, renewalTask, idle: historyIdle, after: historyAfter },
     continueAsNew: canResult,
     cpuSecondsTotal: totalCpu,
     ...(floorStorm ? { floorStorm, stormVsFloor } : {}),
@@ -1146,11 +1147,13 @@ async function renewalTaskTimings(client: Client, ids: string[]) {
     e?.eventTime ? Number(e.eventTime.seconds ?? 0) * 1000 + Math.floor((e.eventTime.nanos ?? 0) / 1e6) : NaN;
   const waits: number[] = [];
   const runs: number[] = [];
+  let timedOut = 0;
   for (const id of ids) {
     const events = (await client.workflow.getHandle(subscriptionWorkflowId(id)).fetchHistory()).events ?? [];
     const fired = events.findLastIndex((e) => e.eventType === E.EVENT_TYPE_TIMER_FIRED);
     if (fired < 0) continue;
     const after = events.slice(fired);
+    timedOut += after.filter((e) => e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT).length;
     const started = after.find((e) => e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED);
     const completed = after.find((e) => e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
     if (!started || !completed) continue;
@@ -1165,5 +1168,7 @@ async function renewalTaskTimings(client: Client, ids: string[]) {
     waitMax: percentile(waits, 100),
     runP50: percentile(runs, 50),
     runMax: percentile(runs, 100),
+    /** Workflow tasks of the renewal that timed out before a worker took them (left on a sticky queue). */
+    timedOut,
   };
 }

@@ -11,10 +11,31 @@ const money = (minor: number, currency: string) =>
 const short = (text: string, max = 100) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 const day = (d: Date | null | undefined) => (d ? d.toISOString() : 'unknown');
 
+/** What the emails name of a subscription. */
+export type SubscriptionOfEmail = Pick<
+  Subscription,
+  | 'id'
+  | 'externalId'
+  | 'description'
+  | 'customer'
+  | 'billingIntervalDays'
+  | 'amountMinor'
+  | 'currency'
+  | 'cancellationReason'
+  | 'currentPeriodEnd'
+>;
+
+/** What the emails name of an invoice (a failure only in the payment-failed email). */
+export type InvoiceOfEmail = Pick<
+  Invoice,
+  'id' | 'amountMinor' | 'currency' | 'periodStart' | 'periodEnd' | 'providerTransactionId'
+> &
+  Partial<Pick<Invoice, 'failureCode' | 'failureMessage'>>;
+
 export function subscriptionEmail(
   kind: SubscriptionEmailKind,
-  s: Subscription,
-  facts: { invoice?: Invoice; nextAttemptAt?: Date | null },
+  s: SubscriptionOfEmail,
+  facts: { invoice?: InvoiceOfEmail; nextAttemptAt?: Date | null },
 ): { subject: string; text: string } {
   const what = short(s.description ?? `subscription ${s.externalId}`);
   const greeting = s.customer?.name ? `Hello ${s.customer.name},` : 'Hello,';

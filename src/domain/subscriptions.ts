@@ -11,11 +11,12 @@ import {
   type Merchant,
 } from '../db/entities';
 import { newId } from '../ids';
+import { preparedRows, type PreparedStatement } from '../db/orm';
 import { toMajor } from './money';
 import { invoiceStatusOf } from './invoices';
 import { clippedSubject, recordEmail, type ClaimedEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
-import { subscriptionEmail, type SubscriptionEmailKind } from './subscriptionEmails';
+import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
 import type { Outbox, Plan, SubscriptionStatus } from './subscriptionPlan';
 import type { RecordScope } from './scope';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
@@ -357,6 +358,8 @@ export type OpenedInvoice =
        * (`markChargeSent`): no earlier call under that attempt's key can exist.
        */
       chargeMarkedSent?: true;
+      /** The new invoice as charging reads it (`markChargeSent`): this process's, never the workflow's. */
+      forCharge?: InvoiceForCharge;
     }
   | { kind: 'cancelled' }
   | { kind: 'missing' };
@@ -441,11 +444,124 @@ function expectPaidInvoice(out: OutboxWriter, invoiceId: string): void {
 const NO_OUTBOX = { emailIds: [], eventIds: [] };
 
 /**
- * The renewal's usual case in one statement (issue 12: a renewal storm is bound by the worker's
- * CPU, and the ORM's transaction took six round trips): under the subscription's row lock, a
- * period's first, chargeable invoice is inserted and the subscription's current period set.
- * Answers null (the caller takes the general path above) when anything else holds: the invoice
- * exists already (a retry), the subscription is cancelled or gone.
+ * What charging an invoice reads of its subscription: plain values, not an entity (issue 12: the
+ * ORM's query and hydration of an invoice with its subscription was the largest part of the
+ * worker's own CPU per renewal).
+ */
+export type SubscriptionForCharge = Pick<
+  Subscription,
+  'id' | 'environment' | 'processor' | 'status' | 'cardToken' | 'callbackUrl'
+> &
+  SubscriptionOfEmail & { merchant: Pick<Merchant, 'id'> };
+
+/** What charging an invoice reads of it (an Invoice entity loaded with its subscription is one too). */
+export type InvoiceForCharge = Pick<
+  Invoice,
+  | 'id'
+  | 'amountMinor'
+  | 'currency'
+  | 'status'
+  | 'attempts'
+  | 'periodStart'
+  | 'periodEnd'
+  | 'providerTransactionId'
+  | 'providerCallSentAt'
+  | 'createdAt'
+> & { subscription: SubscriptionForCharge };
+
+/** The subscription's columns of an InvoiceForCharge, from `subscriptions` as `alias`, prefixed `s_`. */
+const subscriptionForChargeColumns = (alias: string) =>
+  ['id', 'merchant_id', 'external_id', 'environment', 'processor', 'status', 'card_token', 'callback_url']
+    .concat(['description', 'customer', 'billing_interval_days', 'amount_minor', 'currency'])
+    .concat(['cancellation_reason', 'current_period_end'])
+    .map((c) => `${alias}.${c} as s_${c}`)
+    .join(', ');
+
+/** A timestamp column as the ORM's pg client answers it (text: MikroORM turns off pg's date parsing). */
+const dateOf = (value: unknown): Date | null => (value == null ? null : new Date(value as string));
+
+function subscriptionForChargeOfRow(row: Record<string, unknown>): SubscriptionForCharge {
+  return {
+    id: row.s_id as string,
+    merchant: { id: row.s_merchant_id as string },
+    externalId: row.s_external_id as string,
+    environment: row.s_environment as KeyEnvironment,
+    processor: row.s_processor as string,
+    status: row.s_status as SubscriptionStatus,
+    cardToken: row.s_card_token as string | null,
+    callbackUrl: row.s_callback_url as string | null,
+    description: row.s_description as string | null,
+    customer: row.s_customer as Customer | null,
+    billingIntervalDays: Number(row.s_billing_interval_days),
+    amountMinor: Number(row.s_amount_minor),
+    currency: row.s_currency as string,
+    cancellationReason: row.s_cancellation_reason as string | null,
+    currentPeriodEnd: dateOf(row.s_current_period_end),
+  };
+}
+
+const INVOICE_FOR_CHARGE: PreparedStatement = {
+  name: 'invoice_for_charge',
+  text: `select i.id, i.amount_minor, i.currency, i.status, i.attempts, i.period_start, i.period_end,
+                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s')}
+           from invoices i join subscriptions s on s.id = i.subscription_id
+          where i.id = $1`,
+};
+
+/** An invoice and its subscription as charging reads them; null when there is no such invoice. */
+export async function loadInvoiceForCharge(em: EntityManager, invoiceId: string): Promise<InvoiceForCharge | null> {
+  const [row] = await preparedRows(em, INVOICE_FOR_CHARGE, [invoiceId]);
+  if (!row) return null;
+  return {
+    id: row.id as string,
+    amountMinor: Number(row.amount_minor),
+    currency: row.currency as string,
+    status: row.status as InvoiceForCharge['status'],
+    attempts: Number(row.attempts),
+    periodStart: dateOf(row.period_start)!,
+    periodEnd: dateOf(row.period_end)!,
+    providerTransactionId: row.provider_transaction_id as string | null,
+    providerCallSentAt: dateOf(row.provider_call_sent_at),
+    createdAt: dateOf(row.created_at)!,
+    subscription: subscriptionForChargeOfRow(row),
+  };
+}
+
+/**
+ * The renewal's usual case: under the subscription's row lock, a period's first, chargeable
+ * invoice is inserted and the subscription's current period set (issue 12: a renewal storm is
+ * bound by the worker's CPU, and the ORM's transaction took six round trips).
+ */
+const OPEN_CHARGEABLE_INVOICE: PreparedStatement = {
+  name: 'open_chargeable_invoice',
+  text: `with sub as (
+       select ${subscriptionForChargeColumns('s')} from subscriptions s where s.id = $1 for update
+     ), inserted as (
+       insert into invoices (id, merchant_id, subscription_id, period_index, phase_id, amount_minor, currency,
+                             period_start, period_end, status, attempts, created_at, updated_at,
+                             provider_call_sent_at)
+       select $2::text, sub.s_merchant_id, sub.s_id, $3::int, $4::text, $5::bigint, sub.s_currency,
+              $6::timestamptz, $7::timestamptz, 'open', 0, $8::timestamptz, $8::timestamptz,
+              case when $9::boolean and sub.s_card_token is not null then now() end
+         from sub
+        where sub.s_status <> 'cancelled'
+          and not exists (select 1 from invoices where subscription_id = sub.s_id and period_index = $3::int)
+       on conflict (subscription_id, period_index) do nothing
+       returning subscription_id, provider_call_sent_at
+     ), period as (
+       update subscriptions
+          set current_period_start = $6::timestamptz, current_period_end = $7::timestamptz, updated_at = $8::timestamptz
+         from inserted where subscriptions.id = inserted.subscription_id
+     )
+     select sub.*, exists (select 1 from inserted) as inserted,
+            (select provider_call_sent_at from inserted) as call_sent_at
+       from sub`,
+};
+
+/**
+ * {@link OPEN_CHARGEABLE_INVOICE}, or null (the caller takes the general path above) when
+ * anything else holds: the invoice exists already (a retry), the subscription is cancelled or
+ * gone. `markChargeSent`: the new invoice is answered as charging reads it (`forCharge`).
  */
 async function openChargeableInvoice(
   em: EntityManager,
@@ -454,50 +570,43 @@ async function openChargeableInvoice(
 ): Promise<OpenedInvoice | null> {
   const now = new Date();
   const invoiceId = newId('invoice');
-  const rows: Array<{ status: SubscriptionStatus; inserted: boolean; marked: boolean }> = await em
-    .getConnection()
-    .execute(
-      `with sub as (
-       select id, merchant_id, currency, status, card_token from subscriptions where id = ? for update
-     ), inserted as (
-       insert into invoices (id, merchant_id, subscription_id, period_index, phase_id, amount_minor, currency,
-                             period_start, period_end, status, attempts, created_at, updated_at,
-                             provider_call_sent_at)
-       select ?, sub.merchant_id, sub.id, ?, ?, ?, sub.currency, ?, ?, 'open', 0, ?, ?,
-              case when cast(? as boolean) and sub.card_token is not null then now() end
-         from sub
-        where sub.status <> 'cancelled'
-          and not exists (select 1 from invoices where subscription_id = sub.id and period_index = ?)
-       on conflict (subscription_id, period_index) do nothing
-       returning subscription_id, provider_call_sent_at
-     ), period as (
-       update subscriptions set current_period_start = ?, current_period_end = ?, updated_at = ?
-         from inserted where subscriptions.id = inserted.subscription_id
-     )
-     select sub.status, exists (select 1 from inserted) as inserted,
-            exists (select 1 from inserted where provider_call_sent_at is not null) as marked
-       from sub`,
-      [
-        input.subscriptionId,
-        invoiceId,
-        input.periodIndex,
-        input.phaseId,
-        input.amountMinor,
-        input.periodStart,
-        input.periodEnd,
-        now,
-        now,
-        markChargeSent,
-        input.periodIndex,
-        input.periodStart,
-        input.periodEnd,
-        now,
-      ],
-    );
-  const row = rows[0];
+  const [row] = await preparedRows(em, OPEN_CHARGEABLE_INVOICE, [
+    input.subscriptionId,
+    invoiceId,
+    input.periodIndex,
+    input.phaseId,
+    input.amountMinor,
+    input.periodStart,
+    input.periodEnd,
+    now,
+    markChargeSent,
+  ]);
   if (!row?.inserted) return null;
-  const opened = { kind: 'open' as const, invoiceId, attempts: 0, outbox: { status: row.status, ...NO_OUTBOX } };
-  return row.marked ? { ...opened, chargeMarkedSent: true } : opened;
+  const callSentAt = dateOf(row.call_sent_at);
+  const subscription = subscriptionForChargeOfRow(row);
+  const opened = {
+    kind: 'open' as const,
+    invoiceId,
+    attempts: 0,
+    outbox: { status: subscription.status, ...NO_OUTBOX },
+    ...(callSentAt ? { chargeMarkedSent: true as const } : {}),
+  };
+  if (!markChargeSent) return opened;
+  const forCharge: InvoiceForCharge = {
+    id: invoiceId,
+    amountMinor: input.amountMinor,
+    currency: subscription.currency,
+    status: 'open',
+    attempts: 0,
+    periodStart: input.periodStart,
+    periodEnd: input.periodEnd,
+    providerTransactionId: null,
+    providerCallSentAt: callSentAt,
+    createdAt: now,
+    // The period this statement set (`sub` is the row as it was before).
+    subscription: { ...subscription, currentPeriodEnd: input.periodEnd },
+  };
+  return { ...opened, forCharge };
 }
 
 export type ChargeResult =
@@ -518,7 +627,7 @@ export type ChargeResult =
  */
 async function recordRenewalPaid(
   em: EntityManager,
-  invoice: Invoice,
+  invoice: InvoiceForCharge,
   attempt: number,
   transactionId: string,
   claimReceiptSeconds: number | null,
@@ -529,60 +638,60 @@ async function recordRenewalPaid(
   const emailId = newId('email');
   const receipt = subscriptionEmail('receipt', s, { invoice: { ...invoice, providerTransactionId: transactionId } });
   const subject = clippedSubject(receipt.subject);
-  const rows: Array<{ status: SubscriptionStatus; emailed_to: string | null }> = await em.getConnection().execute(
-    `with sub as (
-       select s.id, s.merchant_id, s.status, coalesce(s.customer ->> 'email', m.email) as email_to
-         from subscriptions s join merchants m on m.id = s.merchant_id
-        where s.id = ? and s.callback_url is null and s.status in ('active', 'past_due', 'cancelled')
-          for update of s
-     ), paid as (
-       update invoices set status = 'paid', attempts = ?, paid_at = ?, voided_at = null,
-              provider_transaction_id = ?, failure_code = null, failure_message = null,
-              next_attempt_at = null, updated_at = ?
-         from sub
-        where invoices.id = ? and invoices.subscription_id = sub.id
-          and invoices.status in ('open', 'void') and invoices.attempts < ?
-       returning invoices.id
-     ), activated as (
-       update subscriptions
-          set status = case when sub.status = 'cancelled' then sub.status else 'active' end, updated_at = ?
-         from sub, paid where subscriptions.id = sub.id
-       returning subscriptions.status
-     ), emailed as (
-       insert into emails (id, merchant_id, dedupe_key, "to", subject, text, attempts, claimed_until, created_at)
-       select ?, sub.merchant_id, ?, sub.email_to, ?, ?, case when c.secs is null then 0 else 1 end,
-              now() + make_interval(secs => c.secs), ?
-         from sub, paid, (select cast(? as double precision) as secs) c
-        where coalesce(sub.email_to, '') <> ''
-       returning "to"
-     )
-     select (select status from activated) as status, (select "to" from emailed) as emailed_to`,
-    [
-      s.id,
-      attempt,
-      now,
-      transactionId,
-      now,
-      invoice.id,
-      attempt,
-      now,
-      emailId,
-      `${s.id}:email:receipt:${invoice.id}`,
-      subject,
-      receipt.text,
-      now,
-      claimReceiptSeconds,
-    ],
-  );
-  const status = rows[0]?.status;
+  const [row] = await preparedRows(em, RECORD_RENEWAL_PAID, [
+    s.id,
+    attempt,
+    now,
+    transactionId,
+    invoice.id,
+    emailId,
+    `${s.id}:email:receipt:${invoice.id}`,
+    subject,
+    receipt.text,
+    claimReceiptSeconds,
+  ]);
+  const status = row?.status as SubscriptionStatus | null | undefined;
   if (!status) return null;
   workerMetrics.subscriptionCharge('succeeded');
-  const to = rows[0]!.emailed_to;
+  const to = row!.emailed_to as string | null;
   const paid: AppliedCharge = { kind: 'paid', outbox: { status, emailIds: to ? [emailId] : [], eventIds: [] } };
   return to && claimReceiptSeconds !== null
     ? { ...paid, claimed: [{ id: emailId, to, subject, text: receipt.text }] }
     : paid;
 }
+
+/** {@link recordRenewalPaid}'s statement. `$10`: seconds the receipt is inserted claimed for (null: not). */
+const RECORD_RENEWAL_PAID: PreparedStatement = {
+  name: 'record_renewal_paid',
+  text: `with sub as (
+       select s.id, s.merchant_id, s.status, coalesce(s.customer ->> 'email', m.email) as email_to
+         from subscriptions s join merchants m on m.id = s.merchant_id
+        where s.id = $1 and s.callback_url is null and s.status in ('active', 'past_due', 'cancelled')
+          for update of s
+     ), paid as (
+       update invoices set status = 'paid', attempts = $2::int, paid_at = $3::timestamptz, voided_at = null,
+              provider_transaction_id = $4::text, failure_code = null, failure_message = null,
+              next_attempt_at = null, updated_at = $3::timestamptz
+         from sub
+        where invoices.id = $5 and invoices.subscription_id = sub.id
+          and invoices.status in ('open', 'void') and invoices.attempts < $2::int
+       returning invoices.id
+     ), activated as (
+       update subscriptions
+          set status = case when sub.status = 'cancelled' then sub.status else 'active' end, updated_at = $3::timestamptz
+         from sub, paid where subscriptions.id = sub.id
+       returning subscriptions.status
+     ), emailed as (
+       insert into emails (id, merchant_id, dedupe_key, "to", subject, text, attempts, claimed_until, created_at)
+       select $6::text, sub.merchant_id, $7::text, sub.email_to, $8::text, $9::text,
+              case when $10::float8 is null then 0 else 1 end, now() + make_interval(secs => $10::float8),
+              $3::timestamptz
+         from sub, paid
+        where coalesce(sub.email_to, '') <> ''
+       returning "to"
+     )
+     select (select status from activated) as status, (select "to" from emailed) as emailed_to`,
+};
 
 /** The statuses whose captures {@link recordRenewalPaid} records: no activation to report. */
 const RENEWAL_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due', 'cancelled'];
@@ -602,7 +711,7 @@ export type AppliedCharge =
 export async function applyInvoiceCharge(
   em: EntityManager,
   /** The invoice as the caller loaded it, with its subscription (whose row is locked, then the invoice's). */
-  target: Invoice,
+  target: InvoiceForCharge,
   attempt: number,
   charge: ChargeResult,
   retryDelayMs: number | null,

@@ -6,7 +6,9 @@ import { Email, Invoice, Merchant, MerchantEvent, Subscription } from '../../src
 import {
   applyInvoiceCharge,
   insertSubscription,
+  loadInvoiceForCharge,
   openPeriodInvoice,
+  type InvoiceForCharge,
   type OpenInvoiceInput,
 } from '../../src/domain/subscriptions';
 import type { SubscriptionStatus } from '../../src/domain/subscriptionPlan';
@@ -114,6 +116,67 @@ describe('renewal state changes in one statement', () => {
     const s = await subscriptionRow(sub.id);
     expect(s.currentPeriodStart?.toISOString()).toBe(input.periodStart.toISOString());
     expect(s.currentPeriodEnd?.toISOString()).toBe(input.periodEnd.toISOString());
+  });
+
+  /** What a charge reads of an invoice, from the entities the ORM loads (the reference). */
+  async function chargeReadByOrm(invoiceId: string): Promise<InvoiceForCharge> {
+    const i = await invoiceOf(invoiceId);
+    const s = i.subscription;
+    return {
+      id: i.id,
+      amountMinor: i.amountMinor,
+      currency: i.currency,
+      status: i.status,
+      attempts: i.attempts,
+      periodStart: i.periodStart,
+      periodEnd: i.periodEnd,
+      providerTransactionId: i.providerTransactionId,
+      providerCallSentAt: i.providerCallSentAt,
+      createdAt: i.createdAt,
+      subscription: {
+        id: s.id,
+        merchant: { id: s.merchant.id },
+        externalId: s.externalId,
+        environment: s.environment,
+        processor: s.processor,
+        status: s.status,
+        cardToken: s.cardToken,
+        callbackUrl: s.callbackUrl,
+        description: s.description,
+        customer: s.customer,
+        billingIntervalDays: s.billingIntervalDays,
+        amountMinor: s.amountMinor,
+        currency: s.currency,
+        cancellationReason: s.cancellationReason,
+        currentPeriodEnd: s.currentPeriodEnd,
+      },
+    };
+  }
+
+  it('a charge reads without the ORM what the ORM loads: from the opening statement, and by id', async () => {
+    const sub = await subscriptionIn('active', { customerEmail: 'grace@example.com' });
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true });
+    if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
+    expect(opened.chargeMarkedSent).toBe(true);
+    const reference = await chargeReadByOrm(opened.invoiceId);
+    expect(reference.providerCallSentAt).not.toBeNull();
+    // The opening's own answer: the same values, dates as Date objects.
+    expect(opened.forCharge).toEqual(reference);
+    expect(reference.periodStart).toBeInstanceOf(Date);
+    // The prepared read by id.
+    expect(await loadInvoiceForCharge(orm.em, opened.invoiceId)).toEqual(reference);
+    expect(await loadInvoiceForCharge(orm.em, 'invoice_missing')).toBeNull();
+    // The receipt a capture records names the period from what the charge read.
+    const read = (await loadInvoiceForCharge(orm.em, opened.invoiceId))!;
+    expect(await applyInvoiceCharge(orm.em, read, 1, { kind: 'paid', transactionId: 'txn_read' }, null)).toMatchObject({
+      kind: 'paid',
+    });
+    const [receipt] = await emailsOf(sub.id);
+    expect(receipt!.text).toContain(`Period: ${period(sub, 1).periodStart.toISOString()} to `);
+    expect(receipt!.text).toContain('Provider transaction: txn_read');
+    // Opened without asking for the charge: no charge read is answered.
+    const plain = await openPeriodInvoice(orm.em.fork(), period(await subscriptionIn('active'), 1));
+    expect(plain.kind === 'open' && 'forCharge' in plain).toBe(false);
   });
 
   it('a cancelled subscription opens no period', async () => {
