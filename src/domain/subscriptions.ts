@@ -470,12 +470,25 @@ export type InvoiceForCharge = Pick<
 > & { subscription: SubscriptionForCharge };
 
 /** The subscription's columns of an InvoiceForCharge, from `subscriptions` as `alias`, prefixed `s_`. */
+const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
+  'id',
+  'merchant_id',
+  'external_id',
+  'environment',
+  'processor',
+  'status',
+  'card_token',
+  'callback_url',
+  'description',
+  'customer',
+  'billing_interval_days',
+  'amount_minor',
+  'currency',
+  'cancellation_reason',
+  'current_period_end',
+];
 const subscriptionForChargeColumns = (alias: string) =>
-  ['id', 'merchant_id', 'external_id', 'environment', 'processor', 'status', 'card_token', 'callback_url']
-    .concat(['description', 'customer', 'billing_interval_days', 'amount_minor', 'currency'])
-    .concat(['cancellation_reason', 'current_period_end'])
-    .map((c) => `${alias}.${c} as s_${c}`)
-    .join(', ');
+  SUBSCRIPTION_FOR_CHARGE_COLUMNS.map((c) => `${alias}.${c} as s_${c}`).join(', ');
 
 /** A timestamp column as the ORM's pg client answers it (text: MikroORM turns off pg's date parsing). */
 const dateOf = (value: unknown): Date | null => (value == null ? null : new Date(value as string));
