@@ -83,8 +83,9 @@ import {
  * its target lines are then MISSED), BENCH_WORK_FLOOR (1; 0 skips the work floor and its Bounds
  * block), BENCH_RATE_LIMIT (10000: the API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED
  * (1; 0 skips the GET without rate limits), BENCH_TEMPORAL (dev; server: the real Temporal server
- * on PostgreSQL, see bench/stack.ts), BENCH_SOURCES (0; 1 runs the sources through tsx, not the
- * production build: bench/stack.ts).
+ * on PostgreSQL, see bench/stack.ts), BENCH_TEMPORAL_METRICS_PORT (the dev server's /metrics port,
+ * bench/stack.ts), BENCH_SOURCES (0; 1 runs the sources through tsx, not the production build:
+ * bench/stack.ts).
  */
 
 const DURATION_S = envInt('BENCH_DURATION_S', 10);

@@ -294,6 +294,13 @@ if (process.env.BENCH_TEMPORAL && !['dev', 'server'].includes(process.env.BENCH_
   throw new Error(`BENCH_TEMPORAL must be dev or server, got "${process.env.BENCH_TEMPORAL}"`);
 }
 
+/**
+ * BENCH_TEMPORAL_METRICS_PORT (dev server only; 0 = the CLI's random port): where the dev server serves
+ * its Prometheus metrics, to read what it does during a run (timer tasks fired, the history shard's
+ * I/O wait, sticky timeouts: bench/RESULTS.md, "Nineteenth issue-12 session").
+ */
+const TEMPORAL_METRICS_PORT = envInt('BENCH_TEMPORAL_METRICS_PORT', 0, 0);
+
 export async function startServices(opts: { pgPort: number; temporalPort: number }): Promise<Services> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-bench-'));
   fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach it
@@ -321,8 +328,13 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
   } else {
     [pg, temporal] = await Promise.all([
       startPg(),
-      startTemporal({ port: opts.temporalPort, log: (m) => say(`  ${m}`) }).then((running) => {
+      startTemporal({
+        port: opts.temporalPort,
+        ...(TEMPORAL_METRICS_PORT ? { metricsPort: TEMPORAL_METRICS_PORT } : {}),
+        log: (m) => say(`  ${m}`),
+      }).then((running) => {
         onTeardown('stopping Temporal', running.stop);
+        if (TEMPORAL_METRICS_PORT) say(`  Temporal's metrics: http://127.0.0.1:${TEMPORAL_METRICS_PORT}/metrics`);
         return running;
       }),
     ]);

@@ -90,6 +90,7 @@ import {
  * BENCH_FLOOR (1; 0 skips the floor, and its target line is then MISSED), BENCH_FLOOR_STORM_N (3000),
  * BENCH_FLOOR_STORM_DUE_IN_S (10 + N / 100: T = first start + this), BENCH_FLOOR_STORM_TIMEOUT_S (300),
  * BENCH_TEMPORAL (dev; server: the real Temporal server on PostgreSQL, see bench/stack.ts),
+ * BENCH_TEMPORAL_METRICS_PORT (the dev server's /metrics port, bench/stack.ts),
  * BENCH_SOURCES (0; 1 runs the sources through tsx instead of the production build, bench/stack.ts).
  */
 

@@ -14,6 +14,8 @@ export interface StartTemporalOptions {
   dbFile?: string;
   logFile?: string;
   namespace?: string;
+  /** The dev server's Prometheus `/metrics` port (its history, matching and persistence metrics). */
+  metricsPort?: number;
   log?: (msg: string) => void;
 }
 

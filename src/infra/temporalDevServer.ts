@@ -14,6 +14,8 @@ export interface DevServerOptions {
   dbFile?: string;
   logFile?: string;
   namespace?: string;
+  /** The server's Prometheus `/metrics` port; omit for none (the CLI's default is a random one). */
+  metricsPort?: number;
   readyTimeoutMs?: number;
 }
 
@@ -45,6 +47,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   else args.push('--headless');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  if (opts.metricsPort) args.push('--metrics-port', String(opts.metricsPort));
   for (const key of customSearchAttributes) {
     args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPES[key.type] ?? 'Keyword'}`);
   }

@@ -111,4 +111,10 @@ describe('the dev server of tests and npm start', () => {
     );
     expect(Object.keys(OUR_TUNING).every((key) => values.some((v) => v.startsWith(`${key}=`)))).toBe(true);
   });
+
+  it('serves its metrics on the port asked for, and only then', () => {
+    const args = devServerArgs({ cliPath: 'temporal', port: 7233, metricsPort: 9797 });
+    expect(args[args.indexOf('--metrics-port') + 1]).toBe('9797');
+    expect(devServerArgs({ cliPath: 'temporal', port: 7233 })).not.toContain('--metrics-port');
+  });
 });
