@@ -14,7 +14,7 @@ export interface DevServerOptions {
   dbFile?: string;
   logFile?: string;
   namespace?: string;
-  /** The server's Prometheus `/metrics` port; omit for none (the CLI's default is a random one). */
+  /** The server's Prometheus `/metrics` port; omitted, the CLI picks a free one itself. */
   metricsPort?: number;
   readyTimeoutMs?: number;
 }
