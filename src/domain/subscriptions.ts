@@ -469,7 +469,7 @@ export type InvoiceForCharge = Pick<
   | 'createdAt'
 > & { subscription: SubscriptionForCharge };
 
-/** The subscription's columns of an InvoiceForCharge, from `subscriptions` as `alias`, prefixed `s_`. */
+/** The `subscriptions` columns an InvoiceForCharge carries (SubscriptionForCharge's, in snake case). */
 const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
   'id',
   'merchant_id',
@@ -487,6 +487,7 @@ const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
   'cancellation_reason',
   'current_period_end',
 ];
+/** Those columns from `subscriptions` as `alias`, each prefixed `s_`. */
 const subscriptionForChargeColumns = (alias: string) =>
   SUBSCRIPTION_FOR_CHARGE_COLUMNS.map((c) => `${alias}.${c} as s_${c}`).join(', ');
 
