@@ -301,6 +301,27 @@ if (process.env.BENCH_TEMPORAL && !['dev', 'server'].includes(process.env.BENCH_
  */
 const TEMPORAL_METRICS_PORT = envInt('BENCH_TEMPORAL_METRICS_PORT', 0, 0);
 
+/**
+ * BENCH_TEMPORAL_DYNAMIC_CONFIG: a JSON object of dynamic config keys set over the product's own, on
+ * either server, for an A/B run of a server setting before it goes into OUR_TUNING (for example
+ * `{"history.shardIOConcurrency":4}`). The summaries name it, so a run records what it measured.
+ */
+export const TEMPORAL_DYNAMIC_CONFIG_OVERRIDES = dynamicConfigOverrides(process.env.BENCH_TEMPORAL_DYNAMIC_CONFIG);
+
+export function dynamicConfigOverrides(raw: string | undefined): Readonly<Record<string, unknown>> {
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error(`BENCH_TEMPORAL_DYNAMIC_CONFIG must be a JSON object, got "${raw}"`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`BENCH_TEMPORAL_DYNAMIC_CONFIG must be a JSON object, got "${raw}"`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
 export async function startServices(opts: { pgPort: number; temporalPort: number }): Promise<Services> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payments-bench-'));
   fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the `postgres` user and must reach it
@@ -331,6 +352,7 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
       startTemporal({
         port: opts.temporalPort,
         ...(TEMPORAL_METRICS_PORT ? { metricsPort: TEMPORAL_METRICS_PORT } : {}),
+        dynamicConfigOverrides: TEMPORAL_DYNAMIC_CONFIG_OVERRIDES,
         log: (m) => say(`  ${m}`),
       }).then((running) => {
         onTeardown('stopping Temporal', running.stop);
@@ -341,6 +363,9 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
   }
   installSignalHandlers();
 
+  const overrides = Object.entries(TEMPORAL_DYNAMIC_CONFIG_OVERRIDES);
+  const overridesNote =
+    overrides.length === 0 ? '' : `, with ${overrides.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`;
   const orm = await openOrm({ databaseUrl: pg.databaseUrl, poolMax: 2 });
   try {
     await migrate(orm);
@@ -353,8 +378,8 @@ export async function startServices(opts: { pgPort: number; temporalPort: number
       temporal,
       temporalServer:
         TEMPORAL_KIND === 'server'
-          ? `real server ${TEMPORAL_SERVER_VERSION} on PostgreSQL (4 service processes)`
-          : 'dev server (Temporal CLI, in memory)',
+          ? `real server ${TEMPORAL_SERVER_VERSION} on PostgreSQL (4 service processes)${overridesNote}`
+          : `dev server (Temporal CLI, in memory)${overridesNote}`,
       merchantId: created.merchant.id,
       basic: `Basic ${Buffer.from(`${created.apiKey.publicKey}:${created.secretKey}`).toString('base64')}`,
       postgresVersion: rows[0]?.server_version ?? 'unknown',
@@ -384,6 +409,7 @@ async function startTemporalServer(dir: string, logDir: string, pgPort: number):
     logsDir: logDir,
     postgres: { host: '127.0.0.1', port: pgPort, user: 'postgres', password: 'postgres' },
     frontendPort: await freeTemporalFrontendPort(),
+    dynamicConfigOverrides: TEMPORAL_DYNAMIC_CONFIG_OVERRIDES,
     log,
   });
   const [first, ...rest] = plan.services;

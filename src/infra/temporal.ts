@@ -16,6 +16,8 @@ export interface StartTemporalOptions {
   namespace?: string;
   /** The dev server's Prometheus `/metrics` port (its history, matching and persistence metrics). */
   metricsPort?: number;
+  /** Dynamic config set over the product's tuning (the dev server from the CLI only). */
+  dynamicConfigOverrides?: Readonly<Record<string, unknown>>;
   log?: (msg: string) => void;
 }
 

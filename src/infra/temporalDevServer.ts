@@ -16,6 +16,8 @@ export interface DevServerOptions {
   namespace?: string;
   /** The server's Prometheus `/metrics` port; omitted, the CLI picks a free one itself. */
   metricsPort?: number;
+  /** Dynamic config set over the product's tuning, for experiments (the bench's A/B runs). */
+  dynamicConfigOverrides?: Readonly<Record<string, unknown>>;
   readyTimeoutMs?: number;
 }
 
@@ -51,7 +53,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   for (const key of customSearchAttributes) {
     args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPES[key.type] ?? 'Keyword'}`);
   }
-  for (const [name, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
+  for (const [name, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfigOverrides })) {
     args.push('--dynamic-config-value', `${name}=${JSON.stringify(value)}`);
   }
   return args;

@@ -11,6 +11,7 @@ import { customSearchAttributes } from '../../workflows/searchAttributes';
 import { ownChild } from './processes';
 import { goInstall, goModuleDir, hasGo, isExecutable, toolCacheDir } from './goTools';
 import {
+  DYNAMIC_CONFIG,
   renderDynamicConfig,
   renderServerConfig,
   renderUiConfig,
@@ -173,6 +174,8 @@ export interface PrepareTemporalServerOptions {
   /** Used only when the database has no shards yet (its first start); default 4. */
   numHistoryShards?: number;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** Dynamic config set over the product's (DYNAMIC_CONFIG), for experiments (the bench's A/B runs). */
+  dynamicConfigOverrides?: Readonly<Record<string, unknown>>;
   /** Default: located (or built) with `locateTemporalServer` / `locateTemporalUiServer`. */
   binaries?: TemporalServerBinaries;
   uiServer?: string;
@@ -233,7 +236,7 @@ export async function prepareTemporalServer(opts: PrepareTemporalServerOptions):
   fs.mkdirSync(serverConfigDir, { recursive: true });
   fs.mkdirSync(opts.logsDir, { recursive: true });
   const dynamicConfigFile = path.join(serverConfigDir, 'dynamic-config.yaml');
-  fs.writeFileSync(dynamicConfigFile, renderDynamicConfig());
+  fs.writeFileSync(dynamicConfigFile, renderDynamicConfig({ ...DYNAMIC_CONFIG, ...opts.dynamicConfigOverrides }));
   writePrivate(
     path.join(serverConfigDir, `${SERVER_CONFIG_ENV}.yaml`),
     renderServerConfig({

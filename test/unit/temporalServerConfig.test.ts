@@ -1,4 +1,5 @@
 import YAML from 'yaml';
+import { dynamicConfigOverrides } from '../../bench/stack';
 import { devServerArgs } from '../../src/infra/temporalDevServer';
 import {
   DYNAMIC_CONFIG,
@@ -116,5 +117,32 @@ describe('the dev server of tests and npm start', () => {
     const args = devServerArgs({ cliPath: 'temporal', port: 7233, metricsPort: 9797 });
     expect(args[args.indexOf('--metrics-port') + 1]).toBe('9797');
     expect(devServerArgs({ cliPath: 'temporal', port: 7233 })).not.toContain('--metrics-port');
+  });
+
+  it("sets an experiment's dynamic config over our tuning, once per key", () => {
+    const args = devServerArgs({
+      cliPath: 'temporal',
+      port: 7233,
+      dynamicConfigOverrides: { 'history.shardIOConcurrency': 4, 'history.transferProcessorMaxPollRPS': 50 },
+    });
+    const values = args.filter((_, i) => args[i - 1] === '--dynamic-config-value');
+    expect(values).toContain('history.shardIOConcurrency=4');
+    expect(values.filter((v) => v.startsWith('history.transferProcessorMaxPollRPS='))).toEqual([
+      'history.transferProcessorMaxPollRPS=50',
+    ]);
+  });
+});
+
+describe("the bench's dynamic config knob (BENCH_TEMPORAL_DYNAMIC_CONFIG)", () => {
+  it('reads a JSON object, and nothing when unset or blank', () => {
+    expect(dynamicConfigOverrides('{"history.shardIOConcurrency":4}')).toEqual({ 'history.shardIOConcurrency': 4 });
+    expect(dynamicConfigOverrides(undefined)).toEqual({});
+    expect(dynamicConfigOverrides(' ')).toEqual({});
+  });
+
+  it('refuses anything but a JSON object, naming the variable', () => {
+    for (const raw of ['history.shardIOConcurrency=4', '[1]', '4', 'null']) {
+      expect(() => dynamicConfigOverrides(raw)).toThrow(/BENCH_TEMPORAL_DYNAMIC_CONFIG must be a JSON object/);
+    }
   });
 });
