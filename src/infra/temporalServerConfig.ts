@@ -198,6 +198,10 @@ export const OUR_TUNING: Readonly<Record<string, unknown>> = {
   // needs more; lowering them on a running cluster: writes first, let the backlog drain, then reads.
   'matching.numTaskqueueReadPartitions': 1,
   'matching.numTaskqueueWritePartitions': 1,
+  // Measured and left at the server's defaults (bench/RESULTS.md, "Twentieth issue-12 session"):
+  // `history.shardIOConcurrency` 4 (a renewal storm was slower on average than with 1) and, on the dev
+  // server, `history.hostLevelCacheMaxSize` 128,000 instead of the CLI's 8,096 (no faster at 10,000).
+  // Try another setting with BENCH_TEMPORAL_DYNAMIC_CONFIG before adding it here.
 };
 
 /** The dynamic config production runs with: pinned defaults the product needs, and our tuning. */
