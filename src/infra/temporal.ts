@@ -29,6 +29,10 @@ export async function startTemporal(opts: StartTemporalOptions): Promise<Running
   const cliPath = await locateTemporalCli(opts.log);
   if (cliPath) return startTemporalDevServer({ ...opts, cliPath });
 
+  if (Object.keys(opts.dynamicConfigOverrides ?? {}).length > 0) {
+    // The downloaded server gets none of our dynamic config: an experiment on it would measure nothing.
+    throw new Error('Dynamic config overrides need the Temporal CLI dev server (no CLI found, no Go to build one)');
+  }
   opts.log?.('No Temporal CLI and no Go toolchain: letting @temporalio/testing download the dev server...');
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
