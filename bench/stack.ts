@@ -314,7 +314,7 @@ export function dynamicConfigOverrides(raw: string | undefined): Readonly<Record
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new Error(`BENCH_TEMPORAL_DYNAMIC_CONFIG must be a JSON object, got "${raw}"`);
+    // Reported below, as any other value that is not an object.
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new Error(`BENCH_TEMPORAL_DYNAMIC_CONFIG must be a JSON object, got "${raw}"`);
