@@ -5,7 +5,8 @@ import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { startMailCatcher } from '../src/mail/catcher';
-import { DEFAULT_WORKER_MAX_CACHED_WORKFLOWS } from '../src/config';
+import { loadConfig } from '../src/config';
+import { workflowCacheSettings } from '../src/temporal/workflowCache';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { startFloor, timerStorm, type TimerStormFloor } from './floor/scenarios';
 import { evaluateTargets, formatTargets } from './targets';
@@ -402,10 +403,13 @@ async function main(): Promise<void> {
   await buildForBench();
   const WORKER_NODE_OPTIONS = workerNodeOptions();
   const cache = workerHeapAndDefaultCache(WORKER_NODE_OPTIONS);
+  // The worker reads the same environment (childEnv below spreads process.env).
+  const workerCache = workflowCacheSettings(loadConfig(process.env));
   say(
     `N = ${N}, concurrency ${CONCURRENCY}, warm-up ${WARMUP}, billing day ${BILLING_DAY_S} s; worker NODE_OPTIONS ` +
       `"${WORKER_NODE_OPTIONS}": V8 heap limit ${cache.heapLimitMiB} MiB; maxCachedWorkflows ` +
-      `${process.env.WORKER_MAX_CACHED_WORKFLOWS ?? DEFAULT_WORKER_MAX_CACHED_WORKFLOWS} (the SDK's size for this heap ` +
+      `${workerCache.maxCachedWorkflows}, on the subscription queue ${workerCache.subscriptionMaxCachedWorkflows ?? workerCache.maxCachedWorkflows} ` +
+      `with a ${workerCache.subscriptionStickyTimeoutSeconds} s sticky timeout (the SDK's cache for this heap ` +
       `would be ${cache.defaultMaxCachedWorkflows})`,
   );
 
@@ -1045,6 +1049,10 @@ async function main(): Promise<void> {
   say(`  creation              ${creationResult.seconds} s, ${creationResult.perSecond}/s (${CONCURRENCY} in flight)`);
   say(`  alive                 ${alive}`);
   say(
+    `  worker cache          ${workerCache.subscriptionMaxCachedWorkflows ?? workerCache.maxCachedWorkflows} subscription runs, ` +
+      `${workerCache.subscriptionStickyTimeoutSeconds} s sticky timeout (${workerCache.maxCachedWorkflows} on the main queue)`,
+  );
+  say(
     `  worker RSS            idle ${rss.workerIdleMiB} MiB, peak ${rss.workerPeakMiB} MiB (${rss.workerPeakPhase}), VmHWM ${rss.workerVmHwmMiB} MiB`,
   );
   say(
@@ -1093,6 +1101,7 @@ async function main(): Promise<void> {
       workerNodeOptions: WORKER_NODE_OPTIONS,
       workerHeapLimitMiB: cache.heapLimitMiB,
       sdkDefaultMaxCachedWorkflows: cache.defaultMaxCachedWorkflows,
+      workerCache,
     },
     warmup: {
       created: warm.created.length,

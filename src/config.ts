@@ -127,6 +127,17 @@ export const envSchema = z.object({
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
   /**
+   * The subscription queue's worker (roles `all` and `subscriptions`; src/temporal/workflowCache.ts):
+   * how many subscription runs it caches (default: WORKER_MAX_CACHED_WORKFLOWS), and how long a
+   * renewal's task waits on the sticky queue of the worker that caches its run before any worker may
+   * take it (default: the SDK's 10 s). A cache that holds every subscription of the worker, with a
+   * timeout outlasting a renewal storm's backlog (60 s for 3,000 here), renews at the bare Temporal
+   * floor's pace; each cached run costs about 0.15-0.2 MiB, and a renewal whose worker was killed
+   * waits out the timeout (docs/decisions.md, "The subscription worker's cache and sticky timeout").
+   */
+  WORKER_SUBSCRIPTION_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  WORKER_SUBSCRIPTION_STICKY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  /**
    * The workflow stack-trace query (the Temporal UI's "Stack Trace" tab, `temporal workflow stack`).
    * Off by default: it costs about a tenth of the stack's throughput. Read by the worker's preload
    * (src/main/workflowThreads.ts); parsed here so that a bad value stops the worker.

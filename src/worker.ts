@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflowBundle';
 import { requestIdActivityInterceptors } from './temporal/requestId';
 import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
+import { workflowCacheOptions, type WorkflowCacheSettings } from './temporal/workflowCache';
 import type { ResolveHost } from './net/pinnedPost';
 
 export { WORKFLOWS_PATH };
@@ -50,8 +51,11 @@ export interface WorkerDeps {
   /** Unset: an unversioned worker (tests, or a server without Worker Deployments). */
   versioning?: WorkerDeploymentVersioning;
   identity?: string;
-  /** Sticky cache size (see README, Configuration); unset: the SDK's default from the heap limit. */
-  maxCachedWorkflows?: number;
+  /**
+   * Sticky cache sizes and the subscription queue's sticky timeout (src/temporal/workflowCache.ts);
+   * unset: the SDK's defaults (a cache sized from the heap limit, 10 s).
+   */
+  workflowCache?: WorkflowCacheSettings;
 }
 
 /**
@@ -95,6 +99,6 @@ function workerOptions(
       : {}),
     ...WORKFLOW_TASK_POLLING,
     ...(deps.identity ? { identity: deps.identity } : {}),
-    ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
+    ...(deps.workflowCache ? workflowCacheOptions(deps.workflowCache, taskQueue, deps.taskQueue) : {}),
   };
 }

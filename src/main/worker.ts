@@ -13,6 +13,7 @@ import { createWorkers } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
 import { workerTaskQueues } from '../temporal/taskQueues';
+import { workflowCacheSettings } from '../temporal/workflowCache';
 import { promoteWorkerVersion } from '../temporal/deploymentVersion';
 import {
   buildWorkflowBundle,
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
   const identity = `worker-${process.pid}@${os.hostname()}`;
   // One SDK worker per task queue of its role (WORKER_ROLE), sharing the activities.
   const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
+  const workflowCache = workflowCacheSettings(config);
   const workers = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -122,13 +124,14 @@ async function main(): Promise<void> {
           },
         }
       : {}),
-    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    workflowCache,
   });
   const preloaded = workflowThreadsPreloaded();
   logger.info(
     {
       role: config.WORKER_ROLE,
       taskQueues,
+      workflowCache,
       namespace: config.TEMPORAL_NAMESPACE,
       deploymentName: config.WORKER_VERSIONING ? config.WORKER_DEPLOYMENT_NAME : undefined,
       buildId: config.WORKER_VERSIONING ? buildId : 'unversioned',
