@@ -2,11 +2,16 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import { Email } from '../../src/db/entities';
+import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { eventually } from '../helpers/http';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 import { startWorkerProcess } from '../helpers/workerProcess';
+
+const { EventType, TimeoutType } = temporal.api.enums.v1;
 
 /**
  * Money invariants 1 and 5 for subscriptions: the worker process is killed (SIGKILL) between
@@ -157,5 +162,40 @@ describe('subscriptions: worker killed', () => {
     const emails = await stack.orm.em.fork().find(Email, { dedupeKey: { $like: `${id}:email:cancelled%` } });
     expect(emails).toHaveLength(1);
     expect(cancelled.cancelledAt).toBe((await subs.get(id)).body.cancelledAt);
+  }, 120_000);
+
+  it("a killed worker's renewal waits on its sticky queue for WORKER_SUBSCRIPTION_STICKY_TIMEOUT_SECONDS, then any worker takes it", async () => {
+    child?.kill('SIGKILL');
+    child = startWorkerProcess(stack, dataDir, { WORKER_SUBSCRIPTION_STICKY_TIMEOUT_SECONDS: '3' });
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2 });
+    const id = created.body.id as string;
+    await subs.untilPaid(id, 2);
+    await sleep(300); // the renewal's workflow task completes; the next one is its timer's, 2 s on
+    child.kill('SIGKILL');
+    await sleep(3 * 2 * DAY_MS);
+    child = startWorkerProcess(stack, dataDir);
+    await subs.untilPaid(id, 4, 60_000);
+    await subs.cancel(id);
+    await expectEveryPeriodBilledOnce(id);
+
+    // The server's record: the task queued on the dead worker's sticky queue timed out unstarted
+    // after 3 s (not the SDK's 10 s) and went to the normal queue.
+    const events = (await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).fetchHistory()).events ?? [];
+    const timeOfEvent = new Map(events.map((e) => [String(e.eventId), tsToMs(e.eventTime)]));
+    const waits = events
+      .filter(
+        (e) =>
+          e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT &&
+          e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START,
+      )
+      .map((e) => {
+        const scheduledAt = timeOfEvent.get(String(e.workflowTaskTimedOutEventAttributes!.scheduledEventId));
+        return tsToMs(e.eventTime) - scheduledAt!;
+      });
+    expect(waits.length).toBeGreaterThanOrEqual(1);
+    for (const wait of waits) {
+      expect(wait).toBeGreaterThanOrEqual(2_900);
+      expect(wait).toBeLessThan(6_000);
+    }
   }, 120_000);
 });
