@@ -1,6 +1,6 @@
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { TestWorkflowEnvironment, type DevServerConfig } from '@temporalio/testing';
 import { locateTemporalCli } from './temporalCli';
-import { startTemporalDevServer } from './temporalDevServer';
+import { dynamicConfigArgs, startTemporalDevServer } from './temporalDevServer';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 
 export interface RunningTemporal {
@@ -16,7 +16,7 @@ export interface StartTemporalOptions {
   namespace?: string;
   /** The dev server's Prometheus `/metrics` port (its history, matching and persistence metrics). */
   metricsPort?: number;
-  /** Dynamic config set over the product's tuning (the dev server from the CLI only). */
+  /** Dynamic config set over the product's tuning. */
   dynamicConfigOverrides?: Readonly<Record<string, unknown>>;
   log?: (msg: string) => void;
 }
@@ -29,20 +29,23 @@ export async function startTemporal(opts: StartTemporalOptions): Promise<Running
   const cliPath = await locateTemporalCli(opts.log);
   if (cliPath) return startTemporalDevServer({ ...opts, cliPath });
 
-  if (Object.keys(opts.dynamicConfigOverrides ?? {}).length > 0) {
-    // The downloaded server gets none of our dynamic config: an experiment on it would measure nothing.
-    throw new Error('Dynamic config overrides need the Temporal CLI dev server (no CLI found, no Go to build one)');
-  }
   opts.log?.('No Temporal CLI and no Go toolchain: letting @temporalio/testing download the dev server...');
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      ip: '127.0.0.1',
-      port: opts.port,
-      ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort } : {}),
-      ...(opts.dbFile ? { dbFilename: opts.dbFile } : {}),
-      ...(opts.namespace ? { namespace: opts.namespace } : {}),
-      searchAttributes: customSearchAttributes,
-    },
-  });
+  const env = await TestWorkflowEnvironment.createLocal({ server: downloadedDevServerOptions(opts) });
   return { address: `127.0.0.1:${opts.port}`, stop: () => env.teardown() };
+}
+
+/** The downloaded dev server's options: the same search attributes and dynamic config as the CLI's. */
+export function downloadedDevServerOptions(opts: StartTemporalOptions): Omit<DevServerConfig, 'type'> {
+  return {
+    ip: '127.0.0.1',
+    port: opts.port,
+    ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort } : {}),
+    ...(opts.dbFile ? { dbFilename: opts.dbFile } : {}),
+    ...(opts.namespace ? { namespace: opts.namespace } : {}),
+    searchAttributes: customSearchAttributes,
+    extraArgs: [
+      ...(opts.metricsPort ? ['--metrics-port', String(opts.metricsPort)] : []),
+      ...dynamicConfigArgs(opts.dynamicConfigOverrides),
+    ],
+  };
 }

@@ -53,10 +53,19 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   for (const key of customSearchAttributes) {
     args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPES[key.type] ?? 'Keyword'}`);
   }
-  for (const [name, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfigOverrides })) {
-    args.push('--dynamic-config-value', `${name}=${JSON.stringify(value)}`);
-  }
+  args.push(...dynamicConfigArgs(opts.dynamicConfigOverrides));
   return args;
+}
+
+/**
+ * `--dynamic-config-value` flags of `temporal server start-dev`: our tuning and any overrides. Also
+ * given to the dev server @temporalio/testing downloads when no CLI is found (src/infra/temporal.ts).
+ */
+export function dynamicConfigArgs(overrides?: Readonly<Record<string, unknown>>): string[] {
+  return Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...overrides }).flatMap(([name, value]) => [
+    '--dynamic-config-value',
+    `${name}=${JSON.stringify(value)}`,
+  ]);
 }
 
 /** Starts `temporal server start-dev` and resolves once its frontend answers health checks. */

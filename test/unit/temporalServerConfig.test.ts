@@ -1,6 +1,7 @@
 import YAML from 'yaml';
 import { dynamicConfigOverrides } from '../../bench/stack';
 import { devServerArgs } from '../../src/infra/temporalDevServer';
+import { downloadedDevServerOptions } from '../../src/infra/temporal';
 import {
   DYNAMIC_CONFIG,
   OUR_TUNING,
@@ -130,6 +131,19 @@ describe('the dev server of tests and npm start', () => {
     expect(values.filter((v) => v.startsWith('history.transferProcessorMaxPollRPS='))).toEqual([
       'history.transferProcessorMaxPollRPS=50',
     ]);
+  });
+
+  it('the dev server @temporalio/testing downloads when no CLI is found gets the same flags', () => {
+    const opts = { port: 7233, metricsPort: 9797, dynamicConfigOverrides: { 'history.shardIOConcurrency': 4 } };
+    const downloaded = downloadedDevServerOptions(opts).extraArgs ?? [];
+    const cli = devServerArgs({ cliPath: 'temporal', ...opts });
+    const flagValues = (args: string[], flag: string) => args.filter((_, i) => args[i - 1] === flag);
+    expect(flagValues(downloaded, '--dynamic-config-value').sort()).toEqual(
+      flagValues(cli, '--dynamic-config-value').sort(),
+    );
+    expect(flagValues(downloaded, '--dynamic-config-value')).toContain('history.shardIOConcurrency=4');
+    expect(flagValues(downloaded, '--metrics-port')).toEqual(['9797']);
+    expect(downloadedDevServerOptions({ port: 7233 }).extraArgs).not.toContain('--metrics-port');
   });
 });
 
