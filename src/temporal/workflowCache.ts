@@ -2,7 +2,10 @@ import type { WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config';
 import { subscriptionTaskQueue } from './taskQueues';
 
-/** How a worker process caches workflow runs (README, Configuration; docs/decisions.md, "Performance"). */
+/**
+ * How a worker process caches workflow runs (README, Configuration; docs/decisions.md, "Performance"
+ * and "The subscription worker's cache and sticky timeout").
+ */
 export interface WorkflowCacheSettings {
   /** Runs one SDK worker keeps in memory (WORKER_MAX_CACHED_WORKFLOWS). */
   maxCachedWorkflows: number;
