@@ -79,7 +79,8 @@ import {
  * Knobs (env): BENCH_DURATION_S (10: one slice), BENCH_WARMUP_S (3: before an arm's first slice;
  * 1 s before its others), BENCH_ROUNDS (2), BENCH_GET_CONNECTIONS (20), BENCH_POST_CONNECTIONS (10),
  * BENCH_SERIAL_POST (1), BENCH_CPU_PROF (0), BENCH_REFUNDS (1), BENCH_REFUND_PARALLEL (10),
- * BENCH_SERIAL_REFUNDS (1; 0 skips the one-loop refunds), BENCH_FLOOR (1; 0 skips the floor, and
+ * BENCH_SERIAL_REFUNDS (1; 0 skips the one-loop refunds), BENCH_REFUNDS_FIRST (0; 1 measures the
+ * refund groups before the POST groups), BENCH_FLOOR (1; 0 skips the floor, and
  * its target lines are then MISSED), BENCH_WORK_FLOOR (1; 0 skips the work floor and its Bounds
  * block), BENCH_RATE_LIMIT (10000: the API's RATE_LIMIT_PER_SECOND; 0 off), BENCH_GET_UNLIMITED
  * (1; 0 skips the GET without rate limits), BENCH_TEMPORAL (dev; server: the real Temporal server
@@ -109,6 +110,8 @@ const REFUNDS = process.env.BENCH_REFUNDS !== '0';
 const REFUND_PARALLEL = envInt('BENCH_REFUND_PARALLEL', 10);
 /** BENCH_SERIAL_REFUNDS=0 skips the one-loop refunds (their latency without queueing). */
 const SERIAL_REFUNDS = process.env.BENCH_SERIAL_REFUNDS !== '0';
+/** BENCH_REFUNDS_FIRST=1 measures the refund groups before the POST groups. */
+const REFUNDS_FIRST = process.env.BENCH_REFUNDS_FIRST === '1';
 const REFUND_PAYMENT_AMOUNT = 1000;
 const REFUND_AMOUNT = 0.01;
 /**
@@ -707,17 +710,11 @@ async function main(): Promise<void> {
       workFloor: floors[1] ? combine(floors[1]) : undefined,
     };
   };
-  const post = await postGroup('product POST /payments (token flow)', POST_CONNECTIONS);
-  const productPost = post.result;
-  const floorAt10 = post.floor;
-  const workFloorAt10 = post.workFloor;
-  // Diagnostic: one request at a time, the path's own latency without queueing behind other requests.
-  const serial = SERIAL_POST ? await postGroup('product POST /payments, 1 connection', 1) : undefined;
-  const floorAt1 = serial?.floor;
-  const workFloorAt1 = serial?.workFloor;
-  const ledgerCheck: Record<string, unknown> = {
-    [productPost.name]: post.checks,
-    ...(serial ? { [serial.result.name]: serial.checks } : {}),
+  const postGroups = async () => {
+    const post = await postGroup('product POST /payments (token flow)', POST_CONNECTIONS);
+    // Diagnostic: one request at a time, the path's own latency without queueing behind other requests.
+    const serial = SERIAL_POST ? await postGroup('product POST /payments, 1 connection', 1) : undefined;
+    return { post, serial };
   };
 
   // 5. Refunds: P payments of 1000 USD, P loops of sequential 0.01 refunds, each on its own payment.
@@ -916,9 +913,35 @@ async function main(): Promise<void> {
     };
   };
 
-  const refunds = REFUNDS ? await refundGroup('refund POST /payments/{id}/refund', REFUND_PARALLEL) : undefined;
-  const refundsSerial =
-    REFUNDS && SERIAL_REFUNDS ? await refundGroup('refund POST /payments/{id}/refund, 1 connection', 1) : undefined;
+  const refundGroups = async () => {
+    const refunds = REFUNDS ? await refundGroup('refund POST /payments/{id}/refund', REFUND_PARALLEL) : undefined;
+    const refundsSerial =
+      REFUNDS && SERIAL_REFUNDS ? await refundGroup('refund POST /payments/{id}/refund, 1 connection', 1) : undefined;
+    return { refunds, refundsSerial };
+  };
+
+  // Payments, then refunds; BENCH_REFUNDS_FIRST=1 swaps them (the dev server's cost per call grows
+  // over a run, so whichever runs last pays more: bench/RESULTS.md, "Twenty-first", item 8).
+  let postResults: Awaited<ReturnType<typeof postGroups>>;
+  let refundResults: Awaited<ReturnType<typeof refundGroups>>;
+  if (REFUNDS_FIRST) {
+    refundResults = await refundGroups();
+    postResults = await postGroups();
+  } else {
+    postResults = await postGroups();
+    refundResults = await refundGroups();
+  }
+  const { post, serial } = postResults;
+  const { refunds, refundsSerial } = refundResults;
+  const productPost = post.result;
+  const floorAt10 = post.floor;
+  const workFloorAt10 = post.workFloor;
+  const floorAt1 = serial?.floor;
+  const workFloorAt1 = serial?.workFloor;
+  const ledgerCheck: Record<string, unknown> = {
+    [productPost.name]: post.checks,
+    ...(serial ? { [serial.result.name]: serial.checks } : {}),
+  };
   for (const r of [refunds, refundsSerial]) if (r) ledgerCheck[r.result.name] = r.check;
   const ledgerOk =
     post.checks.every((c) => c.ok) &&
@@ -1148,6 +1171,7 @@ async function main(): Promise<void> {
         ? {
             parallel: REFUND_PARALLEL,
             serial: SERIAL_REFUNDS,
+            first: REFUNDS_FIRST,
             paymentAmount: REFUND_PAYMENT_AMOUNT,
             refundAmount: REFUND_AMOUNT,
             currency: 'USD',
