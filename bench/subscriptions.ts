@@ -405,11 +405,10 @@ async function main(): Promise<void> {
   const cache = workerHeapAndDefaultCache(WORKER_NODE_OPTIONS);
   // The worker reads the same environment (childEnv below spreads process.env).
   const workerCache = workflowCacheSettings(loadConfig(process.env));
-  const subscriptionCacheSize = workerCache.subscriptionMaxCachedWorkflows ?? workerCache.maxCachedWorkflows;
   say(
     `N = ${N}, concurrency ${CONCURRENCY}, warm-up ${WARMUP}, billing day ${BILLING_DAY_S} s; worker NODE_OPTIONS ` +
       `"${WORKER_NODE_OPTIONS}": V8 heap limit ${cache.heapLimitMiB} MiB; maxCachedWorkflows ` +
-      `${workerCache.maxCachedWorkflows}, on the subscription queue ${subscriptionCacheSize} ` +
+      `${workerCache.maxCachedWorkflows}, on the subscription queue ${workerCache.subscriptionMaxCachedWorkflows} ` +
       `with a ${workerCache.subscriptionStickyTimeoutSeconds} s sticky timeout (the SDK's cache for this heap ` +
       `would be ${cache.defaultMaxCachedWorkflows})`,
   );
@@ -1050,7 +1049,7 @@ async function main(): Promise<void> {
   say(`  creation              ${creationResult.seconds} s, ${creationResult.perSecond}/s (${CONCURRENCY} in flight)`);
   say(`  alive                 ${alive}`);
   say(
-    `  worker cache          ${subscriptionCacheSize} subscription runs, ` +
+    `  worker cache          ${workerCache.subscriptionMaxCachedWorkflows} subscription runs, ` +
       `${workerCache.subscriptionStickyTimeoutSeconds} s sticky timeout (${workerCache.maxCachedWorkflows} on the main queue)`,
   );
   say(

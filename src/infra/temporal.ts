@@ -1,6 +1,6 @@
 import { TestWorkflowEnvironment, type DevServerConfig } from '@temporalio/testing';
 import { locateTemporalCli } from './temporalCli';
-import { dynamicConfigArgs, startTemporalDevServer } from './temporalDevServer';
+import { devServerTuningArgs, startTemporalDevServer } from './temporalDevServer';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 
 export interface RunningTemporal {
@@ -34,7 +34,7 @@ export async function startTemporal(opts: StartTemporalOptions): Promise<Running
   return { address: `127.0.0.1:${opts.port}`, stop: () => env.teardown() };
 }
 
-/** The downloaded dev server's options: the same search attributes and dynamic config as the CLI's. */
+/** The downloaded dev server's options: the same search attributes, metrics port and dynamic config as the CLI's. */
 export function downloadedDevServerOptions(opts: StartTemporalOptions): Omit<DevServerConfig, 'type'> {
   return {
     ip: '127.0.0.1',
@@ -43,9 +43,6 @@ export function downloadedDevServerOptions(opts: StartTemporalOptions): Omit<Dev
     ...(opts.dbFile ? { dbFilename: opts.dbFile } : {}),
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
     searchAttributes: customSearchAttributes,
-    extraArgs: [
-      ...(opts.metricsPort ? ['--metrics-port', String(opts.metricsPort)] : []),
-      ...dynamicConfigArgs(opts.dynamicConfigOverrides),
-    ],
+    extraArgs: devServerTuningArgs(opts),
   };
 }

@@ -49,23 +49,23 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   else args.push('--headless');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
-  if (opts.metricsPort) args.push('--metrics-port', String(opts.metricsPort));
   for (const key of customSearchAttributes) {
     args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPES[key.type] ?? 'Keyword'}`);
   }
-  args.push(...dynamicConfigArgs(opts.dynamicConfigOverrides));
+  args.push(...devServerTuningArgs(opts));
   return args;
 }
 
 /**
- * `--dynamic-config-value` flags of `temporal server start-dev`: our tuning and any overrides. Also
- * given to the dev server @temporalio/testing downloads when no CLI is found (src/infra/temporal.ts).
+ * The flags of `temporal server start-dev` that the dev server @temporalio/testing downloads when no
+ * CLI is found gets too (src/infra/temporal.ts): the metrics port, our tuning and any overrides.
  */
-export function dynamicConfigArgs(overrides?: Readonly<Record<string, unknown>>): string[] {
-  return Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...overrides }).flatMap(([name, value]) => [
-    '--dynamic-config-value',
-    `${name}=${JSON.stringify(value)}`,
-  ]);
+export function devServerTuningArgs(opts: Pick<DevServerOptions, 'metricsPort' | 'dynamicConfigOverrides'>): string[] {
+  const args = opts.metricsPort ? ['--metrics-port', String(opts.metricsPort)] : [];
+  for (const [name, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfigOverrides })) {
+    args.push('--dynamic-config-value', `${name}=${JSON.stringify(value)}`);
+  }
+  return args;
 }
 
 /** Starts `temporal server start-dev` and resolves once its frontend answers health checks. */

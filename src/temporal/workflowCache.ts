@@ -10,12 +10,12 @@ export interface WorkflowCacheSettings {
   /** Runs one SDK worker keeps in memory (WORKER_MAX_CACHED_WORKFLOWS). */
   maxCachedWorkflows: number;
   /** The subscription queue's worker instead (WORKER_SUBSCRIPTION_MAX_CACHED_WORKFLOWS). */
-  subscriptionMaxCachedWorkflows?: number;
+  subscriptionMaxCachedWorkflows: number;
   /** The subscription queue's sticky schedule-to-start timeout (WORKER_SUBSCRIPTION_STICKY_TIMEOUT_SECONDS). */
-  subscriptionStickyTimeoutSeconds?: number;
+  subscriptionStickyTimeoutSeconds: number;
 }
 
-/** The settings of the environment (src/config.ts). */
+/** The settings of the environment (src/config.ts), each default resolved here. */
 export function workflowCacheSettings(
   config: Pick<
     Config,
@@ -26,7 +26,8 @@ export function workflowCacheSettings(
 ): WorkflowCacheSettings {
   return {
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-    subscriptionMaxCachedWorkflows: config.WORKER_SUBSCRIPTION_MAX_CACHED_WORKFLOWS,
+    subscriptionMaxCachedWorkflows:
+      config.WORKER_SUBSCRIPTION_MAX_CACHED_WORKFLOWS ?? config.WORKER_MAX_CACHED_WORKFLOWS,
     subscriptionStickyTimeoutSeconds: config.WORKER_SUBSCRIPTION_STICKY_TIMEOUT_SECONDS,
   };
 }
@@ -48,9 +49,7 @@ export function workflowCacheOptions(
 ): WorkflowCacheOptions {
   if (taskQueue !== subscriptionTaskQueue(mainTaskQueue)) return { maxCachedWorkflows: settings.maxCachedWorkflows };
   return {
-    maxCachedWorkflows: settings.subscriptionMaxCachedWorkflows ?? settings.maxCachedWorkflows,
-    ...(settings.subscriptionStickyTimeoutSeconds !== undefined
-      ? { stickyQueueScheduleToStartTimeout: `${settings.subscriptionStickyTimeoutSeconds}s` }
-      : {}),
+    maxCachedWorkflows: settings.subscriptionMaxCachedWorkflows,
+    stickyQueueScheduleToStartTimeout: `${settings.subscriptionStickyTimeoutSeconds}s`,
   };
 }
