@@ -58,7 +58,9 @@ import {
  *      The checkout probe: one token POST /payments at a time, one a second, through the idle phase
  *      and again through the storm: a checkout's latency while renewals are due, beside idle
  *      (subscriptions run on their own task queue: src/temporal/taskQueues.ts). Each probe
- *      payment must answer `succeeded` and show one capture in the ledger.
+ *      payment must answer `succeeded` and show one capture in the ledger. Beside it the create
+ *      probe: one token POST /subscriptions at a time, one a second, each until `active` (a first
+ *      run runs on the main queue, not behind the renewals); its first invoices are in the money check.
  *   5. history: historyLength of a sample of subscription workflows (max / mean), one history's
  *      events by type, and one subscription with a 1-billing-day interval renewing every
  *      BILLING_DAY_SECONDS until its workflow has continued as new a few times (runs < 1,000 events)
@@ -81,7 +83,8 @@ import {
  * Knobs (env): BENCH_SUBS_N (1000), BENCH_SUBS_CONCURRENCY (20), BENCH_SUBS_WARMUP (100),
  * BENCH_SUBS_BILLING_DAY_S (1), BENCH_SUBS_SAFETY_PCT (115), BENCH_SUBS_IDLE_S (30),
  * BENCH_SUBS_DUE_IN_S (0 = from the warm-up rate; else T = creation start + this),
- * BENCH_SUBS_CHECKOUT_PAUSE_MS (1000; 0 turns the checkout probe off),
+ * BENCH_SUBS_CHECKOUT_PAUSE_MS (1000; 0 turns the checkout probe off), BENCH_SUBS_CREATE_PAUSE_MS (1000;
+ * 0 turns the create probe off),
  * BENCH_SUBS_STORM_TIMEOUT_S (900), BENCH_SUBS_HISTORY_SAMPLE (20), BENCH_SUBS_CAN_RUNS (2: how
  * many continue-as-new the demo subscription must show; 0 skips it), BENCH_SUBS_CAN_TIMEOUT_S
  * (300), BENCH_SUBS_WORKER_NODE_OPTIONS ('': NODE_OPTIONS for the worker only, e.g.
@@ -108,6 +111,12 @@ const CAN_RUNS = envInt('BENCH_SUBS_CAN_RUNS', 2, 0);
 const CAN_TIMEOUT_S = envInt('BENCH_SUBS_CAN_TIMEOUT_S', 300);
 /** The checkout probe's pause between two token payments (0 turns the probe off). */
 const CHECKOUT_PAUSE_MS = envInt('BENCH_SUBS_CHECKOUT_PAUSE_MS', 1000, 0);
+/**
+ * The create probe's pause between two token POST /subscriptions (0 turns it off). Its subscriptions
+ * bill every PROBE_INTERVAL_DAYS, so none renews during the run.
+ */
+const CREATE_PAUSE_MS = envInt('BENCH_SUBS_CREATE_PAUSE_MS', 1000, 0);
+const PROBE_INTERVAL_DAYS = 3650;
 /**
  * The worker's Node flags as the product starts it (WORKER_NODE_ARGS, compiled with the build:
  * bench/stack.ts) unless the knob says otherwise. Known once the build is made.
@@ -340,35 +349,70 @@ async function createMany(
 }
 
 interface CheckoutProbe {
-  /** Latency of each payment that answered 200 `succeeded`, ascending, ms. */
+  /** Latency of each request that answered 200 with the awaited status, ascending, ms. */
   ms: number[];
   ids: string[];
   /** Anything else, by status and code. */
   otherAnswers: Record<string, number>;
 }
 
+/** What a probe sends: a token payment (checkout) or a token subscription (a create). */
+type ProbeKind = 'payment' | 'subscription';
+
+const PROBES: Record<
+  ProbeKind,
+  { path: string; pauseMs: number; awaited: string; body: (externalId: string) => Record<string, unknown> }
+> = {
+  payment: {
+    path: '/payments',
+    pauseMs: CHECKOUT_PAUSE_MS,
+    awaited: 'succeeded',
+    body: (externalId) => ({
+      amount: AMOUNT,
+      currency: 'USD',
+      externalId,
+      customer: { email: 'checkout@example.com', name: 'Checkout Probe' },
+      cardToken: 'tok_success',
+    }),
+  },
+  subscription: {
+    path: '/subscriptions',
+    pauseMs: CREATE_PAUSE_MS,
+    awaited: 'active',
+    body: (externalId) => ({
+      amount: AMOUNT,
+      currency: 'USD',
+      billingIntervalDays: PROBE_INTERVAL_DAYS,
+      externalId,
+      customer: { email: 'create@example.com', name: 'Create Probe' },
+      cardToken: 'tok_success',
+    }),
+  },
+};
+
 /**
- * Token payments one at a time, CHECKOUT_PAUSE_MS apart, until `stop()` says so: what a merchant's
- * checkout sees while the worker is idle or renewing.
+ * One request at a time, the kind's pause apart, until `stop()` says so: what a merchant's
+ * checkout (or a new subscription's create) sees while the worker is idle or renewing. The
+ * externalIds (`bchk-`, `bprobe-`) stay apart from the storm's (`bsub-`).
  */
-async function checkoutProbe(
+async function requestProbe(
+  kind: ProbeKind,
   apiUrl: string,
   headers: Record<string, string>,
   tag: string,
   stop: () => boolean,
 ): Promise<CheckoutProbe> {
+  const { path, pauseMs, awaited, body } = PROBES[kind];
   const probe: CheckoutProbe = { ms: [], ids: [], otherAnswers: {} };
-  for (let i = 1; CHECKOUT_PAUSE_MS > 0 && !stop(); i++) {
+  for (let i = 1; pauseMs > 0 && !stop(); i++) {
     const started = performance.now();
     try {
-      const res = await postJson(`${apiUrl}/payments`, headers, {
-        amount: AMOUNT,
-        currency: 'USD',
-        externalId: `bchk-${tag}-${i}`,
-        customer: { email: 'checkout@example.com', name: 'Checkout Probe' },
-        cardToken: 'tok_success',
-      });
-      if (res.status === 200 && res.json?.status === 'succeeded' && typeof res.json.id === 'string') {
+      const res = await postJson(
+        `${apiUrl}${path}`,
+        headers,
+        body(`${kind === 'payment' ? 'bchk' : 'bprobe'}-${tag}-${i}`),
+      );
+      if (res.status === 200 && res.json?.status === awaited && typeof res.json.id === 'string') {
         probe.ms.push(performance.now() - started);
         probe.ids.push(res.json.id);
       } else {
@@ -379,7 +423,7 @@ async function checkoutProbe(
       const answer = (err as Error).message;
       probe.otherAnswers[answer] = (probe.otherAnswers[answer] ?? 0) + 1;
     }
-    await sleep(CHECKOUT_PAUSE_MS);
+    await sleep(pauseMs);
   }
   probe.ms.sort((a, b) => a - b);
   return probe;
@@ -655,13 +699,16 @@ async function main(): Promise<void> {
 
   // ---- 3. idle RSS: all N alive, waiting on their timers ----
   sampler.phase = 'idle';
-  const idleProbe = checkoutProbe(apiUrl, headers, `${runTag}-idle`, () => Date.now() >= dueAt - 3000);
+  const idleOver = () => Date.now() >= dueAt - 3000;
+  const idleProbe = requestProbe('payment', apiUrl, headers, `${runTag}-idle`, idleOver);
+  const idleCreateProbe = requestProbe('subscription', apiUrl, headers, `${runTag}-idle`, idleOver);
   const idleSamples: RssPoint[] = [];
   while (Date.now() < dueAt - 2000) {
     await sleep(Math.min(1000, Math.max(0, dueAt - 2000 - Date.now())));
     idleSamples.push(sampler.tick());
   }
   const idleCheckout = await idleProbe;
+  const idleCreates = await idleCreateProbe;
   const idleLast = idleSamples.at(-1) ?? sampler.tick();
   const idleWindow = idleSamples.filter((p) => p.t >= dueAt - 12_000);
   const idleMedianKiB = [...idleWindow.map((p) => p.workerKiB)].sort((a, b) => a - b)[
@@ -698,7 +745,8 @@ async function main(): Promise<void> {
   say(`\nStorm: ${stormDue} renewals fall due from ${new Date(dueAt).toISOString()}...`);
   let paid = 0;
   let stormOver = false;
-  const stormProbe = checkoutProbe(apiUrl, headers, `${runTag}-storm`, () => stormOver);
+  const stormProbe = requestProbe('payment', apiUrl, headers, `${runTag}-storm`, () => stormOver);
+  const stormCreateProbe = requestProbe('subscription', apiUrl, headers, `${runTag}-storm`, () => stormOver);
   let lastStormPrint = Date.now();
   const stormTimeline: Array<{ s: number; paid: number }> = [];
   while (Date.now() - stormT0 < STORM_TIMEOUT_S * 1000) {
@@ -717,6 +765,7 @@ async function main(): Promise<void> {
   const cpuStorm1 = sampleCpu();
   stormOver = true;
   const stormCheckout = await stormProbe;
+  const stormCreates = await stormCreateProbe;
   const stormSeenS = (Date.now() - dueAt) / 1000;
   const { rows: stormRows } = await db.query<{
     first_due: Date;
@@ -771,12 +820,17 @@ async function main(): Promise<void> {
     `  CPU (cores): ${formatCpu(stormResult.cpu.cores)}; stack CPU per renewal ${stormResult.cpu.stackCpuMsPerUnit} ms`,
   );
   const checkout = { idle: probeSummary(idleCheckout), storm: probeSummary(stormCheckout) };
-  const probeLine = (p: ReturnType<typeof probeSummary>) =>
-    `p50 ${p.p50Ms} ms, p90 ${p.p90Ms} ms, max ${p.maxMs} ms (${p.n} payments` +
+  const creates = { idle: probeSummary(idleCreates), storm: probeSummary(stormCreates) };
+  const probeLine = (p: ReturnType<typeof probeSummary>, what: string) =>
+    `p50 ${p.p50Ms} ms, p90 ${p.p90Ms} ms, max ${p.maxMs} ms (${p.n} ${what}` +
     `${Object.keys(p.otherAnswers).length ? `; other answers ${JSON.stringify(p.otherAnswers)}` : ''})`;
   if (CHECKOUT_PAUSE_MS > 0) {
-    say(`  Checkout, one token POST at a time: idle ${probeLine(checkout.idle)}`);
-    say(`                                      during the storm ${probeLine(checkout.storm)}`);
+    say(`  Checkout, one token POST at a time: idle ${probeLine(checkout.idle, 'payments')}`);
+    say(`                                      during the storm ${probeLine(checkout.storm, 'payments')}`);
+  }
+  if (CREATE_PAUSE_MS > 0) {
+    say(`  Subscription creates, one at a time: idle ${probeLine(creates.idle, 'active')}`);
+    say(`                                       during the storm ${probeLine(creates.storm, 'active')}`);
   }
   sampler.phase = 'after';
 
@@ -1114,6 +1168,7 @@ async function main(): Promise<void> {
     rss,
     storm: stormResult,
     checkout: CHECKOUT_PAUSE_MS > 0 ? { pauseMs: CHECKOUT_PAUSE_MS, ...checkout } : false,
+    creates: CREATE_PAUSE_MS > 0 ? { pauseMs: CREATE_PAUSE_MS, ...creates } : false,
     moneyCheck,
     history: { ...historyResult, renewalTask, idle: historyIdle, after: historyAfter },
     continueAsNew: canResult,
