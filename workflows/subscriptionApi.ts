@@ -61,6 +61,11 @@ export interface SubscriptionCursor {
   cardPages?: number;
   /** A past_due subscription's new card is to be charged at once (not started yet). */
   chargeNow?: boolean;
+  /**
+   * Every email the previous run sent was confirmed sent: the next run need not look for unsent
+   * ones (absent: it looks, as runs before this field always did).
+   */
+  emailsConfirmed?: boolean;
 }
 
 /** A hosted card update's page at the provider, open until the customer completes it or it expires. */

@@ -96,11 +96,17 @@ describe('task queues: renewals apart from checkout and creation', () => {
       expect((await movedRun(id)).first.taskQueue).toBe(stack.taskQueue);
     }
 
-    // Checkout goes on: a payment and its refund settle.
+    // Checkout goes on: a payment and its refund settle, each captured or refunded once.
     const payment = await pay();
     expect(payment.body).toMatchObject({ status: 'succeeded', amountRefunded: 0 });
     const refunded = await refund(payment.body.id as string);
     expect(refunded.body).toMatchObject({ status: 'succeeded', amount: 5 });
+    expect(await stack.ledger('capture', payment.body.id as string)).toEqual([
+      expect.objectContaining({ status: 'succeeded', amount: 20 }),
+    ]);
+    expect(await stack.ledger('refund', payment.body.id as string)).toEqual([
+      expect.objectContaining({ status: 'succeeded', amount: 5 }),
+    ]);
 
     // A period ends with no worker on the subscription queue: nothing renews meanwhile.
     await sleep(DAY_S * 1000 + 1000);

@@ -285,7 +285,7 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     const billing = fakeBilling({});
     const wf = input({ historyEventLimit: 40 });
     await run(billing, wf, async (handle) => {
-      await skipUntil(() => billing.paid() >= 12, 30 * DAY_MS);
+      await skipUntil(() => billing.paid() >= 18, 30 * DAY_MS);
       return cancelAndFinish(handle);
     });
     const invoices = billing.invoices();
@@ -293,6 +293,26 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
     expect(runs.length).toBeGreaterThanOrEqual(4);
     for (const events of runs) expect(events).toBeLessThanOrEqual(40 + 40);
+    // Every email was confirmed sent before each hand-over: no run looked for unsent ones.
+    expect(billing.activities.unsentSubscriptionEmails).not.toHaveBeenCalled();
+  }, 120_000);
+
+  it('an email still unsent at a hand-over: the next run looks for unsent emails, and sends the rest', async () => {
+    const billing = fakeBilling({});
+    // The first receipt never goes out (its activity gives up after a day); the others do.
+    billing.activities.sendEmail.mockImplementation(async (emailId: string) => {
+      if (emailId === 'email-2-receipt')
+        throw ApplicationFailure.create({ message: 'SMTP down', type: 'email_failed' });
+      return 'sent' as const;
+    });
+    billing.activities.unsentSubscriptionEmails.mockImplementation(async () => ['email-2-receipt']);
+    const wf = input({ historyEventLimit: 40 });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 6, 30 * DAY_MS);
+      return cancelAndFinish(handle);
+    });
+    expect((await runLengths(subscriptionWorkflowId(wf.subscriptionId))).length).toBeGreaterThanOrEqual(2);
+    expect(billing.activities.unsentSubscriptionEmails).toHaveBeenCalled();
   }, 120_000);
 
   it('retries: continues as new in the middle of an invoice’s retries, attempts carry on', async () => {

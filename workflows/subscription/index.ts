@@ -35,8 +35,9 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     s.discarded = true;
     return finish(s);
   }
-  if (input.resume) {
-    // What an earlier run left unsent is sent now (a run never ends waiting on SMTP).
+  if (input.resume && !input.resume.emailsConfirmed) {
+    // What an earlier run left unsent is sent now (a run never ends waiting on SMTP). A run that
+    // saw every one of its emails sent says so in the cursor, and this look costs nothing then.
     follow(s, {
       status: s.status,
       emailIds: await records.unsentSubscriptionEmails(input.subscriptionId),

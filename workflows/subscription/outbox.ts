@@ -23,9 +23,11 @@ export function follow(s: SubscriptionState, outbox: Outbox | null | undefined):
   if (!outbox) return;
   setStatus(s, outbox.status);
   for (const emailId of outbox.emailIds) {
-    inBackground(s, sendEmail(emailId), 'email not sent (gave up after a day; the outbox row says why)', {
-      emailId,
+    s.unconfirmedEmails++;
+    const sent = sendEmail(emailId).then(() => {
+      s.unconfirmedEmails--;
     });
+    inBackground(s, sent, 'email not sent (gave up after a day; the outbox row says why)', { emailId });
   }
   if (s.input.callbacks && outbox.eventIds.length > 0) {
     const subscriptionId = s.input.subscriptionId;

@@ -41,6 +41,8 @@ export interface SubscriptionState {
   providerEvent: boolean;
   /** Emails and callback workflows started in the background and not finished yet. */
   pendingSends: number;
+  /** Emails this run started sending that are not confirmed sent (failed ones stay counted). */
+  unconfirmedEmails: number;
   runs: number;
   /** Draining before continue-as-new: a waiting first-outcome Update answers at once. */
   closing: boolean;
@@ -81,6 +83,7 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
       : null,
     providerEvent: resume?.providerEvent ?? false,
     pendingSends: 0,
+    unconfirmedEmails: 0,
     runs: resume?.runs ?? 0,
     closing: false,
     live: { invoiceId: resume?.collection?.invoiceId ?? null, currentPeriodStart: null, currentPeriodEnd: null },
@@ -105,6 +108,7 @@ export function cursorOf(s: SubscriptionState): SubscriptionCursor {
     ...(s.cardUpdate ? { cardUpdate: { ...s.cardUpdate } } : {}),
     ...(s.cardPages > 0 ? { cardPages: s.cardPages } : {}),
     ...(s.cardCharge === 'requested' ? { chargeNow: true } : {}),
+    ...(s.unconfirmedEmails === 0 ? { emailsConfirmed: true } : {}),
   };
 }
 
