@@ -59,8 +59,9 @@ import {
  *      and again through the storm: a checkout's latency while renewals are due, beside idle
  *      (subscriptions run on their own task queue: src/temporal/taskQueues.ts). Each probe
  *      payment must answer `succeeded` and show one capture in the ledger. Beside it the create
- *      probe: one token POST /subscriptions at a time, one a second, each until `active` (a first
- *      run runs on the main queue, not behind the renewals); its first invoices are in the money check.
+ *      probe: one token POST /subscriptions at a time, one a second, each until `active` (its first
+ *      charge queues behind the renewals: a 503 after the API's wait is counted as another answer);
+ *      its first invoices are in the money check.
  *   5. history: historyLength of a sample of subscription workflows (max / mean), one history's
  *      events by type, and one subscription with a 1-billing-day interval renewing every
  *      BILLING_DAY_SECONDS until its workflow has continued as new a few times (runs < 1,000 events)

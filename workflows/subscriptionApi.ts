@@ -25,13 +25,6 @@ export interface SubscriptionWorkflowInput {
   historyEventLimit?: number;
   /** The subscription's externalId (search attribute of its callback workflows); absent in old inputs. */
   externalId?: string;
-  /**
-   * Set on a first run started on the main task queue, where a create and its first charge do not
-   * wait behind a renewal backlog: once the create has its answer, the run continues as new on
-   * this queue (the subscription queue) at its first wait. Later runs have no such field and stay.
-   * In the input, not read from the worker: a replay runs on a task queue of its own.
-   */
-  moveToTaskQueue?: string;
   /** Where the previous run left off (continue-as-new). */
   resume?: SubscriptionCursor;
 }

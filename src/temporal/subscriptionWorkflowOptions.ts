@@ -19,10 +19,7 @@ export function subscriptionWorkflowStartOptions(
     plan: Plan;
   },
   settings: {
-    /**
-     * The main task queue (TEMPORAL_TASK_QUEUE): the first run (creation, first charge or hosted
-     * page) runs there; the subscription then lives on its subscription queue.
-     */
+    /** The main task queue (TEMPORAL_TASK_QUEUE): the workflow runs on its subscription queue. */
     taskQueue: string;
     billingDaySeconds: number;
     subscriptionAuthorizationExpirySeconds: number;
@@ -40,13 +37,11 @@ export function subscriptionWorkflowStartOptions(
     authorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds,
     callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
     callbacks: subscription.callbackUrl !== null,
-    moveToTaskQueue: subscriptionTaskQueue(settings.taskQueue),
     ...(settings.historyEventLimit ? { historyEventLimit: settings.historyEventLimit } : {}),
   };
   return {
     workflowId: subscriptionWorkflowId(subscription.id),
-    // Not behind the renewals of the subscription queue: a create answers as fast as a checkout.
-    taskQueue: settings.taskQueue,
+    taskQueue: subscriptionTaskQueue(settings.taskQueue),
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     // One execution chain per subscription: once closed (cancelled), never started again.

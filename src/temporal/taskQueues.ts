@@ -1,13 +1,11 @@
 /**
  * Which task queue each kind of work runs on (docs/decisions.md, "Task queues").
  *
- * Subscriptions (renewals, charge retries, their emails and callbacks, cancel and card updates)
- * live on a queue of their own beside TEMPORAL_TASK_QUEUE, which keeps payments, refunds, the
- * sweeper and each subscription's first run (its creation and first charge, which then moves to
- * the subscription queue): a billing day's renewal backlog waits in its own queue, and a checkout's
- * or a create's workflow task is dispatched at once, not after the renewals written before it.
- * Subscriptions started before this queue existed stay on the main one (a run keeps its queue),
- * which `all` and `payments` workers poll.
+ * Subscriptions (their first charge, renewals, charge retries, emails and callbacks) run on a
+ * queue of their own beside TEMPORAL_TASK_QUEUE, which keeps payments, refunds and the sweeper: a
+ * billing day's renewal backlog then waits in its own queue, and a checkout's workflow task is
+ * dispatched at once, not after the renewals written before it. Subscriptions started before this
+ * queue existed stay on the main one (a run keeps its queue), which `all` and `payments` workers poll.
  */
 export function subscriptionTaskQueue(taskQueue: string): string {
   return `${taskQueue}-subscriptions`;
