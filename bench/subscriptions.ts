@@ -349,7 +349,7 @@ async function createMany(
   return { created, failed, seconds: (performance.now() - t0) / 1000, otherAnswers };
 }
 
-interface CheckoutProbe {
+interface ProbeResult {
   /** Latency of each request that answered 200 with the awaited status, ascending, ms. */
   ms: number[];
   ids: string[];
@@ -402,9 +402,9 @@ async function requestProbe(
   headers: Record<string, string>,
   tag: string,
   stop: () => boolean,
-): Promise<CheckoutProbe> {
+): Promise<ProbeResult> {
   const { path, pauseMs, awaited, body } = PROBES[kind];
-  const probe: CheckoutProbe = { ms: [], ids: [], otherAnswers: {} };
+  const probe: ProbeResult = { ms: [], ids: [], otherAnswers: {} };
   for (let i = 1; pauseMs > 0 && !stop(); i++) {
     const started = performance.now();
     try {
@@ -430,7 +430,7 @@ async function requestProbe(
   return probe;
 }
 
-function probeSummary(probe: CheckoutProbe) {
+function probeSummary(probe: ProbeResult) {
   return {
     n: probe.ms.length,
     p50Ms: round(percentile(probe.ms, 50), 1),
