@@ -114,10 +114,9 @@ const CAN_TIMEOUT_S = envInt('BENCH_SUBS_CAN_TIMEOUT_S', 300);
 const CHECKOUT_PAUSE_MS = envInt('BENCH_SUBS_CHECKOUT_PAUSE_MS', 1000, 0);
 /**
  * The create probe's pause between two token POST /subscriptions (0 turns it off). Its subscriptions
- * bill every PROBE_INTERVAL_DAYS, so none renews during the run.
+ * bill every EVERGREEN_DAYS, so none renews during the run.
  */
 const CREATE_PAUSE_MS = envInt('BENCH_SUBS_CREATE_PAUSE_MS', 1000, 0);
-const PROBE_INTERVAL_DAYS = 3650;
 /**
  * The worker's Node flags as the product starts it (WORKER_NODE_ARGS, compiled with the build:
  * bench/stack.ts) unless the knob says otherwise. Known once the build is made.
@@ -142,7 +141,7 @@ const RUN_TIMEOUT_S = envInt(
     (FLOOR ? 60 + FLOOR_STORM_DUE_IN_S + FLOOR_STORM_TIMEOUT_S : 0),
 );
 
-/** The storm subscriptions' evergreen interval: no third invoice while the run lasts. */
+/** The storm (and create probe) subscriptions' evergreen interval: no third invoice while the run lasts. */
 const EVERGREEN_DAYS = 3650;
 const AMOUNT = 10;
 const CLIENT_TIMEOUT_MS = 60_000;
@@ -383,7 +382,7 @@ const PROBES: Record<
     body: (externalId) => ({
       amount: AMOUNT,
       currency: 'USD',
-      billingIntervalDays: PROBE_INTERVAL_DAYS,
+      billingIntervalDays: EVERGREEN_DAYS,
       externalId,
       customer: { email: 'create@example.com', name: 'Create Probe' },
       cardToken: 'tok_success',
