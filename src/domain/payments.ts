@@ -226,11 +226,8 @@ export async function applyProviderPayment(
 ): Promise<Payment | null> {
   let moved: PaymentOutcome | null = null;
   const applied = await em.transactional(async (tx) => {
-    const payment = await tx.findOne(
-      Payment,
-      { id: paymentId },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['merchant'] },
-    );
+    // Its row only: with the merchant populated, `for update` would lock the merchant's row too.
+    const payment = await tx.findOne(Payment, { id: paymentId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!payment) return null;
     if (payment.status !== 'created') return payment;
     // A provider payment of another amount, currency or transaction than ours is a fault to
@@ -387,11 +384,8 @@ async function closeUnsent(
 ): Promise<Payment | null> {
   let moved: PaymentOutcome | null = null;
   const closed = await em.transactional(async (tx) => {
-    const payment = await tx.findOne(
-      Payment,
-      { id: paymentId },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['merchant'] },
-    );
+    // Its row only: with the merchant populated, `for update` would lock the merchant's row too.
+    const payment = await tx.findOne(Payment, { id: paymentId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!payment || payment.status !== 'created') return payment;
     if (failure) {
       payment.failureCode = failure.code;

@@ -584,12 +584,8 @@ export async function settleRefund(em: EntityManager, refundId: string, s: Refun
   const result = await em.transactional(async (tx) => {
     const head = await tx.findOne(Refund, { id: refundId });
     if (!head) return null;
-    // Lock order everywhere: payment, then refund.
-    const payment = await tx.findOneOrFail(
-      Payment,
-      { id: head.payment.id },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['merchant'] },
-    );
+    // Lock order everywhere: payment, then refund; never the merchant (not populated: see payments.ts).
+    const payment = await tx.findOneOrFail(Payment, { id: head.payment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const refund = await tx.findOneOrFail(
       Refund,
       { id: refundId },
