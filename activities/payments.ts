@@ -14,7 +14,7 @@ import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, providerForClaimedCall, sentProviderCall } from './providerCalls';
-import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
+import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from './providerFailures';
 
 export type AttemptResult =
   { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
@@ -120,6 +120,9 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
           { sentBefore },
         );
       } catch (err) {
+        // Another request under our key: the provider may have charged it; reconciled, never discarded.
+        const conflict = providerConflict(err, payment.id);
+        if (conflict) throw unmatched(payment, conflict, false);
         const refused = refusal(err, logger, {
           paymentId,
           merchantId: payment.merchantId,

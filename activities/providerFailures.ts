@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
-import { ProviderError, type ProviderMismatchError } from '../src/providers/errors';
+import { ProviderError, ProviderMismatchError } from '../src/providers/errors';
 import { workerMetrics } from '../src/metrics/worker';
 import { UNAVAILABLE_AFTER_EARLIER_CALL } from './providerCalls';
 
@@ -50,6 +50,17 @@ export function reconcileFailure(err: unknown): unknown {
   if (!(err instanceof ProviderError)) return err;
   workerMetrics.reconcileRetry(err.kind);
   return ApplicationFailure.retryable(err.message, err.kind);
+}
+
+/**
+ * A conflict: the provider holds another request under our idempotency key (or reference) and
+ * refused ours. It may have acted on that one, so this is no refusal: a money-moving attempt
+ * treats it as a record that is not ours (mismatchFailure), to be reconciled by its key and
+ * shown to an operator, never as proof that nothing moved. Null for any other error.
+ */
+export function providerConflict(err: unknown, recordId: string): ProviderMismatchError | null {
+  if (!(err instanceof ProviderError) || !err.conflict) return null;
+  return new ProviderMismatchError(recordId, [`provider conflict: ${err.code ?? 'unknown'}`]);
 }
 
 /**

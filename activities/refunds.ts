@@ -14,7 +14,7 @@ import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
 import { providerForClaimedCall, sentProviderCall } from './providerCalls';
-import { attemptFailure, mismatchFailure, reconcileFailure, refusal } from './providerFailures';
+import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from './providerFailures';
 
 export type RefundAttemptResult = 'settled' | 'pending' | 'missing';
 
@@ -96,10 +96,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
 
   /** A provider conflict or a record that is not ours: never settled from; see mismatchFailure. */
   const unmatched = (refund: RefundWithPayment, err: unknown, retryable: boolean): unknown => {
-    const mismatch =
-      err instanceof ProviderError && err.conflict
-        ? new ProviderMismatchError(refund.id, [`provider conflict: ${err.code ?? 'unknown'}`])
-        : err;
+    const mismatch = providerConflict(err, refund.id) ?? err;
     if (!(mismatch instanceof ProviderMismatchError)) return undefined;
     return mismatchFailure(
       mismatch,

@@ -26,7 +26,7 @@ import type { ActivityDeps } from './deps';
 import { createMailer, EMAIL_CLAIM_SECONDS, type Mailer } from './emails';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
-import { attemptFailure, reconcileFailure, refusal } from './providerFailures';
+import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from './providerFailures';
 export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
 
 /** What a card update came to: the card replaced (or already that one), or why not. */
@@ -192,6 +192,17 @@ export function createSubscriptionActivities(deps: ActivityDeps, mailer: Mailer 
         markedAtOpen ? { sentBefore: false } : undefined,
       );
     } catch (err) {
+      // Another request under this attempt's key: it may have charged; reconciled, never a decline
+      // (a decline would let the next attempt charge under a new key).
+      const conflict = providerConflict(err, invoice.id);
+      if (conflict) {
+        throw mismatchFailure(
+          conflict,
+          logger,
+          { subscriptionId: s.id, invoiceId: invoice.id, amountMinor: invoice.amountMinor, currency: invoice.currency },
+          false,
+        );
+      }
       const refused = refusal(err, logger, { subscriptionId: s.id, invoiceId: invoice.id, processor: s.processor });
       if (refused) {
         const code = refused.code ?? 'provider_rejected';

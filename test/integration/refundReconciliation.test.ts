@@ -187,4 +187,47 @@ describe('refund reconciliation across merchants', () => {
 
     await stack.api.client.workflow.getHandle(`payment-${paymentId}`).terminate('test over');
   });
+
+  it('a payment attempt refused as a conflict (another request under our key) is reconciled, never discarded', async () => {
+    // The first attempt finds the provider down: nothing is charged, the payment waits for a retry.
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    const body = {
+      amount: 10,
+      currency: 'USD',
+      externalId: ext('p'),
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_success',
+    };
+    const first = await call(stack.api.baseUrl, 'POST', '/payments', merchantA.auth, body);
+    expect(first.status).toBe(503);
+    expect(first.body.code).toBe('provider_unavailable');
+    const paymentId = (first.body.details as { payment: { id: string } }).payment.id;
+
+    // Then, the provider back, someone else charges 4.00 under our key.
+    await stack.sandbox('/_admin/faults', {});
+    const other = await provider(
+      '/v1/payments',
+      { amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' },
+      { 'idempotency-key': paymentId },
+    );
+    expect(other.status).toBe(200);
+
+    // The merchant's retry: the provider refuses our request as a reused key. It may have charged
+    // under that key, so the payment is neither discarded nor answered as a rejection.
+    const retry = await call(stack.api.baseUrl, 'POST', '/payments', merchantA.auth, body);
+    expect(retry.body.code).not.toBe('provider_rejected');
+    expect(retry.status).toBe(503);
+    const pending = await mismatchShown(`payment-${paymentId}`);
+    expect(pending.activityType?.name).toBe('reconcileProviderPayment');
+    expect(pending.lastFailure?.message).toContain(paymentId);
+    const after = await call(stack.api.baseUrl, 'GET', `/payments/${paymentId}`, merchantA.auth);
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ status: 'created', providerTransactionId: null, failureCode: null });
+    // Under our key the ledger holds only the other 4.00: nothing of ours was charged.
+    expect((await entries()).filter((e) => e.idempotencyKey === paymentId)).toEqual([
+      expect.objectContaining({ type: 'capture', amount: 4, status: 'succeeded' }),
+    ]);
+
+    await stack.api.client.workflow.getHandle(`payment-${paymentId}`).terminate('test over');
+  });
 });

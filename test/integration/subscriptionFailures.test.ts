@@ -1,5 +1,13 @@
 import { call, eventually } from '../helpers/http';
-import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import {
+  SANDBOX_API_KEY,
+  createTestMerchant,
+  startPaymentStack,
+  type LedgerEntry,
+  type PaymentStack,
+  type TestMerchant,
+} from '../helpers/stack';
+import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 
 /**
@@ -226,5 +234,53 @@ describe('subscriptions: failures, retries, hosted authorization', () => {
     expect(replay.body).toMatchObject({ id, status: 'active' });
     expect(await subs.captures(id)).toHaveLength(1);
     await subs.cancel(id);
+  });
+
+  it('a charge refused as a conflict (another request under its key) is reconciled, never declined', async () => {
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    const res = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    expect(res.status).toBe(503);
+    const id = res.body.details.subscription.id as string;
+    const invoiceId = res.body.details.subscription.latestInvoice.id as string;
+    // The provider back, someone else charges 4.00 under the first attempt's key (the invoice id)
+    // before the workflow tries again (10 s after the provider was found down).
+    await stack.sandbox('/_admin/faults', {});
+    const other = await fetch(`${stack.sandboxUrl}/v1/payments`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${SANDBOX_API_KEY}`,
+        'content-type': 'application/json',
+        'idempotency-key': invoiceId,
+      },
+      body: JSON.stringify({ amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' }),
+    });
+    expect(other.status).toBe(200);
+
+    // The next attempt is refused as a reused key: it may have charged, so it is asked about by
+    // its key and shown as a mismatch, never recorded as a decline (whose retry would charge
+    // under a new key) nor as a rejection (which would discard the subscription).
+    const workflowId = subscriptionWorkflowId(id);
+    const described = await eventually(
+      () => stack.api.client.workflow.getHandle(workflowId).describe(),
+      (d) =>
+        d.raw.pendingActivities?.some(
+          (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
+        ) ?? false,
+      60_000,
+      250,
+    );
+    const pending = described.raw.pendingActivities!.find(
+      (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
+    )!;
+    expect(pending.activityType?.name).toBe('reconcileInvoiceCharge');
+    const after = await subs.get(id);
+    expect(after.body).toMatchObject({ status: 'created', latestInvoice: { id: invoiceId, status: 'open' } });
+    // Only the other 4.00 under the invoice's keys: nothing of ours was charged.
+    const ledger = (await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] };
+    expect(ledger.entries.filter((e) => e.idempotencyKey?.startsWith(invoiceId))).toEqual([
+      expect.objectContaining({ type: 'capture', amount: 4, idempotencyKey: invoiceId }),
+    ]);
+
+    await stack.api.client.workflow.getHandle(workflowId).terminate('test over');
   });
 });
