@@ -20,6 +20,14 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Service unavailable',
 };
 
+/** The header of a 503 `service_unavailable` (a dependency down or restarting). */
+const SERVICE_UNAVAILABLE_HEADERS = {
+  'Retry-After': {
+    description: 'Whole seconds to wait before retrying; sent with `service_unavailable`.',
+    schema: { type: 'integer' },
+  },
+};
+
 /** The headers of a 429 `rate_limited` (PRODUCT.md, "Rate limits"). */
 const RATE_LIMITED_HEADERS = {
   'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' } },
@@ -68,10 +76,14 @@ export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: stri
     };
     if (!route.body && !route.query && !route.params) delete errorStatuses[400];
     if (route.params && !errorStatuses[404]) errorStatuses[404] = ['not_found'];
+    // Every route reads PostgreSQL (its key, its records): while it or Temporal is down or
+    // restarting, any of them answers 503 `service_unavailable` with Retry-After (PRODUCT.md).
+    errorStatuses[503] = [...(errorStatuses[503] ?? []), 'service_unavailable'];
     for (const [status, codes] of Object.entries(errorStatuses)) {
       responses[status] = {
         description: `${STATUS_TEXT[Number(status)] ?? 'Error'}: ${codes.map((c) => `\`${c}\``).join(', ')}`,
         ...(status === '429' ? { headers: RATE_LIMITED_HEADERS } : {}),
+        ...(status === '503' ? { headers: SERVICE_UNAVAILABLE_HEADERS } : {}),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }

@@ -34,7 +34,14 @@ describe('health, readiness and docs (no auth)', () => {
     };
     expect(doc.openapi).toBe('3.1.0');
     const op = doc.paths['/merchant/api-keys']?.get;
-    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '401', '403', '429']);
+    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '401', '403', '429', '503']);
+    // Any route answers 503 `service_unavailable` while PostgreSQL or Temporal is down; a POST's
+    // 503 also carries its provider's code.
+    expect(op?.responses['503']).toMatchObject({ description: 'Service unavailable: `service_unavailable`' });
+    expect(doc.paths['/payments']?.post?.responses['503']).toMatchObject({
+      description: 'Service unavailable: `provider_unavailable`, `service_unavailable`',
+      headers: { 'Retry-After': expect.any(Object) },
+    });
     expect(Object.keys(doc.components.schemas.ApiKey?.properties ?? {})).toEqual(
       expect.arrayContaining(['id', 'publicKey', 'environment', 'isActive', 'createdAt', 'revokedAt']),
     );

@@ -462,6 +462,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listPayments: {
@@ -530,6 +541,17 @@ export interface operations {
                     /** @description Whole seconds until the full limit is available again. */
                     "RateLimit-Reset"?: number;
                     /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -651,9 +673,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `provider_unavailable` */
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -728,6 +752,17 @@ export interface operations {
                     /** @description Whole seconds until the full limit is available again. */
                     "RateLimit-Reset"?: number;
                     /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -849,9 +884,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `provider_unavailable` */
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -935,6 +972,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRefund: {
@@ -1010,6 +1058,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSubscriptions: {
@@ -1076,6 +1135,17 @@ export interface operations {
                     /** @description Whole seconds until the full limit is available again. */
                     "RateLimit-Reset"?: number;
                     /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1207,9 +1277,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable`, `service_unavailable` */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1284,6 +1356,17 @@ export interface operations {
                     /** @description Whole seconds until the full limit is available again. */
                     "RateLimit-Reset"?: number;
                     /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1369,9 +1452,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `service_unavailable` */
+            /** @description Service unavailable: `service_unavailable`, `service_unavailable` */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1453,6 +1538,17 @@ export interface operations {
                     /** @description Whole seconds until the full limit is available again. */
                     "RateLimit-Reset"?: number;
                     /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1560,9 +1656,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable`, `service_unavailable` */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
