@@ -7,6 +7,7 @@ import {
   type TestMerchant,
 } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
+import { mismatchShown as mismatchOf } from '../helpers/mismatch';
 
 /**
  * One provider account serves every merchant: a refund's reference_id (the merchant's
@@ -44,21 +45,7 @@ describe('refund reconciliation across merchants', () => {
       signal,
     });
 
-  /** Waits until the workflow's pending activity last failed as a reconciliation mismatch. */
-  const mismatchShown = async (workflowId: string) => {
-    const described = await eventually(
-      () => stack.api.client.workflow.getHandle(workflowId).describe(),
-      (d) =>
-        d.raw.pendingActivities?.some(
-          (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
-        ) ?? false,
-      60_000,
-      250,
-    );
-    return described.raw.pendingActivities!.find(
-      (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
-    )!;
-  };
+  const mismatchShown = (workflowId: string) => mismatchOf(stack.api.client, workflowId);
 
   beforeAll(async () => {
     stack = await startPaymentStack('refund-reconciliation');

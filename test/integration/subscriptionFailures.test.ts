@@ -8,6 +8,7 @@ import {
   type TestMerchant,
 } from '../helpers/stack';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
+import { mismatchShown } from '../helpers/mismatch';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 
 /**
@@ -260,18 +261,7 @@ describe('subscriptions: failures, retries, hosted authorization', () => {
     // its key and shown as a mismatch, never recorded as a decline (whose retry would charge
     // under a new key) nor as a rejection (which would discard the subscription).
     const workflowId = subscriptionWorkflowId(id);
-    const described = await eventually(
-      () => stack.api.client.workflow.getHandle(workflowId).describe(),
-      (d) =>
-        d.raw.pendingActivities?.some(
-          (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
-        ) ?? false,
-      60_000,
-      250,
-    );
-    const pending = described.raw.pendingActivities!.find(
-      (a) => a.lastFailure?.applicationFailureInfo?.type === 'reconciliation_mismatch',
-    )!;
+    const pending = await mismatchShown(stack.api.client, workflowId);
     expect(pending.activityType?.name).toBe('reconcileInvoiceCharge');
     const after = await subs.get(id);
     expect(after.body).toMatchObject({ status: 'created', latestInvoice: { id: invoiceId, status: 'open' } });
