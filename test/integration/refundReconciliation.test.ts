@@ -202,8 +202,11 @@ describe('refund reconciliation across merchants', () => {
     // The merchant's retry: the provider refuses our request as a reused key. It may have charged
     // under that key, so the payment is neither discarded nor answered as a rejection.
     const retry = await call(stack.api.baseUrl, 'POST', '/payments', merchantA.auth, body);
-    expect(retry.body.code).not.toBe('provider_rejected');
     expect(retry.status).toBe(503);
+    expect(retry.body).toMatchObject({
+      code: 'provider_unavailable',
+      details: { payment: { id: paymentId, status: 'created' } },
+    });
     const pending = await mismatchShown(`payment-${paymentId}`);
     expect(pending.activityType?.name).toBe('reconcileProviderPayment');
     expect(pending.lastFailure?.message).toContain(paymentId);

@@ -24,7 +24,7 @@ describe('a settlement locks its records, not its merchant', () => {
   afterAll(() => orm.close(true));
 
   /** Runs `settle` while another transaction holds a key-share lock on the merchant's row. */
-  async function whileMerchantKeyShared<T>(settle: () => Promise<T>): Promise<'finished' | 'waited'> {
+  async function whileMerchantKeyShared(settle: () => Promise<unknown>): Promise<'finished' | 'waited'> {
     const knex = orm.em.getConnection().getKnex() as Knex;
     const holder = await knex.transaction();
     let timer: NodeJS.Timeout | undefined;
