@@ -269,6 +269,11 @@ export interface PaymentStack {
   /** Starts another worker on the same task queues (after a simulated crash), or on its role's. */
   restartWorker(role?: WorkerRole): Promise<TestWorker>;
   sandbox(path: string, body?: unknown): Promise<unknown>;
+  /**
+   * A POST to the provider's API on the platform's account by someone else (not through our
+   * API): another request under one of our keys, a card saved elsewhere.
+   */
+  provider(path: string, body: unknown, idempotencyKey?: string, signal?: AbortSignal): Promise<Response>;
   /** The sandbox ledger entries of one kind tied to a record (metadata.paymentId by default). */
   ledger(type: LedgerEntry['type'], id: string, key?: string): Promise<LedgerEntry[]>;
   /** Emails the worker sent, as caught by this stack's SMTP server. */
@@ -352,6 +357,17 @@ export async function startPaymentStack(
       });
       return res.json();
     },
+    provider: (path, body, idempotencyKey, signal) =>
+      fetch(`${running.url}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${SANDBOX_API_KEY}`,
+          'content-type': 'application/json',
+          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+        },
+        body: JSON.stringify(body),
+        signal,
+      }),
     ledger: async (type, id, key = 'paymentId') => {
       const { entries } = (await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] };
       return entries.filter((e) => e.type === type && e.metadata?.[key] === id);

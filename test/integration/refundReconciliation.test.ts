@@ -1,5 +1,4 @@
 import {
-  SANDBOX_API_KEY,
   createTestMerchant,
   startPaymentStack,
   type LedgerEntry,
@@ -36,14 +35,6 @@ describe('refund reconciliation across merchants', () => {
   const refund = (merchant: TestMerchant, paymentId: string, body: Record<string, unknown>) =>
     call(stack.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, body);
   const entries = async () => ((await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] }).entries;
-  /** A call to the provider made by someone else on the same account (not through our API). */
-  const provider = (path: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-    fetch(`${stack.sandboxUrl}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${SANDBOX_API_KEY}`, 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-      signal,
-    });
 
   const mismatchShown = (workflowId: string) => mismatchOf(stack.api.client, workflowId);
 
@@ -92,14 +83,20 @@ describe('refund reconciliation across merchants', () => {
     const ours = await pay(merchantA, 10);
     // Someone else refunds the whole capture first, so the provider refuses our attempt...
     expect(
-      (await provider('/v1/refunds', { paymentId: ours.txn, amount: 10, currency: 'USD', reference_id: ext('other') }))
-        .status,
+      (
+        await stack.provider('/v1/refunds', {
+          paymentId: ours.txn,
+          amount: 10,
+          currency: 'USD',
+          reference_id: ext('other'),
+        })
+      ).status,
     ).toBe(200);
     // ...and a transaction of someone else's to refund under our key later.
-    const otherPayment = await provider(
+    const otherPayment = await stack.provider(
       '/v1/payments',
       { amount: 5, currency: 'USD', mode: 'card', cardToken: 'tok_success' },
-      { 'idempotency-key': ext('other-payment') },
+      ext('other-payment'),
     );
     const otherTxn = ((await otherPayment.json()) as { id: string }).id;
 
@@ -113,12 +110,14 @@ describe('refund reconciliation across merchants', () => {
 
     // Under our key the provider now holds a refund of another transaction and amount (the
     // answer is held by the timeout fault; the ledger shows when it is recorded).
-    await provider(
-      '/v1/refunds',
-      { paymentId: otherTxn, amount: 1, currency: 'USD', reference_id: externalId },
-      { 'idempotency-key': refundId },
-      AbortSignal.timeout(300),
-    ).catch(() => undefined);
+    await stack
+      .provider(
+        '/v1/refunds',
+        { paymentId: otherTxn, amount: 1, currency: 'USD', reference_id: externalId },
+        refundId,
+        AbortSignal.timeout(300),
+      )
+      .catch(() => undefined);
     await eventually(entries, (all) => all.some((e) => e.idempotencyKey === refundId));
     await stack.sandbox('/_admin/faults', {});
 
@@ -157,12 +156,14 @@ describe('refund reconciliation across merchants', () => {
     const paymentId = (res.body.details as { payment: { id: string } }).payment.id;
 
     // Under our key the provider now holds a capture of another amount.
-    await provider(
-      '/v1/payments',
-      { amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' },
-      { 'idempotency-key': paymentId },
-      AbortSignal.timeout(300),
-    ).catch(() => undefined);
+    await stack
+      .provider(
+        '/v1/payments',
+        { amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' },
+        paymentId,
+        AbortSignal.timeout(300),
+      )
+      .catch(() => undefined);
     await eventually(entries, (all) => all.some((e) => e.idempotencyKey === paymentId));
     await stack.sandbox('/_admin/faults', {});
 
@@ -192,10 +193,10 @@ describe('refund reconciliation across merchants', () => {
 
     // Then, the provider back, someone else charges 4.00 under our key.
     await stack.sandbox('/_admin/faults', {});
-    const other = await provider(
+    const other = await stack.provider(
       '/v1/payments',
       { amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' },
-      { 'idempotency-key': paymentId },
+      paymentId,
     );
     expect(other.status).toBe(200);
 

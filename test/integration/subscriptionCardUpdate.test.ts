@@ -5,7 +5,6 @@ import { call, eventually, type ErrorBody, type JsonResponse } from '../helpers/
 import {
   basicAuth,
   createTestMerchant,
-  SANDBOX_API_KEY,
   startPaymentStack,
   type PaymentStack,
   type TestMerchant,
@@ -41,15 +40,11 @@ describe('subscriptions: card update', () => {
 
   /** A card the sandbox saved for a customer (as a hosted page with saveCard would). */
   async function savedCard(): Promise<string> {
-    const res = await fetch(`${stack.sandboxUrl}/v1/payments`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${SANDBOX_API_KEY}`,
-        'content-type': 'application/json',
-        'idempotency-key': `save-${Date.now()}-${Math.random()}`,
-      },
-      body: JSON.stringify({ amount: 1, currency: 'USD', mode: 'card', cardToken: 'tok_success', saveCard: true }),
-    });
+    const res = await stack.provider(
+      '/v1/payments',
+      { amount: 1, currency: 'USD', mode: 'card', cardToken: 'tok_success', saveCard: true },
+      `save-${Date.now()}-${Math.random()}`,
+    );
     const body = (await res.json()) as { savedCardToken: string };
     expect(body.savedCardToken).toMatch(/^tok_saved_/);
     return body.savedCardToken;

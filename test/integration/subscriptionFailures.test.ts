@@ -1,6 +1,5 @@
 import { call, eventually } from '../helpers/http';
 import {
-  SANDBOX_API_KEY,
   createTestMerchant,
   startPaymentStack,
   type LedgerEntry,
@@ -246,15 +245,11 @@ describe('subscriptions: failures, retries, hosted authorization', () => {
     // The provider back, someone else charges 4.00 under the first attempt's key (the invoice id)
     // before the workflow tries again (10 s after the provider was found down).
     await stack.sandbox('/_admin/faults', {});
-    const other = await fetch(`${stack.sandboxUrl}/v1/payments`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${SANDBOX_API_KEY}`,
-        'content-type': 'application/json',
-        'idempotency-key': invoiceId,
-      },
-      body: JSON.stringify({ amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' }),
-    });
+    const other = await stack.provider(
+      '/v1/payments',
+      { amount: 4, currency: 'USD', mode: 'card', cardToken: 'tok_success' },
+      invoiceId,
+    );
     expect(other.status).toBe(200);
 
     // The next attempt is refused as a reused key: it may have charged, so it is asked about by
