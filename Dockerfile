@@ -12,13 +12,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 
-# --- build: tsc -p tsconfig.build.json -> dist/{src,workflows,activities}, and the workflow
+# --- build: tsc -p tsconfig.build.json -> dist/{src,dev/sandbox,workflows,activities}, and the workflow
 # bundle dist/workflow-bundle.js + .json (its build id: the content hash, or WORKER_BUILD_ID).
 FROM deps AS build
 ARG WORKER_BUILD_ID=
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
+# The provider sandbox (test keys) is development tooling but also an image process.
+COPY dev/sandbox ./dev/sandbox
 COPY workflows ./workflows
 COPY activities ./activities
 RUN WORKER_BUILD_ID="$WORKER_BUILD_ID" npm run build

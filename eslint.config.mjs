@@ -30,7 +30,7 @@ export default tseslint.config(
   },
   {
     // Workflow code is replayed: it must stay deterministic. No Node built-ins, no I/O
-    // libraries, nothing from src/ but pure domain rules; activities only as types.
+    // libraries, nothing from src/ but the pure rules of src/rules/; activities only as types.
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -57,11 +57,12 @@ export default tseslint.config(
               message: 'Workflows import only @temporalio/workflow and @temporalio/common.',
             },
             {
-              regex: '^\\.\\./src/(?!domain/)',
-              message: 'Workflows may import only pure rules from src/domain/.',
+              // At any depth (workflows/subscription/ included): only src/rules/ is pure.
+              regex: '^(\\.\\./)+src/(?!rules/)',
+              message: 'Workflows may import only the pure rules of src/rules/.',
             },
             {
-              group: ['../activities', '../activities/*'],
+              regex: '^(\\.\\./)+activities(/|$)',
               allowTypeImports: true,
               message: 'Import activities as types only (proxyActivities).',
             },
@@ -81,7 +82,7 @@ export default tseslint.config(
     // (preloadModules, src/workflowBundle.ts): state at module scope would leak from one run into
     // another. Definitions, activity proxies and constants only; a constant collection is typed
     // Readonly and its line says so.
-    files: ['workflows/**/*.ts', 'src/domain/**/*.ts'],
+    files: ['workflows/**/*.ts', 'src/rules/**/*.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -115,7 +116,7 @@ export default tseslint.config(
   },
   {
     // Entry points talk to a terminal.
-    files: ['src/main/**', 'src/cli/**', 'bench/**', 'scripts/**'],
+    files: ['src/main/**', 'src/cli/**', 'dev/**', 'bench/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
 );

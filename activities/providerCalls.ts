@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ProviderError } from '../src/providers/errors';
 import { parameterisedRows } from '../src/db/orm';
-import { markSentCte, type ProviderCallTable } from '../src/domain/providerCallMark';
+import { markSentCte, type ProviderCallTable } from '../src/rules/providerCallMark';
 
 /**
  * The failure type of an attempt answered `unavailable` although an earlier call under the same

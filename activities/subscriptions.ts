@@ -20,13 +20,16 @@ import {
   type SubscriptionForCharge,
   type Outbox,
 } from '../src/domain/subscriptions';
-import { invoiceAttemptKey } from '../src/domain/subscriptionPlan';
+import { invoiceAttemptKey } from '../src/rules/subscriptionPlan';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { createMailer, EMAIL_CLAIM_SECONDS, type Mailer } from './emails';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from './providerFailures';
+/** What opening a period's invoice found or made; the subscription workflow branches on it. */
+export type { OpenedInvoice };
+
 export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
 
 /** What a card update came to: the card replaced (or already that one), or why not. */

@@ -11,7 +11,7 @@ import { outboxEmailWorkflow } from '../workflows/outboxEmail';
 import { merchantEventsWorkflow } from '../workflows/merchantEvents';
 import { MerchantIdKey } from '../workflows/searchAttributes';
 import { Subscription, SubscriptionPhase, type KeyEnvironment } from '../src/db/entities';
-import { emailRelayWorkflowSummary, merchantEventsWorkflowSummary } from '../src/domain/workflowSummaries';
+import { emailRelayWorkflowSummary, merchantEventsWorkflowSummary } from '../src/rules/workflowSummaries';
 import { planOf } from '../src/domain/subscriptions';
 import type { ActivityDeps } from './deps';
 

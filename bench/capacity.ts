@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
-import { startClusterChild, type ClusterChild } from '../src/main/clusterChild';
-import type { ClusterFile } from '../src/main/clusterFile';
+import { startClusterChild, type ClusterChild } from '../dev/stack/clusterChild';
+import type { ClusterFile } from '../dev/stack/clusterFile';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { OUT_DIR, ROOT, envInt, gitState, ledger, say, sleep } from './stack';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../src/infra/embeddedPostgres';
+import { startEmbeddedPostgres } from '../dev/infra/embeddedPostgres';
 import { openOrm, migrate } from '../src/db/orm';
 import { createMerchant } from '../src/domain/merchants';
 import { CursorCodec } from '../src/api/cursor';

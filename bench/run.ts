@@ -477,7 +477,7 @@ async function main(): Promise<void> {
     RATE_LIMIT_PER_SECOND: String(RATE_LIMIT),
     RATE_LIMIT_BURST: String(RATE_LIMIT * 2),
   };
-  spawnProcess('sandbox', 'src/main/sandbox.ts', childEnv, logDir);
+  spawnProcess('sandbox', 'dev/sandbox/main.ts', childEnv, logDir);
   spawnProcess('api', 'src/main/api.ts', childEnv, logDir);
   spawnProcess('worker', 'src/main/worker.ts', childEnv, logDir);
   const unlimitedUrl = `http://127.0.0.1:${unlimitedPort}`;

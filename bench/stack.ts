@@ -3,13 +3,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres, type RunningPostgres } from '../src/infra/embeddedPostgres';
-import { startTemporal, type RunningTemporal } from '../src/infra/temporal';
-import { prepareTemporalServer, registerNamespace, TEMPORAL_SERVER_VERSION } from '../src/infra/temporalServer';
-import { freeTemporalFrontendPort } from '../src/main/clusterChild';
+import { startEmbeddedPostgres, type RunningPostgres } from '../dev/infra/embeddedPostgres';
+import { startTemporal, type RunningTemporal } from '../dev/infra/temporal';
+import { prepareTemporalServer, registerNamespace, TEMPORAL_SERVER_VERSION } from '../dev/infra/temporalServer';
+import { freeTemporalFrontendPort } from '../dev/stack/clusterChild';
 import { openOrm, migrate } from '../src/db/orm';
 import { createMerchant } from '../src/domain/merchants';
-import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../src/main/stackParts';
+import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../dev/stack/stackParts';
 import { buildWorkflowBundle } from '../src/workflowBundle';
 
 /**

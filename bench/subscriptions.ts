@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { startMailCatcher } from '../src/mail/catcher';
+import { startMailCatcher } from '../dev/mail/catcher';
 import { loadConfig } from '../src/config';
 import { workflowCacheSettings } from '../src/temporal/workflowCache';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
@@ -498,7 +498,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     DATA_DIR: dir,
   };
-  spawnChild('sandbox', 'src/main/sandbox.ts', childEnv, logDir);
+  spawnChild('sandbox', 'dev/sandbox/main.ts', childEnv, logDir);
   spawnChild('api', 'src/main/api.ts', childEnv, logDir);
   const worker = spawnChild(
     'worker',

@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     DATA_DIR: dir,
   };
-  spawnChild('sandbox', 'src/main/sandbox.ts', env, logDir);
+  spawnChild('sandbox', 'dev/sandbox/main.ts', env, logDir);
   spawnChild('api', 'src/main/api.ts', env, logDir);
   spawnChild('worker', 'src/main/worker.ts', { ...env, ...workerEnv() }, logDir, workerNodeArgs());
   await waitFor('the API (/readyz)', 60_000, () => getOk(`${apiUrl}/readyz`));

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { locateTemporalCli } from '../src/infra/temporalCli';
+import { locateTemporalCli } from '../dev/infra/temporalCli';
 import { testStack } from '../test/setup/stackInfo';
 import globalSetup from '../test/setup/globalSetup';
 import globalTeardown from '../test/setup/globalTeardown';

@@ -121,7 +121,7 @@ export const envSchema = z.object({
   /**
    * Workflows a worker keeps in memory. Explicit, not the SDK's size from the V8 heap limit (2310 on
    * a 4 GiB heap, a handful in a small container): a worker's memory then does not depend on its
-   * host. With the worker's heap limit (WORKER_NODE_ARGS, src/main/stackParts.ts) a worker of 10,000
+   * host. With the worker's heap limit (WORKER_NODE_ARGS, dev/stack/stackParts.ts) a worker of 10,000
    * live subscriptions stays under 1 GB (bench/RESULTS.md); one that is not cached replays its short
    * history when its timer fires.
    */

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Plan, SubscriptionStatus } from '../src/domain/subscriptionPlan';
+import type { Plan, SubscriptionStatus } from '../src/rules/subscriptionPlan';
 
 /**
  * The subscription workflow's messages, defined once for the API and the workflow.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isCurrency, toMinor } from '../domain/money';
+import { isCurrency, toMinor } from '../rules/money';
 import { AppError } from '../errors';
 
 /**

@@ -1,10 +1,10 @@
 import { BigIntType, EntitySchema, PrimaryKeyProp } from '@mikro-orm/core';
-import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../domain/subscriptionPlan';
+import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../rules/subscriptionPlan';
 
 /**
  * Persistence model. Plain classes mapped with EntitySchema (no decorators, so the
  * compiler needs no metadata emission). Money is never stored here as a float: amounts
- * are bigint minor units (see src/domain/money.ts).
+ * are bigint minor units (see src/rules/money.ts).
  */
 export const MERCHANT_STATUSES = ['active', 'inactive'] as const;
 export type MerchantStatus = (typeof MERCHANT_STATUSES)[number];

@@ -1,5 +1,5 @@
 import type { Invoice, Subscription } from '../db/entities';
-import { toMajor } from './money';
+import { toMajor } from '../rules/money';
 
 /**
  * How the API shows an invoice (PRODUCT.md, "Lists"): `open | paid | void | uncollectible`.

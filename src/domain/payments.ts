@@ -2,14 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { Payment, type PaymentStatus } from '../db/entities';
 import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/orm';
-import { toMajor } from './money';
+import { toMajor } from '../rules/money';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput, type MerchantEventType } from './events';
 import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
 import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
 import { PAYMENT_OUTCOME_CHANNEL, paymentOutcomeHint } from '../db/outcomeHints';
-import { markSentCte } from './providerCallMark';
+import { markSentCte } from '../rules/providerCallMark';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
 

@@ -3,12 +3,12 @@ import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Payment, Refund, type RefundStatus } from '../db/entities';
 import { AppError } from '../errors';
 import { newId } from '../ids';
-import { toMajor, toMinor } from './money';
+import { toMajor, toMinor } from '../rules/money';
 import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/orm';
 import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, presentPayment, refundableMinor, type PaymentView } from './payments';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from './events';
 import type { RecordScope } from './scope';
-import { markSentCte } from './providerCallMark';
+import { markSentCte } from '../rules/providerCallMark';
 import { workerMetrics } from '../metrics/worker';
 import { REFUND_OUTCOME_CHANNEL, refundSettledHint } from '../db/outcomeHints';
 

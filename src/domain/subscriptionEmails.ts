@@ -1,5 +1,5 @@
 import type { Invoice, Subscription } from '../db/entities';
-import { currencyExponent, toMajor } from './money';
+import { currencyExponent, toMajor } from '../rules/money';
 
 /** The customer emails of a subscription: plain text, one per event (PRODUCT.md, Subscriptions). */
 export type SubscriptionEmailKind = 'activated' | 'receipt' | 'payment_failed' | 'cancelled';

@@ -12,12 +12,12 @@ import {
 } from '../db/entities';
 import { newId } from '../ids';
 import { preparedRows, type PreparedStatement } from '../db/orm';
-import { toMajor } from './money';
+import { toMajor } from '../rules/money';
 import { invoiceStatusOf } from './invoices';
 import { clippedSubject, recordEmail, type ClaimedEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
-import type { Outbox, Plan, SubscriptionStatus } from './subscriptionPlan';
+import type { Outbox, Plan, SubscriptionStatus } from '../rules/subscriptionPlan';
 import type { RecordScope } from './scope';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 

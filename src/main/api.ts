@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     },
   });
   // Metrics: this process's own endpoint, unless it is one of `npm run cluster`'s API processes
-  // sharing PORT: there the cluster primary serves them all, aggregated (src/main/cluster.ts).
+  // sharing PORT: there the cluster primary serves them all, aggregated (dev/stack/cluster.ts).
   registerBacklogGauges(orm, logger);
   collectProcessMetrics();
   let metrics: MetricsServer | null = null;

@@ -2,7 +2,7 @@ import { isMainThread } from 'node:worker_threads';
 
 /**
  * Preloaded into every thread of a worker process (`--require`, WORKER_NODE_ARGS in
- * src/main/stackParts.ts): in the SDK's workflow threads it turns the workflow stack-trace query
+ * dev/stack/stackParts.ts): in the SDK's workflow threads it turns the workflow stack-trace query
  * off, unless WORKFLOW_STACK_TRACES is on (docs/decisions.md, "Workflow stack traces are off").
  *
  * Why: for that query the SDK captures and source-maps a stack trace for every promise a workflow

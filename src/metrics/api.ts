@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 
 /**
  * The API's metrics (docs/observability.md), in prom-client's default registry: the one a
- * cluster primary aggregates over its API processes (src/main/cluster.ts). Made once per
+ * cluster primary aggregates over its API processes (dev/stack/cluster.ts). Made once per
  * process, on first use; recording is a few map lookups per request.
  */
 export interface ApiMetrics {

@@ -3,7 +3,7 @@ import type { Payment } from '../db/entities';
 import type { paymentWorkflowV2 } from '../../workflows/payment';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { ExternalIdKey, MerchantIdKey, PaymentStatusKey } from '../../workflows/searchAttributes';
-import { paymentWorkflowSummary } from '../domain/workflowSummaries';
+import { paymentWorkflowSummary } from '../rules/workflowSummaries';
 
 /**
  * How a payment's workflow is started, by the API (Update-with-Start) and by the sweeper that

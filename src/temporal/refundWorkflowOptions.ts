@@ -2,7 +2,7 @@ import type { WorkflowStartOptions } from '@temporalio/client';
 import type { refundWorkflowV2 } from '../../workflows/refund';
 import { refundWorkflowId, type RefundWorkflowInput } from '../../workflows/refundApi';
 import { ExternalIdKey, MerchantIdKey, PaymentIdKey, RefundStatusKey } from '../../workflows/searchAttributes';
-import { refundWorkflowSummary } from '../domain/workflowSummaries';
+import { refundWorkflowSummary } from '../rules/workflowSummaries';
 
 /**
  * How a refund's workflow is started, by the API (Update-with-Start, after the refund is

@@ -12,7 +12,7 @@ import {
   sweepOrphansWorkflow,
   type SweepOrphansInput,
 } from '../../workflows/sweepOrphans';
-import { sweepOrphansWorkflowSummary } from '../domain/workflowSummaries';
+import { sweepOrphansWorkflowSummary } from '../rules/workflowSummaries';
 
 /** The payments-only sweeper's schedule, replaced by SWEEP_SCHEDULE_ID. */
 const LEGACY_PAYMENT_SWEEP_SCHEDULE_ID = 'sweep-orphan-payments';

@@ -1,9 +1,9 @@
 import type { WorkflowStartOptions } from '@temporalio/client';
-import type { Plan } from '../domain/subscriptionPlan';
+import type { Plan } from '../rules/subscriptionPlan';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import { subscriptionWorkflowId, type SubscriptionWorkflowInput } from '../../workflows/subscriptionApi';
 import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workflows/searchAttributes';
-import { subscriptionWorkflowSummary } from '../domain/workflowSummaries';
+import { subscriptionWorkflowSummary } from '../rules/workflowSummaries';
 import { subscriptionTaskQueue } from './taskQueues';
 
 /** How a subscription's workflow is started: its id, input, policies, search attributes and UI summary. */

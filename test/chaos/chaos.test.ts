@@ -1,6 +1,6 @@
-import { runChaos } from '../../src/chaos/chaos';
-import { defaultFaultPlan } from '../../src/chaos/faults';
-import { formatReport } from '../../src/chaos/report';
+import { runChaos } from '../../dev/chaos/chaos';
+import { defaultFaultPlan } from '../../dev/chaos/faults';
+import { formatReport } from '../../dev/chaos/report';
 
 /**
  * The short chaos run CI keeps (`npm run chaos` is the long one): about 60 s of load against a

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import type { EmbeddedPostgresOptions, RunningPostgres } from '../../src/infra/embeddedPostgres';
+import type { EmbeddedPostgresOptions, RunningPostgres } from '../../dev/infra/embeddedPostgres';
 
 const CHILD = path.join(__dirname, 'postgresProcessChild.ts');
 

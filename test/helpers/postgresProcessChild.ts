@@ -1,4 +1,4 @@
-import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from '../../src/infra/embeddedPostgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from '../../dev/infra/embeddedPostgres';
 
 /** Child of `startPostgresProcess`: runs PostgreSQL until its stdin closes. */
 const opts = JSON.parse(process.argv[2] ?? '{}') as EmbeddedPostgresOptions;

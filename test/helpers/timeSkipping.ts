@@ -13,8 +13,8 @@ import {
   locateTemporalTestServer,
   startTemporalTestServer,
   type RunningTestServer,
-} from '../../src/infra/temporalTestServer';
-import { freeLoopbackPort } from '../../src/infra/ports';
+} from '../../dev/infra/temporalTestServer';
+import { freeLoopbackPort } from '../../dev/infra/ports';
 import { testStack } from '../setup/stackInfo';
 
 // As in stack.ts: keep the SDK's worker chatter out of test output (whichever module loads first).

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { WORKER_NODE_ARGS } from '../../src/main/stackParts';
+import { WORKER_NODE_ARGS } from '../../dev/stack/stackParts';
 import { testStack } from '../setup/stackInfo';
 import { SANDBOX_API_KEY, SANDBOX_WEBHOOK_SECRET, type PaymentStack } from './stack';
 

@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { RunningPostgres } from '../../src/infra/embeddedPostgres';
+import type { RunningPostgres } from '../../dev/infra/embeddedPostgres';
 import { startPostgresProcess } from '../helpers/postgresProcess';
 import { migrate, openOrm } from '../../src/db/orm';
-import { createSandbox, type RunningSandbox } from '../../src/sandbox/server';
+import { createSandbox, type RunningSandbox } from '../../dev/sandbox/server';
 import {
   createTestMerchant,
   SANDBOX_API_KEY,
@@ -21,7 +21,7 @@ import {
 } from '../helpers/stack';
 import { isDatabaseUnavailable } from '../../src/db/dbErrors';
 import { call, eventually, type JsonResponse } from '../helpers/http';
-import { freeLoopbackPort } from '../../src/infra/ports';
+import { freeLoopbackPort } from '../../dev/infra/ports';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

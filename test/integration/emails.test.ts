@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Email, Merchant } from '../../src/db/entities';
 import { recordEmail } from '../../src/domain/emails';
-import { startMailCatcher, type MailCatcher } from '../../src/mail/catcher';
+import { startMailCatcher, type MailCatcher } from '../../dev/mail/catcher';
 import { createEmailActivities } from '../../activities/emails';
 import type { ActivityDeps } from '../../activities/deps';
 import { createTestMerchant, openTestOrm } from '../helpers/stack';

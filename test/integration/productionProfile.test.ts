@@ -23,7 +23,7 @@ describe('production profile (PRODUCT.md)', () => {
   // Only what a bare shell has: none of the test stack's variables leak in.
   const bareEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATA_DIR: '/tmp/nowhere' };
 
-  it.each(['src/main/api.ts', 'src/main/worker.ts', 'src/main/sandbox.ts'])(
+  it.each(['src/main/api.ts', 'src/main/worker.ts', 'dev/sandbox/main.ts'])(
     '%s refuses to start on development defaults: exit 78, each variable named',
     async (entry) => {
       const { code, stderr } = await runEntryPoint(entry, bareEnv);

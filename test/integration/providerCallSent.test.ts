@@ -1,7 +1,7 @@
 import { call, eventually } from '../helpers/http';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
-import { invoiceAttemptKey } from '../../src/domain/subscriptionPlan';
+import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
 import type { PaymentProvider } from '../../src/providers/types';
 import { refundWorkflowId } from '../../workflows/refundApi';
 

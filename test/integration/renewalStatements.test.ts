@@ -11,8 +11,8 @@ import {
   type InvoiceForCharge,
   type OpenInvoiceInput,
 } from '../../src/domain/subscriptions';
-import type { SubscriptionStatus } from '../../src/domain/subscriptionPlan';
-import { startMailCatcher, type MailCatcher } from '../../src/mail/catcher';
+import type { SubscriptionStatus } from '../../src/rules/subscriptionPlan';
+import { startMailCatcher, type MailCatcher } from '../../dev/mail/catcher';
 import { createMailer, EmailBusyError, EMAIL_CLAIM_SECONDS } from '../../activities/emails';
 import type { ActivityDeps } from '../../activities/deps';
 import { createTestMerchant, openTestOrm, type TestMerchant } from '../helpers/stack';

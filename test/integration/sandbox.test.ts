@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHmac, randomUUID } from 'node:crypto';
-import { createSandbox, type RunningSandbox } from '../../src/sandbox/server';
-import type { Faults } from '../../src/sandbox/state';
+import { createSandbox, type RunningSandbox } from '../../dev/sandbox/server';
+import type { Faults } from '../../dev/sandbox/state';
 
 /** The provider sandbox over real HTTP (docs/provider-sandbox.md); no database, no Temporal. */
 

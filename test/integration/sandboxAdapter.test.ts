@@ -2,10 +2,10 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { createSandbox, type RunningSandbox } from '../../src/sandbox/server';
+import { createSandbox, type RunningSandbox } from '../../dev/sandbox/server';
 import { SandboxProvider } from '../../src/providers/sandbox/client';
 import { ProviderError } from '../../src/providers/errors';
-import type { Faults } from '../../src/sandbox/state';
+import type { Faults } from '../../dev/sandbox/state';
 
 /**
  * The sandbox adapter (src/providers/sandbox/client.ts) against the real sandbox and real sockets:

@@ -19,7 +19,7 @@ import { subscriptionClient } from '../helpers/subscriptions';
  * against Stripe's OpenAPI spec (an invalid one is a 400, which would surface as our 400
  * `provider_rejected`), and is stateless: one instance answers its bundled fixtures (a card
  * payment comes back declined, a Checkout Session open), the other the settled fixtures of
- * src/infra/stripeMock.ts (a PaymentIntent succeeded, a session a completed card authorization), so a payment can be captured and refunded.
+ * dev/infra/stripeMock.ts (a PaymentIntent succeeded, a session a completed card authorization), so a payment can be captured and refunded.
  * A recording proxy in front of each keeps what was really sent.
  */
 const STRIPE_KEY = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc';

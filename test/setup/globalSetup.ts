@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../../src/infra/embeddedPostgres';
-import { startTemporal } from '../../src/infra/temporal';
+import { startEmbeddedPostgres } from '../../dev/infra/embeddedPostgres';
+import { startTemporal } from '../../dev/infra/temporal';
 import { openOrm, migrate } from '../../src/db/orm';
 import { buildWorkflowBundle, loadWorkflowBundle } from '../../src/workflowBundle';
 import { TEST_STACK_ENV, type TestStack } from './stackInfo';
-import { freeLoopbackPort } from '../../src/infra/ports';
-import { locateStripeMock, startStripeMock, writeSettledFixtures } from '../../src/infra/stripeMock';
+import { freeLoopbackPort } from '../../dev/infra/ports';
+import { locateStripeMock, startStripeMock, writeSettledFixtures } from '../../dev/infra/stripeMock';
 
 /**
  * Once per jest run: a real PostgreSQL (throw-away cluster), a real Temporal dev server
@@ -56,6 +56,10 @@ export default async function globalSetup(): Promise<void> {
   };
   // Test workers are forked after this, so they inherit it.
   process.env[TEST_STACK_ENV] = JSON.stringify(stack);
+  // Never the user's data directory: a `npm start` in the same checkout leaves its stack file and
+  // development PROVIDER_SECRETS_KEY in .data/, which every process of the tests would otherwise read.
+  process.env.DATA_DIR = path.join(dir, 'data');
+  fs.mkdirSync(process.env.DATA_DIR);
   (globalThis as Record<string, unknown>).__testStackStop = async () => {
     await Promise.all([stripeMock.stop(), settledStripeMock.stop()]);
     await temporal.stop();

@@ -6,7 +6,7 @@ export interface TestStack {
   temporalAddress: string;
   /** stripe-mock's base URL (what STRIPE_API_BASE takes), e.g. `http://127.0.0.1:41234`. */
   stripeApiBase: string;
-  /** stripe-mock answering with settled fixtures (src/infra/stripeMock.ts, settledFixtures). */
+  /** stripe-mock answering with settled fixtures (dev/infra/stripeMock.ts, settledFixtures). */
   settledStripeApiBase: string;
   workflowBundlePath: string;
 }

@@ -1,4 +1,4 @@
-import { checkInvariants, type InvariantInput, type LedgerEntryView } from '../../src/chaos/invariants';
+import { checkInvariants, type InvariantInput, type LedgerEntryView } from '../../dev/chaos/invariants';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,4 +1,4 @@
-import { checkMetrics, parseCounters, parseStartTime, summarize, type Scrape } from '../../src/chaos/metricsCheck';
+import { checkMetrics, parseCounters, parseStartTime, summarize, type Scrape } from '../../dev/chaos/metricsCheck';
 
 const W1 = 'http://127.0.0.1:9465/metrics';
 const W2 = 'http://127.0.0.1:9466/metrics';

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../../src/config';
-import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../../src/main/stackParts';
+import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../../dev/stack/stackParts';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
-import { PRODUCTION_DYNAMIC_CONFIG, renderDynamicConfig } from '../../src/infra/temporalServerConfig';
+import { PRODUCTION_DYNAMIC_CONFIG, renderDynamicConfig } from '../../dev/infra/temporalServerConfig';
 
 /**
  * docker-compose.yml and the Dockerfile checked as files: nothing here runs Docker.
@@ -36,7 +36,7 @@ const PRODUCTION_ENTRY_POINTS = [
   'src/main/api.ts',
   'src/main/worker.ts',
   'src/main/workflowThreads.ts',
-  'src/main/sandbox.ts',
+  'dev/sandbox/main.ts',
   'src/cli/index.ts',
 ];
 

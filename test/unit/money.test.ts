@@ -1,4 +1,4 @@
-import { currencyExponent, formatMoney, isCurrency, toMajor, toMinor } from '../../src/domain/money';
+import { currencyExponent, formatMoney, isCurrency, toMajor, toMinor } from '../../src/rules/money';
 
 const minor = (value: number, currency: string) => {
   const r = toMinor(value, currency);

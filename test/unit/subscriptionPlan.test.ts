@@ -7,7 +7,7 @@ import {
   retryDelayMillis,
   type Plan,
   type PlanPhase,
-} from '../../src/domain/subscriptionPlan';
+} from '../../src/rules/subscriptionPlan';
 import { subscriptionEmail, type SubscriptionEmailKind } from '../../src/domain/subscriptionEmails';
 
 /** The pure billing rules of a subscription (PRODUCT.md "Subscriptions") and its customer emails. */

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { EXIT_CONFIG, supervise, type Supervised } from '../../src/infra/supervisor';
+import { EXIT_CONFIG, supervise, type Supervised } from '../../dev/infra/supervisor';
 
 /** A real Node child: `node -e <script>`. */
 const node = (script: string) => () => spawn(process.execPath, ['-e', script], { stdio: 'ignore' });

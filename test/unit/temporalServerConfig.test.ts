@@ -1,7 +1,7 @@
 import YAML from 'yaml';
 import { dynamicConfigOverrides } from '../../bench/stack';
-import { devServerArgs } from '../../src/infra/temporalDevServer';
-import { downloadedDevServerOptions } from '../../src/infra/temporal';
+import { devServerArgs } from '../../dev/infra/temporalDevServer';
+import { downloadedDevServerOptions } from '../../dev/infra/temporal';
 import {
   DYNAMIC_CONFIG,
   OUR_TUNING,
@@ -9,8 +9,8 @@ import {
   renderServerConfig,
   renderUiConfig,
   temporalServerPorts,
-} from '../../src/infra/temporalServerConfig';
-import { freeTemporalFrontendPort } from '../../src/main/clusterChild';
+} from '../../dev/infra/temporalServerConfig';
+import { freeTemporalFrontendPort } from '../../dev/stack/clusterChild';
 
 /** The real Temporal server's config for `npm run cluster`: the port scheme and the rendered YAML. */
 describe('Temporal server config', () => {

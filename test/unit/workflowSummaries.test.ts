@@ -9,7 +9,7 @@ import {
   text,
   truncateUtf8,
   type WorkflowSummary,
-} from '../../src/domain/workflowSummaries';
+} from '../../src/rules/workflowSummaries';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 

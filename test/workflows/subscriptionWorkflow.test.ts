@@ -3,7 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import type { ChargeRequest } from '../../activities/subscriptions';
-import type { Outbox, SubscriptionStatus } from '../../src/domain/subscriptionPlan';
+import type { Outbox, SubscriptionStatus } from '../../src/rules/subscriptionPlan';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import {
   cancelSubscriptionUpdate,

@@ -1,7 +1,7 @@
 import { log, patched } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest, PeriodInvoiceInput } from '../../activities/subscriptions';
-import type { OpenedInvoice } from '../../src/domain/subscriptions';
-import { retryDelayMillis } from '../../src/domain/subscriptionPlan';
+import type { OpenedInvoice } from '../../activities/subscriptions';
+import { retryDelayMillis } from '../../src/rules/subscriptionPlan';
 import { failureType } from '../failures';
 import { RENEWAL_CHARGE_LOCAL } from '../patches';
 import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';

@@ -18,7 +18,7 @@ import {
   retryDelayMillis,
   type Outbox,
   type SubscriptionStatus,
-} from '../../src/domain/subscriptionPlan';
+} from '../../src/rules/subscriptionPlan';
 import { failureType } from '../failures';
 import { merchantEventsWorkflow } from '../merchantEvents';
 import { attemptOptions, patientActivities } from '../providerActivities';

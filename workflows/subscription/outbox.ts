@@ -1,6 +1,6 @@
 import { log, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Outbox, SubscriptionStatus } from '../../src/domain/subscriptionPlan';
-import { merchantEventsWorkflowSummary } from '../../src/domain/workflowSummaries';
+import type { Outbox, SubscriptionStatus } from '../../src/rules/subscriptionPlan';
+import { merchantEventsWorkflowSummary } from '../../src/rules/workflowSummaries';
 import { merchantEventsWorkflow } from '../merchantEvents';
 import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../searchAttributes';
 import { subscriptionWorkflowId } from '../subscriptionApi';

@@ -1,6 +1,6 @@
 import { patched } from '@temporalio/workflow';
-import type { OpenedInvoice } from '../../src/domain/subscriptions';
-import { periodMillis, phaseOfPeriod } from '../../src/domain/subscriptionPlan';
+import type { OpenedInvoice } from '../../activities/subscriptions';
+import { periodMillis, phaseOfPeriod } from '../../src/rules/subscriptionPlan';
 import { RENEWAL_OPEN_IN_CHARGE } from '../patches';
 import { openInvoice } from './activities';
 import { cancelStep } from './cancel';

@@ -1,4 +1,4 @@
-import type { SubscriptionStatus } from '../../src/domain/subscriptionPlan';
+import type { SubscriptionStatus } from '../../src/rules/subscriptionPlan';
 import type {
   CancelRequest,
   Collection,

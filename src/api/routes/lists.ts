@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { PAYMENT_STATUSES, type Subscription } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
-import { SUBSCRIPTION_STATUSES } from '../../domain/subscriptionPlan';
+import { SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
 import { presentPayment } from '../../domain/payments';
 import { INVOICE_VIEW_STATUSES, presentInvoice } from '../../domain/invoices';
 import { listInvoices, listPayments, listSubscriptions, type ListPosition, type Page } from '../../domain/lists';

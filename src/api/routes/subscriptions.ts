@@ -5,8 +5,8 @@ import type { Client } from '@temporalio/client';
 import { Merchant, Subscription, SubscriptionPhase } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
-import { toMinor } from '../../domain/money';
-import { DEFAULT_RETRY_SCHEDULE_DAYS, SUBSCRIPTION_STATUSES } from '../../domain/subscriptionPlan';
+import { toMinor } from '../../rules/money';
+import { DEFAULT_RETRY_SCHEDULE_DAYS, SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
 import {
   findSubscriptionView,
   insertSubscription,

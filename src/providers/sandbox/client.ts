@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { type z } from 'zod';
-import { toMajor } from '../../domain/money';
+import { toMajor } from '../../rules/money';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import { verify } from '../signature';
 import type {

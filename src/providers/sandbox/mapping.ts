@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toMinor } from '../../domain/money';
+import { toMinor } from '../../rules/money';
 import { ProviderError } from '../errors';
 import type { ProviderPayment, ProviderRefund, ProviderWebhookEvent } from '../types';
 

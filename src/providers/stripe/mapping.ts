@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { currencyExponent } from '../../domain/money';
+import { currencyExponent } from '../../rules/money';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import type { ProviderPayment, ProviderRefund, ProviderWebhookEvent } from '../types';
 

@@ -1,7 +1,7 @@
-import { loadConfigOrExit } from '../config';
-import { createLogger } from '../logger';
-import { errorText } from '../db/dbErrors';
-import { createSandbox } from '../sandbox/server';
+import { loadConfigOrExit } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { errorText } from '../../src/db/dbErrors';
+import { createSandbox } from './server';
 
 /** The provider sandbox process (docs/provider-sandbox.md): one process, state in memory. */
 async function main(): Promise<void> {

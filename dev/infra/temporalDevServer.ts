@@ -58,7 +58,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
 
 /**
  * The flags of `temporal server start-dev` that the dev server @temporalio/testing downloads when no
- * CLI is found gets too (src/infra/temporal.ts): the metrics port, our tuning and any overrides.
+ * CLI is found gets too (dev/infra/temporal.ts): the metrics port, our tuning and any overrides.
  */
 export function devServerTuningArgs(opts: Pick<DevServerOptions, 'metricsPort' | 'dynamicConfigOverrides'>): string[] {
   const args = opts.metricsPort ? ['--metrics-port', String(opts.metricsPort)] : [];

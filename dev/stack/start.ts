@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfigOrExit, stackFilePath } from '../config';
+import { loadConfigOrExit, stackFilePath } from '../../src/config';
 import { startEmbeddedPostgres, type RunningPostgres } from '../infra/embeddedPostgres';
 import { startTemporal, type RunningTemporal } from '../infra/temporal';
 import { supervise, type Supervised } from '../infra/supervisor';

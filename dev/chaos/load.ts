@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { toMinor } from '../domain/money';
+import { toMinor } from '../../src/rules/money';
 import { sleep, type ChaosMerchant, type Recorder } from './client';
 
 /**

@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import Koa, { type ParameterizedContext } from 'koa';
 import Router from '@koa/router';
 import { z } from 'zod';
-import { createLogger, type Logger } from '../logger';
+import { createLogger, type Logger } from '../../src/logger';
 import { currencyExponent, toMinor } from './money';
 import {
   PAYMENT_FAULT_MODES,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runChaos } from './chaos';
 import { formatReport, violations } from './report';
-import { ROOT } from '../main/stackParts';
+import { ROOT } from '../stack/stackParts';
 
 /**
  * `npm run chaos`: a bounded chaos run against its own `npm run cluster` (CHAOS_DURATION_S,

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { clusterFilePath, type ClusterFile } from '../main/clusterFile';
+import { clusterFilePath, type ClusterFile } from '../stack/clusterFile';
 import { sleep } from './client';
 
 /**

@@ -4,14 +4,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../config';
-import { openOrm, migrate } from '../db/orm';
-import { ensureDemoMerchant, type DemoCredentials } from '../domain/demo';
+import { devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../../src/config';
+import { openOrm, migrate } from '../../src/db/orm';
+import { ensureDemoMerchant, type DemoCredentials } from '../../src/domain/demo';
 import { startMailCatcher } from '../mail/catcher';
-import { temporalClientOptions } from '../temporal/connection';
-import { workerTaskQueues } from '../temporal/taskQueues';
+import { temporalClientOptions } from '../../src/temporal/connection';
+import { workerTaskQueues } from '../../src/temporal/taskQueues';
 import { ownChild } from '../infra/processes';
-import { metricsUrl } from '../metrics/address';
+import { metricsUrl } from '../../src/metrics/address';
 
 /** The parts `npm start` and `npm run cluster` share: child processes, readiness waits, the banner. */
 export const ROOT = path.resolve(__dirname, '../..');
@@ -48,19 +48,22 @@ export function compiledWorkerNodeArgs(distDir: string): string[] {
   return [...heapLimit, '--require', path.join(distDir, 'src', 'main', 'workflowThreads.js')];
 }
 
-/** A project process (src/main/<entry>.ts) with its output appended to `logFile`. */
+/** Where each process's entry point is: the product's in src/main/, the sandbox's in dev/sandbox/. */
+const ENTRY_FILES: Readonly<Record<ProcessEntry, string>> = {
+  api: path.join(ROOT, 'src', 'main', 'api.ts'),
+  worker: path.join(ROOT, 'src', 'main', 'worker.ts'),
+  sandbox: path.join(ROOT, 'dev', 'sandbox', 'main.ts'),
+};
+
+/** A project process (ENTRY_FILES) with its output appended to `logFile`. */
 export function startEntry(entry: ProcessEntry, env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
   const out = fs.openSync(logFile, 'a');
   const nodeArgs = entry === 'worker' ? WORKER_NODE_ARGS : [];
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src', 'main', `${entry}.ts`)],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', out, out],
-    },
-  );
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ENTRY_FILES[entry]], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', out, out],
+  });
   fs.closeSync(out);
   ownChild(child);
   return child;

@@ -2,13 +2,13 @@ import cluster from 'node:cluster';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfigOrExit, stackFilePath } from '../config';
+import { loadConfigOrExit, stackFilePath } from '../../src/config';
 import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
 import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
 import { supervise, type Supervised } from '../infra/supervisor';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
 import { AggregatorRegistry } from 'prom-client';
-import { startMetricsServer } from '../metrics/server';
+import { startMetricsServer } from '../../src/metrics/server';
 import {
   metricsEndpoints,
   prepareStack,

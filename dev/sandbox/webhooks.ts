@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Logger } from '../logger';
+import type { Logger } from '../../src/logger';
 import { newSandboxId } from './state';
 
 export type WebhookType =

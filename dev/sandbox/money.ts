@@ -1,7 +1,7 @@
 /**
  * Exact money for the sandbox: JSON carries major units, the sandbox computes in integer
  * minor units with the currency's ISO 4217 exponent. Deliberately its own table, not
- * src/domain/money.ts: the sandbox stands in for another company's system, so a bug in our
+ * src/rules/money.ts: the sandbox stands in for another company's system, so a bug in our
  * converter shows up as a disagreement instead of being shared.
  */
 const ZERO_DECIMAL = new Set([

@@ -46,7 +46,7 @@ export interface ClusterChildOptions {
   readyTimeoutMs?: number;
 }
 
-/** A frontend port whose derived service ports (src/infra/temporalServerConfig.ts) are all free. */
+/** A frontend port whose derived service ports (dev/infra/temporalServerConfig.ts) are all free. */
 export async function freeTemporalFrontendPort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     // Membership ports (P - 300 + 0..3) must stay at or below MAX_MEMBERSHIP_PORT.
@@ -95,7 +95,7 @@ export async function startClusterChild(opts: ClusterChildOptions = {}): Promise
 
   const logFile = path.join(dataDir, 'cluster-stdout.log');
   const restarts: Record<string, number> = {};
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main', 'cluster.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'dev', 'stack', 'cluster.ts')], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
