@@ -2,7 +2,7 @@ import { startTestApi, type TestApi } from '../helpers/stack';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcpProxy';
 import { testStack } from '../setup/stackInfo';
 
-describe('health, readiness and docs (no auth)', () => {
+describe('health, readiness and the OpenAPI document (no auth)', () => {
   let proxy: TcpProxy;
   let api: TestApi;
 
@@ -47,15 +47,6 @@ describe('health, readiness and docs (no auth)', () => {
     );
     expect(JSON.stringify(doc.components.schemas.ApiKey)).not.toMatch(/secret"/i);
     expect(Object.keys(doc.components.schemas.Error?.properties ?? {}).sort()).toEqual(['code', 'details', 'message']);
-  });
-
-  it('GET /docs is an HTML page listing the operations', async () => {
-    const res = await fetch(`${api.baseUrl}/docs`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    const html = await res.text();
-    expect(html).toContain('/merchant/api-keys');
-    expect(html).toContain('merchant_inactive');
   });
 
   it('GET /readyz is 200 with both dependencies up, 503 once PostgreSQL is unreachable', async () => {
