@@ -9,7 +9,7 @@ type Doc = Record<string, unknown>;
 
 /**
  * /docs is Swagger UI (swagger-ui-dist, a production dependency) served from node_modules: no
- * CDN, no external URL, so it works offline (docs/decisions/openapi-viewer.md). The page loads
+ * CDN, no external URL, so it works offline (docs/decisions/0049-openapi-viewer.md). The page loads
  * the viewer's bundle and stylesheet from /docs/assets/, then the initializer below, which reads
  * /openapi.json and points the try-it console at the origin the page came from.
  */
