@@ -3,14 +3,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ProviderError } from '../src/providers/errors';
 import { parameterisedRows } from '../src/db/orm';
 import { markSentCte, type ProviderCallTable } from '../src/rules/providerCallMark';
+import { PROVIDER_FAILURE, UNAVAILABLE_AFTER_EARLIER_CALL } from '../src/rules/providerFailures';
 
-/**
- * The failure type of an attempt answered `unavailable` although an earlier call under the same
- * idempotency key was sent and never answered (a worker killed mid-call): that earlier call may
- * have been performed, so the outcome is ambiguous, like a timeout, and the workflow asks the
- * provider. Every workflow branch treats a type other than `unavailable` so.
- */
-export const UNAVAILABLE_AFTER_EARLIER_CALL = 'unavailable_after_earlier_call';
+/** Defined with the other provider failure types (src/rules/providerFailures.ts). */
+export { UNAVAILABLE_AFTER_EARLIER_CALL };
 
 /**
  * Records the call as sent (committed before the provider is asked) and answers whether an
@@ -83,7 +79,10 @@ export async function sentProviderCall<T>(
     return await call();
   } catch (err) {
     // A refused credential did nothing either: the same rule as `unavailable`.
-    if (err instanceof ProviderError && (err.kind === 'unavailable' || err.kind === 'misconfigured')) {
+    if (
+      err instanceof ProviderError &&
+      (err.kind === PROVIDER_FAILURE.unavailable || err.kind === PROVIDER_FAILURE.misconfigured)
+    ) {
       if (sentBefore) {
         throw ApplicationFailure.nonRetryable(
           `${err.kind}: ${err.message}; an earlier call under the same idempotency key may have been performed`,

@@ -2,10 +2,15 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import { ProviderError, ProviderMismatchError } from '../src/providers/errors';
 import { workerMetrics } from '../src/metrics/worker';
-import { UNAVAILABLE_AFTER_EARLIER_CALL } from './providerCalls';
+import {
+  PROVIDER_ERROR_CODE,
+  PROVIDER_FAILURE,
+  RECONCILIATION_MISMATCH,
+  UNAVAILABLE_AFTER_EARLIER_CALL,
+} from '../src/rules/providerFailures';
 
 /** The failure type of a provider record that does not match ours (see mismatchFailure). */
-export const RECONCILIATION_MISMATCH = 'reconciliation_mismatch';
+export { RECONCILIATION_MISMATCH };
 
 /**
  * Provider errors as typed activity failures; the workflows' retry policies and branches read
@@ -22,8 +27,8 @@ export function attemptFailure(err: unknown): unknown {
     return err;
   }
   if (err.ambiguous) workerMetrics.ambiguous(err.kind);
-  return err.kind === 'unavailable'
-    ? ApplicationFailure.retryable(err.message, 'unavailable')
+  return err.kind === PROVIDER_FAILURE.unavailable
+    ? ApplicationFailure.retryable(err.message, PROVIDER_FAILURE.unavailable)
     : ApplicationFailure.nonRetryable(err.message, err.kind);
 }
 
@@ -35,13 +40,13 @@ export function attemptFailure(err: unknown): unknown {
  */
 export function refusal(err: unknown, logger: Logger, context: Record<string, unknown>): ProviderError | null {
   if (!(err instanceof ProviderError)) return null;
-  if (err.kind === 'rejected') return err;
-  if (err.kind !== 'misconfigured') return null;
+  if (err.kind === PROVIDER_FAILURE.rejected) return err;
+  if (err.kind !== PROVIDER_FAILURE.misconfigured) return null;
   logger.error({ ...context, reason: err.message }, 'the provider refused our credentials: check its configuration');
   return new ProviderError(
-    'rejected',
+    PROVIDER_FAILURE.rejected,
     'The payment provider refused the platform credentials configured for this merchant; nothing was charged.',
-    'provider_not_configured',
+    PROVIDER_ERROR_CODE.notConfigured,
   );
 }
 

@@ -10,6 +10,7 @@ import {
   type RefundSettlement,
 } from '../src/domain/refunds';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
+import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE } from '../src/rules/providerFailures';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
@@ -171,7 +172,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
     async failRefundUnavailable(refundId: string): Promise<void> {
       await settleRefund(orm.em.fork(), refundId, {
         status: 'failed',
-        failureCode: 'provider_unavailable',
+        failureCode: PROVIDER_ERROR_CODE.unavailable,
         failureMessage: 'The payment provider was unreachable; nothing was refunded.',
       });
     },
@@ -197,7 +198,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       } catch (err) {
         const mismatch = unmatched(refund, err, true);
         if (mismatch) throw mismatch;
-        if (err instanceof ProviderError && err.kind === 'rejected') return declined(refund, err);
+        if (err instanceof ProviderError && err.kind === PROVIDER_FAILURE.rejected) return declined(refund, err);
         throw reconcileFailure(err);
       }
     },

@@ -1,4 +1,5 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PROVIDER_OUTCOME } from '../src/rules/providerFailures';
 
 /**
  * The payment workflow's messages, defined once for the API and the workflow.
@@ -50,10 +51,10 @@ export type SubmitOutcome =
   /** The provider refused the request; the payment was discarded (its externalId stays free). */
   | { kind: 'rejected'; code: string; message: string }
   /** The provider did nothing on every try. The payment stays `created`. */
-  | { kind: 'provider_unavailable' }
+  | { kind: typeof PROVIDER_OUTCOME.unavailable }
   /** The provider may have acted; the workflow asks it until it knows. */
-  | { kind: 'provider_timeout' }
-  | { kind: 'provider_invalid' };
+  | { kind: typeof PROVIDER_OUTCOME.timeout }
+  | { kind: typeof PROVIDER_OUTCOME.invalid };
 
 export const paymentWorkflowId = (paymentId: string) => `payment-${paymentId}`;
 

@@ -1,5 +1,6 @@
 import { patched, proxyActivities, proxyLocalActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { AMBIGUOUS_FAILURES } from '../src/rules/providerFailures';
 import {
   LOCAL_PROVIDER_ATTEMPT,
   PROVIDER_CALL_AFTER_COMMIT,
@@ -24,7 +25,7 @@ export const attemptOptions: ActivityOptions = {
     initialInterval: '200 ms',
     backoffCoefficient: 2,
     maximumAttempts: 3,
-    nonRetryableErrorTypes: ['timeout', 'invalid_response'],
+    nonRetryableErrorTypes: [...AMBIGUOUS_FAILURES],
   },
 };
 

@@ -1,4 +1,5 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PROVIDER_OUTCOME } from '../src/rules/providerFailures';
 
 /** The refund workflow's messages, defined once for the API and the workflow. Id: `refund-<refundId>`. */
 export interface RefundWorkflowInput {
@@ -37,9 +38,9 @@ export type RefundOutcome =
   /** In flight: the provider answered pending, or no answer yet. */
   | { kind: 'pending' }
   /** The provider did nothing on every try; the refund was failed, the balance untouched. */
-  | { kind: 'provider_unavailable' }
+  | { kind: typeof PROVIDER_OUTCOME.unavailable }
   /** The provider answered garbage; the workflow asks it by reference_id until it knows. */
-  | { kind: 'provider_invalid' };
+  | { kind: typeof PROVIDER_OUTCOME.invalid };
 
 export const refundWorkflowId = (refundId: string) => `refund-${refundId}`;
 

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Plan, SubscriptionStatus } from '../src/rules/subscriptionPlan';
+import type { PROVIDER_OUTCOME } from '../src/rules/providerFailures';
 
 /**
  * The subscription workflow's messages, defined once for the API and the workflow.
@@ -92,10 +93,10 @@ export type StartOutcome =
   /** The provider refused the first charge (e.g. an unknown card token): nothing was kept. */
   | { kind: 'rejected'; code: string; message: string }
   /** The provider could not be reached; the workflow keeps trying. */
-  | { kind: 'provider_unavailable' }
+  | { kind: typeof PROVIDER_OUTCOME.unavailable }
   /** The provider may have acted; the workflow asks it until it knows. */
-  | { kind: 'provider_invalid' }
-  | { kind: 'provider_timeout' };
+  | { kind: typeof PROVIDER_OUTCOME.invalid }
+  | { kind: typeof PROVIDER_OUTCOME.timeout };
 
 export interface SubscriptionWorkflowResult {
   status: SubscriptionStatus;
@@ -169,7 +170,7 @@ export type PaymentMethodOutcome =
   /** The provider refused the card (or the page): nothing changed. */
   | { kind: 'rejected'; code: string; message: string }
   /** The provider could not be asked in time: nothing changed. */
-  | { kind: 'provider_unavailable' };
+  | { kind: typeof PROVIDER_OUTCOME.unavailable };
 
 /**
  * Replaces the subscription's card (`active` or `past_due`); a `past_due` one is charged at once

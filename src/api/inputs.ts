@@ -73,7 +73,7 @@ export function isPrivateHost(hostname: string): boolean {
 /** Live keys may not send callbacks to loopback or private addresses (SSRF); test keys may. */
 export function assertCallbackAllowed(callbackUrl: string | undefined, environment: 'test' | 'live'): void {
   if (!callbackUrl || environment !== 'live' || !isPrivateHost(new URL(callbackUrl).hostname)) return;
-  throw new AppError(400, 'validation_error', 'callbackUrl may not be a loopback or private address for live keys.', {
+  throw new AppError('validation_error', 'callbackUrl may not be a loopback or private address for live keys.', {
     issues: [
       {
         path: 'callbackUrl',

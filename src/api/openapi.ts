@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES } from '../errors';
+import { ERROR_CODES, statusOf, type ErrorCode } from '../errors';
 import type { RouteDef } from './routing';
 import { errorBody } from './schemas';
 
@@ -70,15 +70,20 @@ export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: stri
     const responses: Record<string, unknown> = {
       200: { description: 'OK', content: { 'application/json': { schema: toSchema(route.response, 'output') } } },
     };
-    const errorStatuses: Record<number, readonly string[]> = {
-      ...route.errors,
-      400: route.errors[400] ?? ['validation_error'],
-    };
-    if (!route.body && !route.query && !route.params) delete errorStatuses[400];
-    if (route.params && !errorStatuses[404]) errorStatuses[404] = ['not_found'];
+    // Each code's status comes from the one table (src/errors.ts); the route names its codes.
+    const codes = new Set<ErrorCode>(Object.values(route.errors).flat());
+    const takesInput = Boolean(route.body || route.query || route.params);
+    if (takesInput && ![...codes].some((c) => statusOf(c) === 400)) codes.add('validation_error');
+    if (route.params && ![...codes].some((c) => statusOf(c) === 404)) codes.add('not_found');
     // Every route reads PostgreSQL (its key, its records): while it or Temporal is down or
     // restarting, any of them answers 503 `service_unavailable` with Retry-After (PRODUCT.md).
-    errorStatuses[503] = [...(errorStatuses[503] ?? []), 'service_unavailable'];
+    codes.add('service_unavailable');
+    const errorStatuses: Record<number, ErrorCode[]> = {};
+    for (const code of codes) {
+      // A route without input answers no 400 (nothing of the request is read).
+      if (!takesInput && statusOf(code) === 400) continue;
+      (errorStatuses[statusOf(code)] ??= []).push(code);
+    }
     for (const [status, codes] of Object.entries(errorStatuses)) {
       responses[status] = {
         description: `${STATUS_TEXT[Number(status)] ?? 'Error'}: ${codes.map((c) => `\`${c}\``).join(', ')}`,
@@ -130,7 +135,7 @@ export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: stri
       description:
         'Merchant-facing payment API. HTTP Basic auth with `publicKey:secretKey`. Errors are `{ code, message, details }`; codes:\n\n' +
         Object.entries(ERROR_CODES)
-          .map(([code, text]) => `- \`${code}\`: ${text}`)
+          .map(([code, { status, description }]) => `- \`${code}\` (${status}): ${description}`)
           .join('\n'),
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),

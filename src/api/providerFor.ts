@@ -20,7 +20,6 @@ export async function providerFor(
   }
   if (!provider) {
     throw new AppError(
-      500,
       'provider_not_configured',
       `No active payment provider is configured for ${caller.environment} keys.`,
     );

@@ -4,7 +4,7 @@ import { type z } from 'zod';
 import type { AppContext, AppState, Caller } from './context';
 import { jsonBody } from './middleware/jsonBody';
 import { bodyTextIssues, parseOrThrow, queryTextIssues } from './validation';
-import type { ErrorCode } from '../errors';
+import type { ErrorCode, ErrorStatus, ERROR_CODES } from '../errors';
 
 /**
  * A route is declared once: its schemas validate the request, describe the response in the
@@ -18,6 +18,14 @@ export interface RouteInput<B, Q, P> {
   ctx: AppContext;
 }
 
+/** The codes of ERROR_CODES whose status is S. */
+type CodesWithStatus<S extends ErrorStatus> = {
+  [C in ErrorCode]: (typeof ERROR_CODES)[C]['status'] extends S ? C : never;
+}[ErrorCode];
+
+/** A route's error codes by status; a code under another status than its own does not compile. */
+export type RouteErrors = { readonly [S in ErrorStatus]?: readonly CodesWithStatus<S>[] };
+
 export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   method: 'get' | 'post' | 'delete';
   /** OpenAPI-style path, e.g. `/payments/{paymentId}`. */
@@ -30,8 +38,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   response: z.ZodType;
-  /** Error statuses this route can answer, with the codes, for the docs. */
-  errors: Partial<Record<number, readonly (ErrorCode | string)[]>>;
+  /**
+   * The error codes this route can answer, for the docs, grouped by status: each code under its
+   * status in the one table (src/errors.ts), which the compiler checks and the document uses.
+   */
+  errors: RouteErrors;
   handler: (input: RouteInput<B, Q, P>) => Promise<unknown>;
 }
 

@@ -58,7 +58,7 @@ function refuseBadInput(input: SetProviderInput, secrets: ProviderSecrets | null
 
 async function findMerchant(em: EntityManager, merchantId: string): Promise<Merchant> {
   const merchant = await em.findOne(Merchant, { id: merchantId });
-  if (!merchant) throw new AppError(404, 'not_found', `Merchant ${merchantId} not found.`);
+  if (!merchant) throw new AppError('not_found', `Merchant ${merchantId} not found.`);
   return merchant;
 }
 

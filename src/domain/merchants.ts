@@ -68,7 +68,7 @@ export async function createKey(
 
 export async function revokeKey(em: EntityManager, keyId: string): Promise<ApiKey> {
   const key = await em.findOne(ApiKey, { id: keyId });
-  if (!key) throw new AppError(404, 'not_found', `API key ${keyId} not found.`);
+  if (!key) throw new AppError('not_found', `API key ${keyId} not found.`);
   if (key.isActive) {
     key.isActive = false;
     key.revokedAt = new Date();
@@ -90,7 +90,7 @@ export async function setMerchantStatus(em: EntityManager, merchantId: string, a
 
 async function findMerchant(em: EntityManager, merchantId: string): Promise<Merchant> {
   const merchant = await em.findOne(Merchant, { id: merchantId });
-  if (!merchant) throw new AppError(404, 'not_found', `Merchant ${merchantId} not found.`);
+  if (!merchant) throw new AppError('not_found', `Merchant ${merchantId} not found.`);
   return merchant;
 }
 
@@ -109,6 +109,6 @@ export async function ensureWebhookSecret(em: EntityManager, merchantId: string,
       [fresh, merchantId],
     );
   const secret = rows[0]?.webhook_secret;
-  if (!secret) throw new AppError(404, 'not_found', `Merchant ${merchantId} not found.`);
+  if (!secret) throw new AppError('not_found', `Merchant ${merchantId} not found.`);
   return secret;
 }

@@ -54,7 +54,7 @@ export type RefundCreation = {
   created: boolean;
 };
 
-const notFound = () => new AppError(404, 'not_found', 'Payment not found.');
+const notFound = () => new AppError('not_found', 'Payment not found.');
 
 /** The refund an externalId already names (unique per merchant), as the checks need it. */
 interface NamedRefund {
@@ -67,14 +67,15 @@ interface NamedRefund {
 type RefundDecision =
   | { kind: 'replay' }
   | { kind: 'create'; amountMinor: number }
-  /** 409 refund_in_flight, once the caller has looked up the pending refund's id. */
+  /** refund_in_flight, once the caller has looked up the pending refund's id. */
   | { kind: 'in_flight' }
   | { kind: 'refused'; error: AppError };
 
 /**
- * The rules of a refund request, in the order PRODUCT.md fixes after the 404: replay (same
- * externalId on this payment), 400 (externalId of another record, currency, amount), 409 not
- * refundable, 409 in flight, 422 over the balance. Pure: both writers of a refund decide here.
+ * The rules of a refund request, in the order PRODUCT.md fixes after `not_found`: replay (same
+ * externalId on this payment), `external_id_conflict` (externalId of another record) or
+ * `validation_error` (currency, amount), `payment_not_refundable`, `refund_in_flight`,
+ * `amount_exceeds_refundable`. Pure: both writers of a refund decide here.
  */
 function decideRefund(
   payment: Pick<
@@ -91,12 +92,12 @@ function decideRefund(
   if (named) {
     if (named.paymentEnvironment !== environment) {
       return refused(
-        new AppError(400, 'external_id_conflict', 'This externalId is used by a record of the other environment.'),
+        new AppError('external_id_conflict', 'This externalId is used by a record of the other environment.'),
       );
     }
     if (named.paymentId !== payment.id) {
       return refused(
-        new AppError(400, 'external_id_conflict', 'This externalId names a refund of another payment.', {
+        new AppError('external_id_conflict', 'This externalId names a refund of another payment.', {
           refundId: named.id,
         }),
       );
@@ -105,7 +106,7 @@ function decideRefund(
     const sameAmount = requested === undefined || (requested.ok && requested.minor === named.amountMinor);
     if (!sameAmount) {
       return refused(
-        new AppError(400, 'external_id_conflict', 'This externalId names a refund with another amount.', {
+        new AppError('external_id_conflict', 'This externalId names a refund with another amount.', {
           refundId: named.id,
         }),
       );
@@ -123,7 +124,7 @@ function decideRefund(
   }
   if (payment.status !== 'succeeded' && payment.status !== 'partially_refunded') {
     return refused(
-      new AppError(409, 'payment_not_refundable', `A ${payment.status} payment cannot be refunded.`, {
+      new AppError('payment_not_refundable', `A ${payment.status} payment cannot be refunded.`, {
         paymentStatus: payment.status,
       }),
     );
@@ -133,7 +134,7 @@ function decideRefund(
   const amount = amountMinor ?? refundable;
   if (amount > refundable) {
     return refused(
-      new AppError(422, 'amount_exceeds_refundable', 'The amount exceeds the remaining refundable balance.', {
+      new AppError('amount_exceeds_refundable', 'The amount exceeds the remaining refundable balance.', {
         amountRefundable: toMajor(refundable, payment.currency),
       }),
     );
@@ -144,7 +145,7 @@ function decideRefund(
 /**
  * Creates the refund and reserves the payment's in-flight slot, or returns the refund this
  * externalId already names on this payment (a replay). Checks in the order PRODUCT.md fixes:
- * 404, then decideRefund's. The usual case takes one read and one conditional write
+ * `not_found`, then decideRefund's. The usual case takes one read and one conditional write
  * (createRefundFromRead); anything else, errors included, is decided again under the payment's
  * lock. The caller starts the refund's workflow after the commit (the orphan sweeper starts it
  * if the caller could not).
@@ -191,7 +192,7 @@ async function createRefundLocked(
         return { refund: existing!, payment, created: false };
       case 'in_flight': {
         const inFlight = await tx.findOne(Refund, { payment: payment.id, status: 'pending' });
-        throw new AppError(409, 'refund_in_flight', 'A previous refund of this payment is still in flight.', {
+        throw new AppError('refund_in_flight', 'A previous refund of this payment is still in flight.', {
           refundId: inFlight?.id ?? null,
         });
       }
@@ -342,7 +343,7 @@ async function createRefundFromRead(
 }
 
 function validation(path: string, message: string): AppError {
-  return new AppError(400, 'validation_error', message, { issues: [{ path, code: 'invalid_value', message }] });
+  return new AppError('validation_error', message, { issues: [{ path, code: 'invalid_value', message }] });
 }
 
 export interface RefundSettlement {

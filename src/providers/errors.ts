@@ -1,12 +1,10 @@
+import { isAmbiguousFailure, type ProviderFailureKind } from '../rules/providerFailures';
+
 /**
- * How a provider call can go wrong, by what it means for money:
- * - `unavailable`: the provider did nothing (refused connection, 503). Safe to retry or give up.
- * - `timeout` / `invalid_response`: the provider may have acted. Never guess: ask it.
- * - `rejected`: the provider refused the request (bad token, bad amount); retrying will not help.
- * - `misconfigured`: the provider refused our credentials (bad or revoked secret key): nothing
- *   was done, and only an operator can fix it (`provider_not_configured`).
+ * How a provider call can go wrong, by what it means for money: the kinds of
+ * src/rules/providerFailures.ts (PROVIDER_FAILURE), the one vocabulary of provider failures.
  */
-export type ProviderErrorKind = 'unavailable' | 'timeout' | 'invalid_response' | 'rejected' | 'misconfigured';
+export type ProviderErrorKind = ProviderFailureKind;
 
 export class ProviderError extends Error {
   constructor(
@@ -26,7 +24,7 @@ export class ProviderError extends Error {
 
   /** Whether the provider may have performed the operation. */
   get ambiguous(): boolean {
-    return this.kind === 'timeout' || this.kind === 'invalid_response';
+    return isAmbiguousFailure(this.kind);
   }
 }
 

@@ -1,5 +1,5 @@
 import { log } from '@temporalio/workflow';
-import { failureType } from '../failures';
+import { failureType, outcomeOfFailure, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
 import { attempts, patient } from './activities';
 import { cancelStep } from './cancel';
 import { follow, setStatus } from './outbox';
@@ -62,8 +62,8 @@ async function requestPage(s: SubscriptionState): Promise<boolean> {
       return true;
     } catch (err) {
       const type = failureType(err);
-      if (type !== 'unavailable') {
-        s.firstOutcome ??= { kind: type === 'invalid_response' ? 'provider_invalid' : 'provider_timeout' };
+      if (type !== PROVIDER_FAILURE.unavailable) {
+        s.firstOutcome ??= { kind: outcomeOfFailure(type) };
         const found = await patient.reconcileCardAuthorization(id);
         if (found === 'missing') {
           s.discarded = true;
@@ -72,7 +72,7 @@ async function requestPage(s: SubscriptionState): Promise<boolean> {
         if (found === 'pending') return true;
         // not_found: it never reached the provider; ask again with the same key, after a pause
       }
-      s.firstOutcome ??= { kind: 'provider_unavailable' };
+      s.firstOutcome ??= { kind: PROVIDER_OUTCOME.unavailable };
       log.info('card authorization page not created yet; trying again', { subscriptionId: id, type });
       if (!(await waitUntil(s, Date.now() + unavailableBackoffMs(++unavailable)))) return false;
     }

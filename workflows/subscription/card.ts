@@ -3,6 +3,7 @@ import type { Activities } from '../../activities';
 import type { CardChange, CardPage, CardUpdateState } from '../../activities/subscriptions';
 import { SUBSCRIPTION_CARD_UPDATE } from '../patches';
 import type { HostedCardUpdate, PaymentMethodOutcome, PaymentMethodRequest } from '../subscriptionApi';
+import { PROVIDER_OUTCOME } from '../failures';
 import { patient } from './activities';
 import { collecting, type SubscriptionState } from './state';
 
@@ -48,7 +49,7 @@ async function withToken(s: SubscriptionState, cardToken: string): Promise<Payme
     changed = await cards.replaceCard({ subscriptionId: s.input.subscriptionId, cardToken });
   } catch (err) {
     log.info('card not verified in time; nothing changed', { error: (err as Error).message });
-    return { kind: 'provider_unavailable' };
+    return { kind: PROVIDER_OUTCOME.unavailable };
   }
   switch (changed.kind) {
     case 'rejected':
@@ -85,7 +86,7 @@ async function hostedPage(s: SubscriptionState): Promise<PaymentMethodOutcome> {
     requested = await cards.requestCardUpdatePage({ subscriptionId: s.input.subscriptionId, page });
   } catch (err) {
     log.info('card update page not created in time', { error: (err as Error).message });
-    return { kind: 'provider_unavailable' };
+    return { kind: PROVIDER_OUTCOME.unavailable };
   }
   if (requested.kind === 'rejected') return { kind: 'rejected', code: requested.code, message: requested.message };
   if (requested.kind !== 'pending') return { kind: 'not_updatable' };

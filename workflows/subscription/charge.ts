@@ -2,7 +2,7 @@ import { log, patched } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest, PeriodInvoiceInput } from '../../activities/subscriptions';
 import type { OpenedInvoice } from '../../activities/subscriptions';
 import { retryDelayMillis } from '../../src/rules/subscriptionPlan';
-import { failureType } from '../failures';
+import { failureType, outcomeOfFailure, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
 import { RENEWAL_CHARGE_LOCAL } from '../patches';
 import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
@@ -129,11 +129,11 @@ async function afterFailedAttempt(
   err: unknown,
 ): Promise<ChargeOutcome | 'try_later'> {
   const type = failureType(err);
-  if (type === 'unavailable') {
-    if (first) s.firstOutcome ??= { kind: 'provider_unavailable' };
+  if (type === PROVIDER_FAILURE.unavailable) {
+    if (first) s.firstOutcome ??= { kind: PROVIDER_OUTCOME.unavailable };
     return 'try_later';
   }
-  if (first) s.firstOutcome ??= { kind: type === 'invalid_response' ? 'provider_invalid' : 'provider_timeout' };
+  if (first) s.firstOutcome ??= { kind: outcomeOfFailure(type) };
   log.info('charge outcome unknown; asking the provider', { invoiceId: request.invoiceId, type });
   const found = await patient.reconcileInvoiceCharge(request);
   // not_found: the provider never saw it; the same attempt (same key) after a pause.

@@ -10,6 +10,7 @@ import {
   updatePaymentMethodUpdate,
   type StartOutcome,
 } from '../subscriptionApi';
+import { PROVIDER_OUTCOME } from '../failures';
 import { cardUpdatable, updateCard } from './card';
 import { liveStateOf, type SubscriptionState } from './state';
 
@@ -24,7 +25,7 @@ export function installHandlers(s: SubscriptionState): void {
       await condition(() => s.firstOutcome !== null || s.status !== 'created' || s.closing);
       if (s.status !== 'created') return { kind: 'settled' };
       // Closing for continue-as-new before the first outcome: the provider is still being tried.
-      return s.firstOutcome ?? { kind: 'provider_unavailable' };
+      return s.firstOutcome ?? { kind: PROVIDER_OUTCOME.unavailable };
     },
     {
       validator: () => {

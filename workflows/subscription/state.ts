@@ -1,4 +1,5 @@
 import type { SubscriptionStatus } from '../../src/rules/subscriptionPlan';
+import { PROVIDER_OUTCOME } from '../failures';
 import type {
   CancelRequest,
   Collection,
@@ -78,7 +79,7 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
     // A run continued while still `created` was waiting for the provider: that is the answer.
     firstOutcome: resume
       ? resume.status === 'created'
-        ? { kind: 'provider_unavailable' }
+        ? { kind: PROVIDER_OUTCOME.unavailable }
         : { kind: 'settled' }
       : null,
     providerEvent: resume?.providerEvent ?? false,

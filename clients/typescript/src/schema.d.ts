@@ -1277,7 +1277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `provider_unavailable`, `service_unavailable`, `service_unavailable` */
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
@@ -1452,7 +1452,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `service_unavailable`, `service_unavailable` */
+            /** @description Service unavailable: `service_unavailable` */
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
@@ -1656,7 +1656,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: `provider_unavailable`, `service_unavailable`, `service_unavailable` */
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */

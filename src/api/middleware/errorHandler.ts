@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
 import { databaseUnavailability } from '../../db/dbErrors';
-import { AppError } from '../../errors';
+import { AppError, type ErrorCode } from '../../errors';
 import type { AppState } from '../context';
 import { apiMetrics } from '../../metrics/api';
 
@@ -12,13 +12,29 @@ interface HttpLikeError {
   message?: string;
 }
 
-/** Koa's own HTTP errors (from allowedMethods and the like) that may be shown as they are. */
+/**
+ * The code of each status Koa's own HTTP errors (from allowedMethods and the like) come with,
+ * where we have one; any other exposable 4xx is answered as 400 `bad_request` (none is thrown
+ * today: the body reader answers its 413 and 415 itself, and @koa/router throws only 405 and 501).
+ */
+const HTTP_ERROR_CODES: Partial<Record<number, ErrorCode>> = {
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+const HTTP_ERROR_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  not_found: 'Route not found.',
+  method_not_allowed: 'Method not allowed on this route.',
+};
+
+/** Koa's own HTTP errors that may be shown: their 4xx, as one of our codes. */
 function fromHttpError(err: HttpLikeError): AppError | undefined {
   const status = err.status ?? err.statusCode;
   if (!status || status < 400 || status >= 500 || !err.expose) return undefined;
-  if (status === 405) return new AppError(405, 'method_not_allowed', 'Method not allowed on this route.');
-  if (status === 404) return new AppError(404, 'not_found', 'Route not found.');
-  return new AppError(status, 'bad_request', err.message ?? 'Bad request.');
+  const code = HTTP_ERROR_CODES[status] ?? 'bad_request';
+  return new AppError(code, HTTP_ERROR_MESSAGES[code] ?? err.message ?? 'Bad request.');
 }
 
 /**
@@ -38,7 +54,6 @@ const UNAVAILABLE_MESSAGES: Record<UnavailableDependency, string> = {
 /** A dependency is down or restarting: 503 with `Retry-After`, never 500 (a 500 means a bug). */
 export function serviceUnavailable(dependency: UnavailableDependency = 'workflow service'): AppError {
   return new AppError(
-    503,
     'service_unavailable',
     UNAVAILABLE_MESSAGES[dependency],
     {},
@@ -61,7 +76,7 @@ export function errorHandler(): Middleware<AppState> {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'not_found', 'Route not found.');
+      if (ctx.status === 404 && ctx.body === undefined) throw new AppError('not_found', 'Route not found.');
     } catch (raw) {
       const database = raw instanceof AppError ? undefined : databaseUnavailability(raw);
       // Class and code only: the message of a database error carries the SQL and its parameters.
@@ -72,8 +87,7 @@ export function errorHandler(): Middleware<AppState> {
           : (fromTemporalError(raw) ??
             (database ? serviceUnavailable('database') : undefined) ??
             fromHttpError(raw as HttpLikeError));
-      const err =
-        known ?? new AppError(500, 'internal_error', 'Internal error. Quote the request id when asking for help.');
+      const err = known ?? new AppError('internal_error', 'Internal error. Quote the request id when asking for help.');
       if (!known) ctx.state.log.error({ err: raw }, 'unhandled error');
       errorAnswers.inc({ code: err.code });
       ctx.status = err.status;

@@ -23,7 +23,7 @@ export function jsonBody(): Middleware<AppState> {
   return async (ctx, next) => {
     if (!hasBody(ctx.req.headers)) return next();
     if (!ctx.is('application/json', 'application/*+json')) {
-      throw new AppError(415, 'unsupported_media_type', 'Request bodies must be application/json.', {
+      throw new AppError('unsupported_media_type', 'Request bodies must be application/json.', {
         contentType: ctx.get('Content-Type') || null,
       });
     }
@@ -31,21 +31,21 @@ export function jsonBody(): Middleware<AppState> {
     if (declared > MAX_BODY_BYTES) throw tooLarge();
     const text = decodeUtf8Strictly(await readLimitedBytes(ctx.req, MAX_BODY_BYTES));
     if (text === undefined) {
-      throw new AppError(400, 'invalid_json', 'The request body is not valid UTF-8.', {
+      throw new AppError('invalid_json', 'The request body is not valid UTF-8.', {
         reason: 'The body holds bytes that are not UTF-8.',
       });
     }
     try {
       ctx.state.body = JSON.parse(text) as unknown;
     } catch (err) {
-      throw new AppError(400, 'invalid_json', 'The request body is not valid JSON.', {
+      throw new AppError('invalid_json', 'The request body is not valid JSON.', {
         reason: (err as Error).message,
       });
     }
     // A 1 MB body can nest 500,000 levels; recursive code downstream (JSON.stringify of a
     // free-form field) would overflow the stack on it.
     if (nestedDeeperThan(ctx.state.body, MAX_JSON_DEPTH)) {
-      throw new AppError(400, 'invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+      throw new AppError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
         reason: 'too deeply nested',
         maxDepth: MAX_JSON_DEPTH,
       });
@@ -67,7 +67,7 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
 }
 
 function tooLarge(): AppError {
-  return new AppError(413, 'payload_too_large', 'The request body is over 1 MB.', { limitBytes: MAX_BODY_BYTES });
+  return new AppError('payload_too_large', 'The request body is over 1 MB.', { limitBytes: MAX_BODY_BYTES });
 }
 
 export async function readLimited(stream: NodeJS.ReadableStream, limit: number): Promise<string> {

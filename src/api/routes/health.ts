@@ -43,7 +43,7 @@ export function healthRoutes(probes: Record<string, Probe>): Router<AppState> {
     const results = await Promise.all(names.map((n) => run(probes[n]!)));
     const checks = Object.fromEntries(names.map((n, i) => [n, results[i]]));
     if (results.some((r) => r !== 'ok')) {
-      throw new AppError(503, 'not_ready', 'A dependency is unreachable.', { checks });
+      throw new AppError('not_ready', 'A dependency is unreachable.', { checks });
     }
     ctx.body = { status: 'ok', checks };
   });

@@ -173,7 +173,7 @@ export function listRoutes(deps: { em: EntityManager; settings: ListSettings }) 
       response: z.object({ invoices: z.array(invoiceSchema), nextCursor }),
       errors: { 400: ['validation_error'], ...AUTH_ERRORS, 404: ['not_found'] },
       handler: async ({ params, query, caller }) => {
-        const notFound = () => new AppError(404, 'not_found', 'Subscription not found.');
+        const notFound = () => new AppError('not_found', 'Subscription not found.');
         if (!isId('subscription', params.subscriptionId)) throw notFound();
         const row: Record<string, unknown> | undefined = await deps.em
           .getConnection()

@@ -10,7 +10,7 @@ import {
 import { Payment } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
-import { firstOfAnswerAndHint, workflowServiceUnavailable } from '../temporalOutcome';
+import { firstOfAnswerAndHint, providerTrouble, workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
 import { isId, newId } from '../../ids';
 import { findPaymentView, insertPayment, presentPayment, type PaymentView } from '../../domain/payments';
@@ -106,7 +106,6 @@ function conflict(
 ): AppError | undefined {
   if (existing.amountMinor === body.amountMinor && existing.currency === body.currency) return undefined;
   return new AppError(
-    400,
     'external_id_conflict',
     'A payment with this externalId exists with another amount or currency.',
     {
@@ -120,7 +119,7 @@ function conflict(
  * environment's record is refused without being named or described.
  */
 const otherEnvironmentConflict = () =>
-  new AppError(400, 'external_id_conflict', 'This externalId is used by a record of the other environment.');
+  new AppError('external_id_conflict', 'This externalId is used by a record of the other environment.');
 
 /** A payment as the create path holds it: as written or as found, with its merchant for the workflow's start. */
 type CreatedPayment = PaymentView & { merchant: { id: string } };
@@ -158,8 +157,7 @@ async function insertOrFind(
   // The externalId names a payment already: that one (the unique key spans both environments).
   // A fork of its own: the ORM's identity map is per request (the insert above needs none).
   const existing = await em.fork().findOne(Payment, { merchant: caller.merchantId, externalId: body.externalId });
-  if (!existing)
-    throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
+  if (!existing) throw new AppError('concurrent_request', 'A request with this externalId is being processed; retry.');
   if (existing.environment !== caller.environment) throw otherEnvironmentConflict();
   return existing;
 }
@@ -296,7 +294,6 @@ export function paymentRoutes(deps: {
           }
           if (outcome === 'no_answer') {
             throw new AppError(
-              503,
               'provider_unavailable',
               'The payment provider did not answer in time; the outcome will follow. Retry with the same externalId.',
               { payment: data },
@@ -304,23 +301,20 @@ export function paymentRoutes(deps: {
           }
           switch (outcome.kind) {
             case 'provider_unavailable':
-              throw new AppError(
-                503,
-                'provider_unavailable',
+              throw providerTrouble(
+                outcome.kind,
                 'The payment provider is temporarily unreachable; nothing was charged. Retry with the same externalId.',
                 { payment: data },
               );
             case 'provider_timeout':
-              throw new AppError(
-                503,
-                'provider_unavailable',
+              throw providerTrouble(
+                outcome.kind,
                 'The payment provider did not answer in time; the outcome will follow.',
                 { payment: data },
               );
             case 'provider_invalid':
-              throw new AppError(
-                502,
-                'provider_invalid_response',
+              throw providerTrouble(
+                outcome.kind,
                 'The payment provider returned an invalid response; the outcome will follow.',
                 { payment: data },
               );
@@ -328,7 +322,7 @@ export function paymentRoutes(deps: {
               return data;
           }
         }
-        throw new AppError(409, 'concurrent_request', 'Concurrent requests with this externalId; retry.');
+        throw new AppError('concurrent_request', 'Concurrent requests with this externalId; retry.');
       },
     }),
     defineRoute({
@@ -341,9 +335,9 @@ export function paymentRoutes(deps: {
       response: paymentSchema,
       errors: { ...AUTH_ERRORS, 404: ['not_found'] },
       handler: async ({ params, caller }) => {
-        if (!isId('payment', params.paymentId)) throw new AppError(404, 'not_found', 'Payment not found.');
+        if (!isId('payment', params.paymentId)) throw new AppError('not_found', 'Payment not found.');
         const payment = await findPaymentView(deps.em, params.paymentId, caller);
-        if (!payment) throw new AppError(404, 'not_found', 'Payment not found.');
+        if (!payment) throw new AppError('not_found', 'Payment not found.');
         return presentPayment(payment);
       },
     }),

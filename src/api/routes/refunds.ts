@@ -18,7 +18,7 @@ import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
 import { isDeadlineExceeded, isTemporalUnreachable, isUpdateAborted } from '../../temporal/grpcErrors';
-import { firstOfAnswerAndHint, workflowServiceUnavailable } from '../temporalOutcome';
+import { firstOfAnswerAndHint, providerTrouble, workflowServiceUnavailable } from '../temporalOutcome';
 import { temporalReachable } from '../../temporal/reachability';
 import type { OutcomeHintListener, RefundOutcomeHint } from '../../db/outcomeHints';
 
@@ -59,7 +59,7 @@ export const refundSchema = z
 
 const paymentParams = z.object({ paymentId: z.string() });
 const refundParams = z.object({ refundId: z.string() });
-const paymentNotFound = () => new AppError(404, 'not_found', 'Payment not found.');
+const paymentNotFound = () => new AppError('not_found', 'Payment not found.');
 
 export function refundRoutes(deps: {
   em: EntityManager;
@@ -164,17 +164,15 @@ export function refundRoutes(deps: {
         }
         if (typeof outcome !== 'object') return view;
         if (outcome.kind === 'provider_unavailable') {
-          throw new AppError(
-            503,
-            'provider_unavailable',
+          throw providerTrouble(
+            outcome.kind,
             'The payment provider is unreachable; the refund failed and nothing was refunded.',
             { refund: view },
           );
         }
         if (outcome.kind === 'provider_invalid' && view.status === 'pending') {
-          throw new AppError(
-            502,
-            'provider_invalid_response',
+          throw providerTrouble(
+            outcome.kind,
             'The payment provider returned an invalid response; the refund stays pending until the provider confirms it.',
             { refund: view },
           );
@@ -214,7 +212,7 @@ export function refundRoutes(deps: {
       response: refundSchema,
       errors: { ...AUTH_ERRORS, 404: ['not_found'] },
       handler: async ({ params, caller }) => {
-        const notFound = new AppError(404, 'not_found', 'Refund not found.');
+        const notFound = new AppError('not_found', 'Refund not found.');
         if (!isId('refund', params.refundId)) throw notFound;
         const refund = await deps.em
           .fork()

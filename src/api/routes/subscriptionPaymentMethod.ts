@@ -8,7 +8,7 @@ import { paymentMethodUpdateId, SubscriptionGateway } from '../../temporal/subsc
 import { CARD_TOKEN_MAX_LENGTH } from '../../../workflows/subscriptionApi';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { providerRejection } from '../providerRejection';
-import { workflowServiceUnavailable } from '../temporalOutcome';
+import { providerTrouble, workflowServiceUnavailable } from '../temporalOutcome';
 import { subscriptionSchema, type SubscriptionSettings } from './subscriptions';
 
 export const paymentMethodBody = z
@@ -24,11 +24,10 @@ export const paymentMethodBody = z
 
 const params = z.object({ subscriptionId: z.string() });
 
-const notFound = () => new AppError(404, 'not_found', 'Subscription not found.');
+const notFound = () => new AppError('not_found', 'Subscription not found.');
 
 const notUpdatable = (view: SubscriptionResponse) =>
   new AppError(
-    409,
     'subscription_not_updatable',
     `Only an active or past_due subscription takes a new card; this one is ${view.status}.`,
     { status: view.status },
@@ -98,9 +97,8 @@ export function subscriptionPaymentMethodRoutes(deps: {
           case 'rejected':
             throw providerRejection(result);
           case 'provider_unavailable':
-            throw new AppError(
-              503,
-              'provider_unavailable',
+            throw providerTrouble(
+              result.kind,
               'The payment provider could not verify the card in time; nothing changed. Retry the request.',
               { subscription: after },
               { 'Retry-After': '1' },

@@ -16,7 +16,7 @@ import {
 import { INVOICE_VIEW_STATUSES } from '../../domain/invoices';
 import type { ProviderRegistry } from '../../providers/registry';
 import { temporalReachable } from '../../temporal/reachability';
-import { workflowServiceUnavailable } from '../temporalOutcome';
+import { providerTrouble, workflowServiceUnavailable } from '../temporalOutcome';
 import { SubscriptionGateway } from '../../temporal/subscriptionGateway';
 import { CANCEL_REASON_MAX_LENGTH, type StartOutcome } from '../../../workflows/subscriptionApi';
 import type { Caller } from '../context';
@@ -168,12 +168,11 @@ const cancelQuery = z
   })
   .strict();
 
-const notFound = () => new AppError(404, 'not_found', 'Subscription not found.');
+const notFound = () => new AppError('not_found', 'Subscription not found.');
 
 function conflict(existing: Subscription, body: CreateSubscriptionBody): AppError | undefined {
   if (existing.amountMinor === body.amountMinor && existing.currency === body.currency) return undefined;
   return new AppError(
-    400,
     'external_id_conflict',
     'A subscription with this externalId exists with another amount or currency.',
     { subscriptionId: existing.id },
@@ -206,11 +205,7 @@ export function subscriptionRoutes(deps: {
         // externalIds stay unique per merchant across environments (one unique key): the other
         // environment's subscription is refused without being named or described.
         if (existing.environment !== caller.environment) {
-          throw new AppError(
-            400,
-            'external_id_conflict',
-            'This externalId is used by a record of the other environment.',
-          );
+          throw new AppError('external_id_conflict', 'This externalId is used by a record of the other environment.');
         }
         const mismatch = conflict(existing, body);
         if (mismatch) throw mismatch;
@@ -301,7 +296,7 @@ export function subscriptionRoutes(deps: {
         const view = await findSubscriptionView(deps.em, subscription.id, caller);
         if (!view) {
           if (outcome !== 'no_answer' && outcome.kind === 'rejected') throw providerRejection(outcome);
-          throw new AppError(409, 'concurrent_request', 'A request with this externalId is being processed; retry.');
+          throw new AppError('concurrent_request', 'A request with this externalId is being processed; retry.');
         }
         if (view.status !== 'created') return view;
         if (outcome === 'no_answer' && !(await temporalReachable(client))) {
@@ -374,15 +369,13 @@ export function subscriptionRoutes(deps: {
 /** A subscription still `created` after the wait: the first charge's outcome will follow. */
 function troubleOf(outcome: StartOutcome | 'no_answer', view: SubscriptionResponse): AppError {
   if (outcome !== 'no_answer' && outcome.kind === 'provider_invalid') {
-    return new AppError(
-      502,
-      'provider_invalid_response',
+    return providerTrouble(
+      outcome.kind,
       'The payment provider returned an invalid response; the subscription exists and its first charge will be confirmed.',
       { subscription: view },
     );
   }
   return new AppError(
-    503,
     'provider_unavailable',
     'The payment provider did not answer in time; the subscription exists and its first step is retried automatically. Retry with the same externalId to see it.',
     { subscription: view },

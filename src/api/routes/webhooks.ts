@@ -13,7 +13,7 @@ import { providerSubscriptionEventSignal, subscriptionWorkflowId } from '../../.
 import type { AppState } from '../context';
 import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
 
-const invalidSignature = () => new AppError(400, 'invalid_signature', 'The webhook signature does not verify.');
+const invalidSignature = () => new AppError('invalid_signature', 'The webhook signature does not verify.');
 
 /**
  * The first provider whose secret verifies the raw body, and its event. None: 400
@@ -82,7 +82,7 @@ export function webhookRoutes(deps: { client: Client; providers: ProviderRegistr
 
   router.post('/webhooks/:processor', async (ctx) => {
     const provider = deps.providers.builtIn(ctx.params.processor!);
-    if (!provider) throw new AppError(404, 'not_found', 'Route not found.');
+    if (!provider) throw new AppError('not_found', 'Route not found.');
     const raw = await readLimited(ctx.req, MAX_BODY_BYTES);
     await deliver(ctx, provider.name, verified([provider], raw, ctx.req.headers).event);
   });
