@@ -85,8 +85,8 @@ describe('workflow stack traces (WORKFLOW_STACK_TRACES)', () => {
     await startWorker({ WORKFLOW_STACK_TRACES: 'true' });
     const id = await openPayment(`st-on-${Date.now()}`);
     const trace = await stackTrace(id);
-    // Source-mapped: the workflow's own function and file.
-    expect(trace).toContain('runPayment');
-    expect(trace).toContain('workflows/payment.ts');
+    // Source-mapped: the workflow's own step and file (the payment's wait, workflows/payment/waits.ts).
+    expect(trace).toContain('waitForRequest');
+    expect(trace).toContain('workflows/payment/waits.ts');
   });
 });

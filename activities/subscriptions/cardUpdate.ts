@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import type { Subscription } from '../../src/db/entities';
+import { markCardUpdatePage, replaceSubscriptionCard } from '../../src/domain/subscriptions';
+import type { ProviderPayment } from '../../src/providers/types';
+import type { ActivityDeps } from '../deps';
+import { recordProvider } from '../recordProvider';
+import { reconcileFailure, refusal } from '../providerFailures';
+import { metadataOf, subscriptionRecords, updatable } from './shared';
+import type { CardChange, CardPage, CardUpdateState } from './types';
+
+/**
+ * A new card for an active or past_due subscription: a merchant's token (verified by the
+ * provider, then kept), or a hosted update the customer completes on the provider's page
+ * (requested, checked, closed).
+ */
+export function createCardUpdateActivities(deps: ActivityDeps) {
+  const { orm, providers, publicBaseUrl, logger } = deps;
+  const { load, providerOf } = subscriptionRecords(deps);
+
+  /** A completed hosted card update: its saved card becomes the subscription's. */
+  const followCardUpdate = async (s: Subscription, pp: ProviderPayment): Promise<CardUpdateState> => {
+    if (pp.status === 'pending') return 'waiting';
+    if (pp.status !== 'succeeded' || !pp.savedCardToken) return 'ended';
+    const replaced = await replaceSubscriptionCard(orm.em, s.id, pp.savedCardToken);
+    return replaced.kind === 'replaced' || replaced.kind === 'unchanged' ? 'authorized' : 'ended';
+  };
+
+  return {
+    /**
+     * A merchant's new card token for an active or past_due subscription: verified by the
+     * provider (a setup with the token, no money moved; its key is the subscription and the
+     * token, so asking again is answered the same), then kept under the row lock. A refused
+     * token changes nothing. Ambiguous provider trouble is retried (a setup moves no money).
+     */
+    async replaceCard(input: { subscriptionId: string; cardToken: string }): Promise<CardChange> {
+      const s = await load(input.subscriptionId);
+      if (!s) return { kind: 'missing' };
+      if (!updatable(s)) return { kind: 'not_updatable', status: s.status };
+      if (s.cardToken === input.cardToken) return { kind: 'unchanged', status: s.status };
+      const provider = await recordProvider(providers, s);
+      if (!provider) {
+        return { kind: 'rejected', code: 'provider_not_configured', message: `No provider for ${s.processor}.` };
+      }
+      let pp: ProviderPayment;
+      try {
+        pp = await provider.createPayment({
+          idempotencyKey: cardVerificationKey(s.id, input.cardToken),
+          amountMinor: 0,
+          currency: s.currency,
+          mode: 'setup',
+          cardToken: input.cardToken,
+          ...(s.description ? { description: s.description } : {}),
+          metadata: metadataOf(s),
+        });
+      } catch (err) {
+        const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
+        if (refused) return { kind: 'rejected', code: refused.code ?? 'provider_rejected', message: refused.message };
+        throw reconcileFailure(err);
+      }
+      if (pp.status !== 'succeeded' || !pp.savedCardToken) {
+        return {
+          kind: 'rejected',
+          code: pp.failureCode ?? 'card_not_verified',
+          message: pp.failureMessage ?? 'The card could not be verified.',
+        };
+      }
+      return replaceSubscriptionCard(orm.em, s.id, pp.savedCardToken);
+    },
+
+    /**
+     * A hosted card update: the customer enters a new card on the provider's page (a setup; the
+     * key names the subscription's n-th page, so a retry finds the same page). The subscription
+     * shows the page as its `redirectUrl`; its card and billing are untouched until completed.
+     */
+    async requestCardUpdatePage(input: { subscriptionId: string; page: number }): Promise<CardPage> {
+      const s = await load(input.subscriptionId);
+      if (!s) return { kind: 'missing' };
+      if (!updatable(s)) return { kind: 'not_updatable' };
+      const provider = await recordProvider(providers, s);
+      if (!provider) {
+        return { kind: 'rejected', code: 'provider_not_configured', message: `No provider for ${s.processor}.` };
+      }
+      let pp: ProviderPayment;
+      try {
+        pp = await provider.createPayment({
+          idempotencyKey: `${s.id}.card-page-${input.page}`,
+          amountMinor: 0,
+          currency: s.currency,
+          mode: 'setup',
+          ...(s.returnUrl ? { returnUrl: s.returnUrl } : {}),
+          webhookUrl: `${publicBaseUrl}/webhooks/${s.processor}`,
+          ...(s.description ? { description: s.description } : {}),
+          metadata: metadataOf(s),
+        });
+      } catch (err) {
+        const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
+        if (refused) return { kind: 'rejected', code: refused.code ?? 'provider_rejected', message: refused.message };
+        throw reconcileFailure(err);
+      }
+      const marked = await markCardUpdatePage(orm.em, s.id, {
+        transactionId: pp.transactionId,
+        redirectUrl: pp.redirectUrl,
+      });
+      if (marked.kind === 'missing' || marked.kind === 'not_updatable') return { kind: marked.kind };
+      return { kind: 'pending', transactionId: pp.transactionId };
+    },
+
+    /** Has the customer completed the hosted card update? If so, its card is the one charged. */
+    async checkCardUpdate(input: { subscriptionId: string; transactionId: string }): Promise<CardUpdateState> {
+      const s = await load(input.subscriptionId);
+      if (!s) return 'ended';
+      try {
+        const pp = await (await providerOf(s)).findPayment({ transactionId: input.transactionId });
+        return pp ? await followCardUpdate(s, pp) : 'ended';
+      } catch (err) {
+        throw reconcileFailure(err);
+      }
+    },
+
+    /**
+     * The hosted card update's time is up (or another card superseded it): its page is closed at
+     * the provider. A customer who completed it just before wins, unless `apply` is false.
+     */
+    async closeCardUpdate(input: {
+      subscriptionId: string;
+      transactionId: string;
+      apply: boolean;
+    }): Promise<CardUpdateState> {
+      const s = await load(input.subscriptionId);
+      if (!s) return 'ended';
+      try {
+        const pp = await (await providerOf(s)).cancelPayment(input.transactionId);
+        if (!input.apply) return 'ended';
+        return (await followCardUpdate(s, pp)) === 'authorized' ? 'authorized' : 'ended';
+      } catch (err) {
+        throw reconcileFailure(err);
+      }
+    },
+  };
+}
+
+/** The provider key of a new card's verification: one per subscription and token. */
+function cardVerificationKey(subscriptionId: string, cardToken: string): string {
+  return `${subscriptionId}.card-${createHash('sha256').update(cardToken).digest('hex').slice(0, 32)}`;
+}

@@ -1,0 +1,82 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { Subscription, type Invoice } from '../../src/db/entities';
+import {
+  CARD_UPDATABLE_STATUSES,
+  type ChargeResult,
+  type InvoiceForCharge,
+  type SubscriptionForCharge,
+} from '../../src/domain/subscriptions';
+import type { Logger } from '../../src/logger';
+import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
+import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../../src/providers/types';
+import type { ActivityDeps } from '../deps';
+import { recordProvider } from '../recordProvider';
+
+/** What every concern reads first: the subscription record, and the provider of its processor. */
+export function subscriptionRecords({ orm, providers }: Pick<ActivityDeps, 'orm' | 'providers'>) {
+  return {
+    load: (id: string) => orm.em.fork().findOne(Subscription, { id }),
+    providerOf: async (s: Subscription): Promise<PaymentProvider> => {
+      const provider = await recordProvider(providers, s);
+      if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, 'provider_not_configured');
+      return provider;
+    },
+  };
+}
+
+/** The metadata of a provider call for a subscription (and one of its invoices). */
+export const metadataOf = (s: Pick<SubscriptionForCharge, 'id' | 'merchant'>, invoiceId?: string) => ({
+  subscriptionId: s.id,
+  merchantId: s.merchant.id,
+  ...(invoiceId ? { invoiceId } : {}),
+});
+
+/** A card may be replaced (a new token, or a hosted update) in these statuses only. */
+export const updatable = (s: Subscription) => CARD_UPDATABLE_STATUSES.includes(s.status);
+
+/**
+ * The provider's answer to an invoice attempt, trusted only when it is about what we asked:
+ * a capture of another amount or currency is not recorded (an operator must look).
+ */
+export function chargeResultOf(logger: Logger, invoice: InvoiceForCharge, pp: ProviderPayment): ChargeResult {
+  if (pp.amountMinor !== invoice.amountMinor || pp.currency !== invoice.currency) {
+    logger.error(
+      { invoiceId: invoice.id, transactionId: pp.transactionId, ours: [invoice.amountMinor, invoice.currency] },
+      'provider answered for another amount or currency; not recorded',
+    );
+    throw ApplicationFailure.retryable(
+      `provider transaction ${pp.transactionId} does not match invoice ${invoice.id}`,
+      'reconciliation_mismatch',
+    );
+  }
+  if (pp.status === 'succeeded') return { kind: 'paid', transactionId: pp.transactionId };
+  if (pp.status === 'failed') {
+    return {
+      kind: 'declined',
+      transactionId: pp.transactionId,
+      failureCode: pp.failureCode ?? 'card_declined',
+      failureMessage: pp.failureMessage ?? 'The card was declined.',
+    };
+  }
+  // A card charge is settled in the provider's answer; anything else is not an answer to trust.
+  throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, 'invalid_response');
+}
+
+/** How the provider finds what became of one charge attempt of an invoice. */
+export function chargeLookup(
+  invoice: Pick<Invoice, 'id' | 'providerCallSentAt' | 'createdAt'>,
+  attempt: number,
+): PaymentLookup {
+  // The mark is this attempt's (cleared once an attempt is known declined): a retry days after the
+  // invoice opened lists only what was created since it was sent, not since the invoice opened.
+  return {
+    idempotencyKey: invoiceAttemptKey(invoice.id, attempt),
+    mode: 'card',
+    notBefore: invoice.providerCallSentAt ?? invoice.createdAt,
+  };
+}
+
+/** How the provider finds what became of a subscription's hosted card authorization. */
+export function setupLookup(s: Subscription): PaymentLookup {
+  return { idempotencyKey: s.id, mode: 'setup', notBefore: s.createdAt };
+}
