@@ -15,6 +15,7 @@ import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, providerForClaimedCall, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from './providerFailures';
+import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../src/rules/providerFailures';
 
 export type AttemptResult =
   { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
@@ -30,13 +31,13 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
    */
   const providerOf = async (payment: Payment): Promise<PaymentProvider> => {
     const provider = await recordProvider(providers, payment);
-    if (!provider) throw ApplicationFailure.retryable(`no provider ${payment.processor}`, 'provider_not_configured');
+    if (!provider) throw ApplicationFailure.retryable(`no provider ${payment.processor}`, PROVIDER_NOT_CONFIGURED);
     return provider;
   };
   const failUnconfigured = async (payment: Pick<Payment, 'id' | 'processor'>): Promise<AttemptResult> => {
     logger.error({ paymentId: payment.id, processor: payment.processor }, 'no provider configured; payment failed');
     await failUnsentPayment(orm.em.fork(), payment.id, {
-      code: 'provider_not_configured',
+      code: PROVIDER_ERROR_CODE.notConfigured,
       message: `No payment provider is configured for ${payment.processor}; nothing was charged.`,
     });
     await publishPaymentOutcome(orm, payment.id, { kind: 'settled' }, logger);
@@ -137,7 +138,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
           logger.info({ paymentId, code: refused.code }, 'provider rejected the payment; discarded');
           const rejected = {
             kind: 'rejected' as const,
-            code: refused.code ?? 'provider_rejected',
+            code: refused.code ?? PROVIDER_ERROR_CODE.rejected,
             message: refused.message,
           };
           await publishPaymentOutcome(orm, paymentId, rejected, logger);

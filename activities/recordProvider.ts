@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { KeyEnvironment, Merchant } from '../src/db/entities';
 import { ProviderConfigurationError, type ProviderRegistry } from '../src/providers/registry';
 import type { PaymentProvider } from '../src/providers/types';
+import { PROVIDER_NOT_CONFIGURED } from '../src/rules/providerFailures';
 
 /**
  * The provider of an existing record (its merchant, environment and the processor that served
@@ -21,7 +22,7 @@ export async function recordProvider(
     });
   } catch (err) {
     if (err instanceof ProviderConfigurationError) {
-      throw ApplicationFailure.retryable(err.message, 'provider_not_configured');
+      throw ApplicationFailure.retryable(err.message, PROVIDER_NOT_CONFIGURED);
     }
     throw err;
   }

@@ -10,7 +10,7 @@ import {
   type RefundSettlement,
 } from '../src/domain/refunds';
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
-import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE } from '../src/rules/providerFailures';
+import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '../src/rules/providerFailures';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
@@ -33,7 +33,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
   const providerOf = async (refund: RefundWithPayment): Promise<PaymentProvider> => {
     const provider = await recordProvider(providers, refund.payment);
     if (!provider)
-      throw ApplicationFailure.retryable(`no provider ${refund.payment.processor}`, 'provider_not_configured');
+      throw ApplicationFailure.retryable(`no provider ${refund.payment.processor}`, PROVIDER_NOT_CONFIGURED);
     return provider;
   };
   /**
@@ -139,7 +139,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
         logger.error({ refundId, processor: refund.payment.processor }, 'no provider configured; refund failed');
         await settleRefund(orm.em.fork(), refundId, {
           status: 'failed',
-          failureCode: 'provider_not_configured',
+          failureCode: PROVIDER_ERROR_CODE.notConfigured,
           failureMessage: `No payment provider is configured for ${refund.payment.processor}; nothing was refunded.`,
         });
         return 'settled';

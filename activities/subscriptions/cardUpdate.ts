@@ -7,6 +7,7 @@ import { recordProvider } from '../recordProvider';
 import { reconcileFailure, refusal } from '../providerFailures';
 import { metadataOf, subscriptionRecords, updatable } from './shared';
 import type { CardChange, CardPage, CardUpdateState } from './types';
+import { PROVIDER_ERROR_CODE } from '../../src/rules/providerFailures';
 
 /**
  * A new card for an active or past_due subscription: a merchant's token (verified by the
@@ -39,7 +40,11 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
       if (s.cardToken === input.cardToken) return { kind: 'unchanged', status: s.status };
       const provider = await recordProvider(providers, s);
       if (!provider) {
-        return { kind: 'rejected', code: 'provider_not_configured', message: `No provider for ${s.processor}.` };
+        return {
+          kind: 'rejected',
+          code: PROVIDER_ERROR_CODE.notConfigured,
+          message: `No provider for ${s.processor}.`,
+        };
       }
       let pp: ProviderPayment;
       try {
@@ -54,7 +59,8 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
         });
       } catch (err) {
         const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
-        if (refused) return { kind: 'rejected', code: refused.code ?? 'provider_rejected', message: refused.message };
+        if (refused)
+          return { kind: 'rejected', code: refused.code ?? PROVIDER_ERROR_CODE.rejected, message: refused.message };
         throw reconcileFailure(err);
       }
       if (pp.status !== 'succeeded' || !pp.savedCardToken) {
@@ -78,7 +84,11 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
       if (!updatable(s)) return { kind: 'not_updatable' };
       const provider = await recordProvider(providers, s);
       if (!provider) {
-        return { kind: 'rejected', code: 'provider_not_configured', message: `No provider for ${s.processor}.` };
+        return {
+          kind: 'rejected',
+          code: PROVIDER_ERROR_CODE.notConfigured,
+          message: `No provider for ${s.processor}.`,
+        };
       }
       let pp: ProviderPayment;
       try {
@@ -94,7 +104,8 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
         });
       } catch (err) {
         const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
-        if (refused) return { kind: 'rejected', code: refused.code ?? 'provider_rejected', message: refused.message };
+        if (refused)
+          return { kind: 'rejected', code: refused.code ?? PROVIDER_ERROR_CODE.rejected, message: refused.message };
         throw reconcileFailure(err);
       }
       const marked = await markCardUpdatePage(orm.em, s.id, {

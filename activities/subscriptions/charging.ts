@@ -16,6 +16,7 @@ import { clearProviderCallSent, sentProviderCall } from '../providerCalls';
 import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from '../providerFailures';
 import { chargeLookup, chargeResultOf, metadataOf } from './shared';
 import type { ChargeOutcome, ChargeRequest } from './types';
+import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 
 /**
  * One charge attempt of an invoice with the subscription's card (one provider key per attempt),
@@ -60,7 +61,12 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     if (!s.cardToken) return cannotCharge(invoice, req, 'no_card', 'The subscription has no card to charge.');
     const provider = await recordProvider(providers, s);
     if (!provider) {
-      return cannotCharge(invoice, req, 'provider_not_configured', `No provider is configured for ${s.processor}.`);
+      return cannotCharge(
+        invoice,
+        req,
+        PROVIDER_ERROR_CODE.notConfigured,
+        `No provider is configured for ${s.processor}.`,
+      );
     }
     let pp: ProviderPayment;
     try {
@@ -95,7 +101,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
       }
       const refused = refusal(err, logger, { subscriptionId: s.id, invoiceId: invoice.id, processor: s.processor });
       if (refused) {
-        const code = refused.code ?? 'provider_rejected';
+        const code = refused.code ?? PROVIDER_ERROR_CODE.rejected;
         if (req.discardOnReject) {
           await discardSubscription(orm.em, s.id);
           logger.info({ subscriptionId: s.id, code }, 'provider rejected the first charge; discarded');
@@ -127,7 +133,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     // Here the outcome must be learnt, whatever it takes: a missing provider is retried too.
     const provider = await recordProvider(providers, invoice.subscription);
     if (!provider) {
-      throw ApplicationFailure.retryable(`no provider ${invoice.subscription.processor}`, 'provider_not_configured');
+      throw ApplicationFailure.retryable(`no provider ${invoice.subscription.processor}`, PROVIDER_NOT_CONFIGURED);
     }
     try {
       const pp = await provider.findPayment(chargeLookup(invoice, req.attempt));

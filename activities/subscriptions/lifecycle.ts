@@ -6,6 +6,7 @@ import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
 import { reconcileFailure } from '../providerFailures';
 import { chargeLookup, chargeResultOf, subscriptionRecords } from './shared';
+import { PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 
 /**
  * The record's life around the billing: whether it is recorded yet, the emails it still has to
@@ -32,7 +33,7 @@ export function createLifecycleActivities(deps: ActivityDeps) {
       );
     if (!invoice) return null;
     const provider = await recordProvider(providers, s);
-    if (!provider) throw ApplicationFailure.retryable(`no provider ${s.processor}`, 'provider_not_configured');
+    if (!provider) throw ApplicationFailure.retryable(`no provider ${s.processor}`, PROVIDER_NOT_CONFIGURED);
     const attempt = invoice.attempts + 1;
     let pp: ProviderPayment | null;
     try {

@@ -11,6 +11,7 @@ import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
 import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
+import { PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED, RECONCILIATION_MISMATCH } from '../../src/rules/providerFailures';
 
 /** What every concern reads first: the subscription record, and the provider of its processor. */
 export function subscriptionRecords({ orm, providers }: Pick<ActivityDeps, 'orm' | 'providers'>) {
@@ -18,7 +19,7 @@ export function subscriptionRecords({ orm, providers }: Pick<ActivityDeps, 'orm'
     load: (id: string) => orm.em.fork().findOne(Subscription, { id }),
     providerOf: async (s: Subscription): Promise<PaymentProvider> => {
       const provider = await recordProvider(providers, s);
-      if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, 'provider_not_configured');
+      if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, PROVIDER_NOT_CONFIGURED);
       return provider;
     },
   };
@@ -46,7 +47,7 @@ export function chargeResultOf(logger: Logger, invoice: InvoiceForCharge, pp: Pr
     );
     throw ApplicationFailure.retryable(
       `provider transaction ${pp.transactionId} does not match invoice ${invoice.id}`,
-      'reconciliation_mismatch',
+      RECONCILIATION_MISMATCH,
     );
   }
   if (pp.status === 'succeeded') return { kind: 'paid', transactionId: pp.transactionId };
@@ -59,7 +60,7 @@ export function chargeResultOf(logger: Logger, invoice: InvoiceForCharge, pp: Pr
     };
   }
   // A card charge is settled in the provider's answer; anything else is not an answer to trust.
-  throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, 'invalid_response');
+  throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, PROVIDER_FAILURE.invalidResponse);
 }
 
 /** How the provider finds what became of one charge attempt of an invoice. */

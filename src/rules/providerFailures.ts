@@ -55,9 +55,19 @@ export const RECONCILIATION_MISMATCH = 'reconciliation_mismatch';
  */
 export const UNAVAILABLE_AFTER_EARLIER_CALL = 'unavailable_after_earlier_call';
 
+/**
+ * The activity failure type when the processor that served a record has no provider in this
+ * process (its configuration was removed, or a secret cannot be read): retried until an operator
+ * restores it; the value is the API code a client would see for it.
+ */
+export const PROVIDER_NOT_CONFIGURED = 'provider_not_configured';
+
 /** Every ApplicationFailure `type` a provider activity fails with. */
 export type ProviderFailureType =
-  ProviderFailureKind | typeof RECONCILIATION_MISMATCH | typeof UNAVAILABLE_AFTER_EARLIER_CALL;
+  | ProviderFailureKind
+  | typeof RECONCILIATION_MISMATCH
+  | typeof UNAVAILABLE_AFTER_EARLIER_CALL
+  | typeof PROVIDER_NOT_CONFIGURED;
 
 /**
  * How a first provider call ended without an outcome, in a workflow's answer to the API (the

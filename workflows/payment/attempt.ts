@@ -1,5 +1,5 @@
 import type { SubmitOutcome } from '../paymentApi';
-import { failureType } from '../failures';
+import { failureType, outcomeOfFailure, PROVIDER_FAILURE } from '../failures';
 import { START_ATTEMPT_LOCAL } from '../patches';
 import { attemptActivities, commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
 import type { PaymentState } from './state';
@@ -43,9 +43,8 @@ async function attempt(s: PaymentState): Promise<SubmitOutcome> {
     return result.kind === 'created' ? { kind: 'created' } : { kind: 'settled' };
   } catch (err) {
     const type = failureType(err);
-    if (type === 'unavailable') return { kind: 'provider_unavailable' };
-    // Anything else may have happened after the provider acted: find out, never guess.
-    s.ambiguous = true;
-    return type === 'invalid_response' ? { kind: 'provider_invalid' } : { kind: 'provider_timeout' };
+    // Anything but `unavailable` may have happened after the provider acted: find out, never guess.
+    if (type !== PROVIDER_FAILURE.unavailable) s.ambiguous = true;
+    return { kind: outcomeOfFailure(type) };
   }
 }

@@ -3,6 +3,7 @@ import type { PaymentCursor, PaymentWorkflowInput, SubmitOutcome } from '../paym
 import { ATTEMPT_ON_START, BOUNDED_HISTORIES, STATUS_SEARCH_ATTRIBUTES, type HasChange } from '../patches';
 import { runIsLong } from '../runBound';
 import { PaymentStatusKey } from '../searchAttributes';
+import { PROVIDER_OUTCOME } from '../failures';
 
 export type PaymentStatus = 'awaiting_attempt' | 'awaiting_customer' | 'settled' | 'discarded';
 
@@ -59,7 +60,7 @@ export class PaymentState {
     this.attemptRequested = !resume && input.attemptOnStart === true && hasChange(ATTEMPT_ON_START);
     this.startAttempt = this.attemptRequested;
     this.completedAttempts = resume?.completedAttempts ?? 0;
-    this.lastOutcome = resume?.lastOutcome ?? { kind: 'provider_unavailable' };
+    this.lastOutcome = resume?.lastOutcome ?? { kind: PROVIDER_OUTCOME.unavailable };
     this.ambiguous = resume?.ambiguous ?? false;
     this.providerEvent = resume?.providerEvent ?? false;
   }

@@ -1,7 +1,7 @@
 import { proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { RefundOutcome } from '../refundApi';
-import { failureType } from '../failures';
+import { failureType, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
 import { REFUND_STARTED_AFTER_COMMIT, type HasChange } from '../patches';
 import { attemptActivities, patientActivities } from '../providerActivities';
 import type { RefundState } from './state';
@@ -72,12 +72,13 @@ async function attemptRefund(refundId: string, hasChange: HasChange): Promise<At
     return { settled, first: kind === 'missing' ? { kind: 'settled' } : { kind }, ambiguous: false };
   } catch (err) {
     const type = failureType(err);
-    if (type === 'unavailable') {
+    if (type === PROVIDER_FAILURE.unavailable) {
       // The provider did nothing on every try: fail the refund, give the balance back.
       await patientActivities.failRefundUnavailable(refundId);
-      return { settled: true, first: { kind: 'provider_unavailable' }, ambiguous: false };
+      return { settled: true, first: { kind: PROVIDER_OUTCOME.unavailable }, ambiguous: false };
     }
-    const first: RefundOutcome = type === 'invalid_response' ? { kind: 'provider_invalid' } : { kind: 'pending' };
+    const first: RefundOutcome =
+      type === PROVIDER_FAILURE.invalidResponse ? { kind: PROVIDER_OUTCOME.invalid } : { kind: 'pending' };
     return { settled: false, first, ambiguous: true };
   }
 }
