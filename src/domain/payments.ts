@@ -10,7 +10,8 @@ import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
 import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
-import { PAYMENT_OUTCOME_CHANNEL, paymentOutcomeHint } from '../db/outcomeHints';
+import { hintPayload, PAYMENT_OUTCOME_CHANNEL } from '../db/hintChannels';
+import type { SubmitOutcome } from '../../workflows/paymentApi';
 import { markSentCte } from '../rules/providerCallMark';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
@@ -62,6 +63,32 @@ export function presentPayment(p: PaymentView) {
 }
 
 export type PaymentResponse = ReturnType<typeof presentPayment>;
+
+/**
+ * What a payment's outcome hint says (src/db/outcomeHints.ts): only outcomes the row already
+ * shows (never an ambiguous one), and when the attempt's statement sent it, the payment as it
+ * committed (the API answers with it).
+ */
+export type PaymentOutcomeHint = Extract<SubmitOutcome, { kind: 'settled' | 'created' | 'rejected' }> & {
+  payment?: PaymentResponse;
+};
+
+/** A payment hint as sent on PAYMENT_OUTCOME_CHANNEL. */
+export interface PaymentHintMessage {
+  paymentId: string;
+  outcome: PaymentOutcomeHint;
+}
+
+/**
+ * The payload of the hint a payment attempt's statement sends itself (pg_notify, delivered at its
+ * commit): with the payment as that statement wrote it, unless that would be too long.
+ */
+export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created', payment: PaymentResponse): string {
+  return hintPayload(
+    { paymentId, outcome: { kind, payment } } satisfies PaymentHintMessage,
+    { paymentId, outcome: { kind } } satisfies PaymentHintMessage,
+  );
+}
 
 export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, currency, status, amount_refunded_minor,
   amount_pending_refund_minor, provider_transaction_id, redirect_url, save_card_enabled, customer, billing, metadata,

@@ -10,7 +10,7 @@ import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from 
 import type { RecordScope } from './scope';
 import { markSentCte } from '../rules/providerCallMark';
 import { workerMetrics } from '../metrics/worker';
-import { REFUND_OUTCOME_CHANNEL, refundSettledHint } from '../db/outcomeHints';
+import { hintPayload, REFUND_OUTCOME_CHANNEL } from '../db/hintChannels';
 
 /**
  * Refund rules. A request's checks are decided in one place (decideRefund); the in-flight slot is
@@ -39,6 +39,30 @@ export function presentRefund(r: SettledRefundFields, payment: PaymentView) {
 }
 
 export type RefundResponse = ReturnType<typeof presentRefund>;
+
+/**
+ * What a refund's outcome hint says (src/db/outcomeHints.ts): the refund is settled (succeeded or
+ * failed), and when its settlement sent the hint, the refund as it committed (the API answers with
+ * it instead of reading it again).
+ */
+export type RefundOutcomeHint = { kind: 'settled'; refund?: RefundResponse };
+
+/** A refund hint as sent on REFUND_OUTCOME_CHANNEL. */
+export interface RefundHintMessage {
+  refundId: string;
+  outcome: RefundOutcomeHint;
+}
+
+/**
+ * The payload of the hint a refund's settlement statement sends itself (pg_notify, delivered at
+ * its commit): with the refund as that statement wrote it, unless that would be too long.
+ */
+export function refundSettledHint(refundId: string, refund: RefundResponse): string {
+  return hintPayload(
+    { refundId, outcome: { kind: 'settled', refund } } satisfies RefundHintMessage,
+    { refundId, outcome: { kind: 'settled' } } satisfies RefundHintMessage,
+  );
+}
 
 export interface RefundRequest {
   externalId: string;

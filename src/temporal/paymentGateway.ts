@@ -6,7 +6,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import type { Payment } from '../db/entities';
-import type { PaymentOutcomeHint } from '../db/outcomeHints';
+import type { PaymentOutcomeHint } from '../domain/payments';
 import { paymentWorkflowSummary } from '../rules/workflowSummaries';
 import { paymentWorkflowV2 } from '../../workflows/payment';
 import {

@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation, type Client, type WorkflowStartOptions } from '@temporalio/client';
-import type { RefundOutcomeHint } from '../db/outcomeHints';
+import type { RefundOutcomeHint } from '../domain/refunds';
 import { refundWorkflowSummary } from '../rules/workflowSummaries';
 import { refundWorkflowV2 } from '../../workflows/refund';
 import {
