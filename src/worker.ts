@@ -41,7 +41,7 @@ export interface WorkerDeps {
   logger: Logger;
   providers: ProviderRegistry;
   publicBaseUrl: string;
-  /** Temporal client for activities that start workflows. */
+  /** Temporal client of the gateways activities start workflows through (createWorkflowStarters). */
   client: Client;
   callbackRetryInitialSeconds: number;
   /** See ActivityDeps.privateTestCallbacks. */
