@@ -54,7 +54,7 @@ export async function createSubscription(
   const processor = await processorForCreate(providers, caller, () =>
     existingSubscriptionProcessor(em, caller, body.externalId),
   );
-  const { subscription, phases } = await createOrFindSubscription(em, caller, body, processor);
+  const { subscription, phases } = await createOrFindSubscription(em, caller, body, { processor });
   const outcome: StartOutcome | 'no_answer' =
     subscription.status === 'created'
       ? await subscriptions.startAndAwaitFirstOutcome(await subscriptionStartInput(em, subscription, phases))

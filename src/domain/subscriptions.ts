@@ -291,7 +291,7 @@ export async function createOrFindSubscription(
   em: EntityManager,
   scope: RecordScope,
   body: SubscriptionRequest,
-  processor: string,
+  { processor }: { processor: string },
 ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
   return createOrFind(em, scope, body, processor).catch((err: unknown) => {
     if (err instanceof UniqueConstraintViolationException) return createOrFind(em, scope, body, processor);
