@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../src/logger';
 import type { ProviderRegistry } from '../src/providers/registry';
-import type { Client } from '@temporalio/client';
+import type { KeyEnvironment } from '../src/db/entities';
+import type { Plan } from '../src/rules/subscriptionPlan';
 import type { ResolveHost } from '../src/net/pinnedPost';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
@@ -20,16 +21,58 @@ export interface ActivityDeps {
   privateTestCallbacks?: boolean;
   /** Resolves callback hosts (default: the system resolver); the delivery connects to the address it answered. */
   resolveHost?: ResolveHost;
-  /** Temporal client, for activities that start workflows (the orphan-payment sweeper). */
-  client: Client;
-  taskQueue: string;
-  callbackRetryInitialSeconds: number;
-  /** First status poll of a pending refund the sweeper starts (the API's REFUND_POLL_INITIAL_SECONDS). */
-  refundPollInitialSeconds?: number;
-  /** Billing day and authorization wait of subscriptions the sweeper starts (the API's settings). */
-  billingDaySeconds?: number;
-  subscriptionAuthorizationExpirySeconds?: number;
+  /** How activities start workflows (the orphan sweeper): the gateways of src/temporal/, built by the worker. */
+  starters: WorkflowStarters;
   /** nodemailer transport URL for customer emails (default: the local catcher). */
   smtpUrl?: string;
   mailFrom?: string;
+}
+
+/** What a start came to: started (or already running), or closed for good (never started again). */
+export type StartAnswer = 'started' | 'closed';
+
+/**
+ * The workflow starts the sweeper needs, in plain types: the gateways of src/temporal/ satisfy it
+ * (the worker hands them in), so activities import neither the gateways nor workflows/.
+ */
+export interface WorkflowStarters {
+  payment: {
+    start(payment: {
+      id: string;
+      externalId: string;
+      expiresAt: Date;
+      callbackUrl: string | null;
+      merchant: { id: string };
+      amountMinor: number;
+      currency: string;
+      environment: KeyEnvironment;
+    }): Promise<StartAnswer>;
+  };
+  refund: {
+    start(refund: {
+      id: string;
+      externalId: string;
+      paymentId: string;
+      merchantId: string;
+      amountMinor: number;
+      currency: string;
+      callbackUrl: string | null;
+    }): Promise<StartAnswer>;
+  };
+  subscription: {
+    start(subscription: {
+      id: string;
+      merchantId: string;
+      externalId: string;
+      currency: string;
+      environment?: string;
+      cardToken: string | null;
+      callbackUrl: string | null;
+      plan: Plan;
+    }): Promise<StartAnswer>;
+  };
+  outboxEmail: { start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> };
+  merchantEvents: {
+    startRelay(event: { eventId: string; merchantId: string; type: string; resourceId: string }): Promise<StartAnswer>;
+  };
 }

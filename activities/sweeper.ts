@@ -1,19 +1,8 @@
 import { Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { paymentWorkflowV2 } from '../workflows/payment';
-import { refundWorkflowV2 } from '../workflows/refund';
-import type { OrphanKind } from '../workflows/sweepOrphans';
-import { paymentWorkflowStartOptions } from '../src/temporal/paymentWorkflowOptions';
-import { refundWorkflowStartOptions } from '../src/temporal/refundWorkflowOptions';
-import { subscriptionWorkflow } from '../workflows/subscription';
-import { subscriptionWorkflowStartOptions } from '../src/temporal/subscriptionWorkflowOptions';
-import { outboxEmailWorkflow } from '../workflows/outboxEmail';
-import { merchantEventsWorkflow } from '../workflows/merchantEvents';
-import { MerchantIdKey } from '../workflows/searchAttributes';
-import { Subscription, SubscriptionPhase, type KeyEnvironment } from '../src/db/entities';
-import { emailRelayWorkflowSummary, merchantEventsWorkflowSummary } from '../src/rules/workflowSummaries';
-import { planOf } from '../src/domain/subscriptions';
-import type { ActivityDeps } from './deps';
+import type { KeyEnvironment } from '../src/db/entities';
+import type { OrphanKind } from '../src/rules/orphanKinds';
+import { subscriptionStartOf } from '../src/domain/subscriptions';
+import type { ActivityDeps, WorkflowStarters } from './deps';
 
 /**
  * The orphan sweeper. The API commits a record, then starts its workflow; if Temporal was
@@ -59,7 +48,8 @@ interface OrphanKindSweep<Row extends CandidateRow> {
   candidates: (byMerchant: boolean) => string;
   /** Whether a persisted watermark skips rows examined by earlier runs. */
   watermarked: boolean;
-  start(client: Client, row: Row, deps: ActivityDeps): Promise<unknown>;
+  /** Starts the row's workflow through its gateway (closed ones are never started again). */
+  start(starters: WorkflowStarters, row: Row, deps: ActivityDeps): Promise<unknown>;
 }
 
 interface PaymentCandidate extends CandidateRow {
@@ -91,28 +81,9 @@ interface MerchantEventCandidate extends OutboxCandidate {
   resource_id: string;
 }
 
-/** The workflow that relays one outbox email, or one merchant event: one per row, ever. */
-export const emailRelayWorkflowId = (emailId: string) => `email-relay-${emailId}`;
-export const merchantEventRelayWorkflowId = (eventId: string) => `merchant-events-relay-${eventId}`;
-
 /**
- * A relay workflow already running is left alone; a closed one is never started again (its row
- * was sent, or it gave up and the row keeps the last error for operators).
- */
-const RELAY_ID_POLICIES = {
-  workflowIdConflictPolicy: 'USE_EXISTING',
-  workflowIdReusePolicy: 'REJECT_DUPLICATE',
-} as const;
-
-/** A day of 86,400 s and a day for the customer: PRODUCT.md's defaults. */
-const DEFAULT_DAY_SECONDS = 86_400;
-
-/** The default first poll of a pending refund (REFUND_POLL_INITIAL_SECONDS' default). */
-const DEFAULT_REFUND_POLL_INITIAL_SECONDS = 30;
-
-/**
- * Per kind: which rows may lack a workflow, and how their workflow starts (the same options
- * the API uses). A new kind (subscriptions) is one more entry here and in ORPHAN_KINDS.
+ * Per kind: which rows may lack a workflow, and how their workflow starts (through the gateway
+ * the API uses: the same options). A new kind (subscriptions) is one more entry here and in ORPHAN_KINDS.
  */
 const kind = <Row extends CandidateRow>(sweep: OrphanKindSweep<Row>) => sweep;
 const orphanKinds = {
@@ -126,23 +97,17 @@ const orphanKinds = {
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,
-    start: (client, row, { taskQueue, callbackRetryInitialSeconds }) =>
-      client.workflow.start(
-        paymentWorkflowV2,
-        paymentWorkflowStartOptions(
-          {
-            id: row.id,
-            externalId: row.external_id,
-            expiresAt: new Date(row.expires_at),
-            callbackUrl: row.callback_url,
-            merchant: { id: row.merchant_id },
-            amountMinor: Number(row.amount_minor),
-            currency: row.currency,
-            environment: row.environment,
-          },
-          { taskQueue, callbackRetryInitialSeconds },
-        ),
-      ),
+    start: ({ payment }, row) =>
+      payment.start({
+        id: row.id,
+        externalId: row.external_id,
+        expiresAt: new Date(row.expires_at),
+        callbackUrl: row.callback_url,
+        merchant: { id: row.merchant_id },
+        amountMinor: Number(row.amount_minor),
+        currency: row.currency,
+        environment: row.environment,
+      }),
   }),
   // Pending without a provider refund id: never answered by the provider.
   refunds: kind<RefundCandidate>({
@@ -154,26 +119,16 @@ const orphanKinds = {
             and (r.created_at, r.id) > (?, ?) and r.created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and r.merchant_id = ?' : ''}
           order by r.created_at, r.id limit ?`,
-    start: (client, row, { taskQueue, callbackRetryInitialSeconds, refundPollInitialSeconds }) =>
-      client.workflow.start(
-        refundWorkflowV2,
-        refundWorkflowStartOptions(
-          {
-            id: row.id,
-            externalId: row.external_id,
-            paymentId: row.payment_id,
-            merchantId: row.merchant_id,
-            amountMinor: Number(row.amount_minor),
-            currency: row.currency,
-            callbackUrl: row.callback_url,
-          },
-          {
-            taskQueue,
-            callbackRetryInitialSeconds,
-            refundPollInitialSeconds: refundPollInitialSeconds ?? DEFAULT_REFUND_POLL_INITIAL_SECONDS,
-          },
-        ),
-      ),
+    start: ({ refund }, row) =>
+      refund.start({
+        id: row.id,
+        externalId: row.external_id,
+        paymentId: row.payment_id,
+        merchantId: row.merchant_id,
+        amountMinor: Number(row.amount_minor),
+        currency: row.currency,
+        callbackUrl: row.callback_url,
+      }),
   }),
   // Still `created`: its workflow (if any) never got past its first step.
   subscriptions: kind<CandidateRow>({
@@ -184,23 +139,10 @@ const orphanKinds = {
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,
-    start: async (client, row, deps) => {
-      const em = deps.orm.em.fork();
-      const subscription = await em.findOne(Subscription, { id: row.id });
-      if (!subscription) return; // discarded meanwhile
-      const phases = await em.find(SubscriptionPhase, { subscription: row.id }, { orderBy: { position: 'asc' } });
-      return client.workflow.start(
-        subscriptionWorkflow,
-        subscriptionWorkflowStartOptions(
-          { ...subscription, merchantId: subscription.merchant.id, plan: planOf(subscription, phases) },
-          {
-            taskQueue: deps.taskQueue,
-            callbackRetryInitialSeconds: deps.callbackRetryInitialSeconds,
-            billingDaySeconds: deps.billingDaySeconds ?? DEFAULT_DAY_SECONDS,
-            subscriptionAuthorizationExpirySeconds: deps.subscriptionAuthorizationExpirySeconds ?? DEFAULT_DAY_SECONDS,
-          },
-        ),
-      );
+    start: async ({ subscription }, row, deps) => {
+      const start = await subscriptionStartOf(deps.orm.em.fork(), row.id);
+      if (!start) return; // discarded meanwhile
+      return subscription.start(start);
     },
   }),
   // Never attempted, and not held by a sender: the run that recorded it never sent it.
@@ -212,15 +154,7 @@ const orphanKinds = {
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,
-    start: (client, row, { taskQueue }) =>
-      client.workflow.start(outboxEmailWorkflow, {
-        workflowId: emailRelayWorkflowId(row.id),
-        taskQueue,
-        args: [{ emailId: row.id }],
-        ...RELAY_ID_POLICIES,
-        typedSearchAttributes: [{ key: MerchantIdKey, value: row.merchant_id }],
-        ...emailRelayWorkflowSummary({ emailId: row.id, merchantId: row.merchant_id }),
-      }),
+    start: ({ outboxEmail }, row) => outboxEmail.start({ emailId: row.id, merchantId: row.merchant_id }),
   }),
   // Never attempted, and not held by a delivery: the run that recorded it never started its delivery.
   merchantEvents: kind<MerchantEventCandidate>({
@@ -232,20 +166,12 @@ const orphanKinds = {
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,
-    start: (client, row, { taskQueue, callbackRetryInitialSeconds }) =>
-      client.workflow.start(merchantEventsWorkflow, {
-        workflowId: merchantEventRelayWorkflowId(row.id),
-        taskQueue,
-        args: [{ eventIds: [row.id], callbackRetryInitialSeconds }],
-        ...RELAY_ID_POLICIES,
-        typedSearchAttributes: [{ key: MerchantIdKey, value: row.merchant_id }],
-        ...merchantEventsWorkflowSummary({
-          merchantId: row.merchant_id,
-          eventIds: [row.id],
-          type: row.type,
-          resourceId: row.resource_id,
-          startedBy: 'sweeper',
-        }),
+    start: ({ merchantEvents }, row) =>
+      merchantEvents.startRelay({
+        eventId: row.id,
+        merchantId: row.merchant_id,
+        type: row.type,
+        resourceId: row.resource_id,
       }),
   }),
 } satisfies Record<OrphanKind, unknown>;
@@ -263,7 +189,7 @@ export interface SweepOrphansRequest {
 }
 
 export function createSweeperActivities(deps: ActivityDeps) {
-  const { orm, client } = deps;
+  const { orm, starters } = deps;
   const connection = () => orm.em.getConnection();
 
   const loadWatermark = async (scope: string): Promise<SweepCursor | undefined> => {
@@ -304,12 +230,8 @@ export function createSweeperActivities(deps: ActivityDeps) {
         limit,
       ]);
       for (const row of rows) {
-        try {
-          await kindSweep.start(client, row, deps);
-        } catch (err) {
-          // Closed: the record's own workflow settled or discarded it.
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
+        // Started, or closed: the record's own workflow settled or discarded it.
+        await kindSweep.start(starters, row, deps);
         cursor = { createdAt: new Date(row.created_at).toISOString(), id: row.id };
         ctx.heartbeat(cursor);
       }
@@ -335,13 +257,7 @@ export function createSweeperActivities(deps: ActivityDeps) {
         olderThanSeconds,
         limit,
       ]);
-      for (const row of rows) {
-        try {
-          await orphanKinds.payments.start(client, row, deps);
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
-      }
+      for (const row of rows) await orphanKinds.payments.start(starters, row, deps);
       return rows.length;
     },
   };

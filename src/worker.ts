@@ -10,6 +10,12 @@ import { requestIdActivityInterceptors } from './temporal/requestId';
 import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
 import { workflowCacheOptions, type WorkflowCacheSettings } from './temporal/workflowCache';
 import type { ResolveHost } from './net/pinnedPost';
+import type { WorkflowStarters } from '../activities/deps';
+import { createPaymentGateway } from './temporal/paymentGateway';
+import { createRefundGateway } from './temporal/refundGateway';
+import { createSubscriptionGateway } from './temporal/subscriptionGateway';
+import { createOutboxEmailGateway } from './temporal/outboxEmailGateway';
+import { createMerchantEventsGateway } from './temporal/merchantEventsGateway';
 
 export { WORKFLOWS_PATH };
 
@@ -35,7 +41,7 @@ export interface WorkerDeps {
   logger: Logger;
   providers: ProviderRegistry;
   publicBaseUrl: string;
-  /** Temporal client for activities that start workflows. */
+  /** Temporal client of the gateways activities start workflows through (createWorkflowStarters). */
   client: Client;
   callbackRetryInitialSeconds: number;
   /** See ActivityDeps.privateTestCallbacks. */
@@ -63,12 +69,58 @@ export interface WorkerDeps {
  * one provider registry) and one connection.
  */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
-  const activities = createActivities(deps);
+  const activities = createActivities({ ...deps, starters: createWorkflowStarters(deps) });
   const workers: Worker[] = [];
   for (const taskQueue of deps.taskQueues ?? [deps.taskQueue]) {
     workers.push(await Worker.create(workerOptions(deps, taskQueue, activities)));
   }
   return workers;
+}
+
+/** A day of 86,400 s and a day for the customer: PRODUCT.md's defaults. */
+const DEFAULT_DAY_SECONDS = 86_400;
+
+/** The default first poll of a pending refund (REFUND_POLL_INITIAL_SECONDS' default). */
+const DEFAULT_REFUND_POLL_INITIAL_SECONDS = 30;
+
+/**
+ * The gateways activities start workflows through (the orphan sweeper), with the API's settings:
+ * a workflow the sweeper starts is started as the API would have started it.
+ */
+export function createWorkflowStarters(
+  deps: Pick<
+    WorkerDeps,
+    | 'client'
+    | 'taskQueue'
+    | 'callbackRetryInitialSeconds'
+    | 'refundPollInitialSeconds'
+    | 'billingDaySeconds'
+    | 'subscriptionAuthorizationExpirySeconds'
+  >,
+): WorkflowStarters {
+  const { client, taskQueue, callbackRetryInitialSeconds } = deps;
+  return {
+    payment: createPaymentGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds } }),
+    refund: createRefundGateway({
+      client,
+      settings: {
+        taskQueue,
+        callbackRetryInitialSeconds,
+        refundPollInitialSeconds: deps.refundPollInitialSeconds ?? DEFAULT_REFUND_POLL_INITIAL_SECONDS,
+      },
+    }),
+    subscription: createSubscriptionGateway({
+      client,
+      settings: {
+        taskQueue,
+        callbackRetryInitialSeconds,
+        billingDaySeconds: deps.billingDaySeconds ?? DEFAULT_DAY_SECONDS,
+        subscriptionAuthorizationExpirySeconds: deps.subscriptionAuthorizationExpirySeconds ?? DEFAULT_DAY_SECONDS,
+      },
+    }),
+    outboxEmail: createOutboxEmailGateway({ client, settings: { taskQueue } }),
+    merchantEvents: createMerchantEventsGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds } }),
+  };
 }
 
 function workerOptions(

@@ -1,15 +1,9 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { SWEEP_OUTBOX_RELAY, SWEEP_SUBSCRIPTIONS } from './patches';
 import type { Activities } from '../activities';
+import { ORPHAN_KINDS, type OrphanKind } from '../src/rules/orphanKinds';
 
-/**
- * The kinds of record the orphan sweeper gives a workflow, in the order it sweeps them. Each has
- * a row in activities/sweeper.ts `orphanKinds` (its candidates and how its workflow starts).
- * The last two are the outbox relay: emails and merchant events recorded by a run that was lost
- * before it handed them on (a local activity whose worker died), sent by a workflow of their own.
- */
-export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents'] as const;
-export type OrphanKind = (typeof ORPHAN_KINDS)[number];
+export { ORPHAN_KINDS, type OrphanKind };
 
 export const SWEEP_SCHEDULE_ID = 'sweep-orphans';
 

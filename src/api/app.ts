@@ -23,6 +23,9 @@ import { subscriptionRoutes, type SubscriptionSettings } from './routes/subscrip
 import { listRoutes, type ListSettings } from './routes/lists';
 import { rateLimiters, type RateLimitSettings } from './rateLimiter';
 import { subscriptionPaymentMethodRoutes } from './routes/subscriptionPaymentMethod';
+import { createPaymentGateway } from '../temporal/paymentGateway';
+import { createRefundGateway } from '../temporal/refundGateway';
+import { createSubscriptionGateway } from '../temporal/subscriptionGateway';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
@@ -46,21 +49,29 @@ export interface AppDeps {
   extraRoutes?: RouteDef<any, any, any>[];
 }
 
-export function allRoutes(deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | 'settings' | 'outcomes'>) {
+/** The API's side of each workflow (src/temporal/): routes start and ask workflows only through these. */
+export function apiGateways(deps: Pick<AppDeps, 'client' | 'settings' | 'outcomes'>) {
+  const { client, settings, outcomes } = deps;
+  return {
+    payments: createPaymentGateway({ client, settings, ...(outcomes ? { outcomes } : {}) }),
+    refunds: createRefundGateway({ client, settings, ...(outcomes ? { outcomes } : {}) }),
+    subscriptions: createSubscriptionGateway({ client, settings }),
+  };
+}
+
+export function allRoutes(
+  deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | 'settings' | 'outcomes'>,
+  gateways = apiGateways(deps),
+) {
   const em = deps.orm.em;
+  const { payments, refunds, subscriptions } = gateways;
   return [
     ...apiKeyRoutes(em),
-    ...paymentRoutes({
-      em,
-      client: deps.client,
-      providers: deps.providers,
-      settings: deps.settings,
-      outcomes: deps.outcomes,
-    }),
-    ...refundRoutes({ em, client: deps.client, settings: deps.settings, outcomes: deps.outcomes }),
-    ...subscriptionRoutes({ em, client: deps.client, providers: deps.providers, settings: deps.settings }),
+    ...paymentRoutes({ em, providers: deps.providers, payments, settings: deps.settings }),
+    ...refundRoutes({ em, refunds }),
+    ...subscriptionRoutes({ em, providers: deps.providers, subscriptions }),
     ...listRoutes({ em, settings: deps.settings }),
-    ...subscriptionPaymentMethodRoutes({ em, client: deps.client, settings: deps.settings }),
+    ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
   ];
 }
 
@@ -70,7 +81,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // The error middleware answers every error; Koa's default handler would print stacks.
   app.silent = true;
 
-  const routes = [...allRoutes(deps), ...(deps.extraRoutes ?? [])];
+  const gateways = apiGateways(deps);
+  const routes = [...allRoutes(deps, gateways), ...(deps.extraRoutes ?? [])];
   const authenticator = new Authenticator(deps.orm.em, deps.settings.authCacheTtlMs, deps.logger);
   const connection = deps.temporal;
 
@@ -83,7 +95,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     },
   });
   const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
-  const webhooks = webhookRoutes({ client: deps.client, providers: deps.providers, logger: deps.logger });
+  const webhooks = webhookRoutes({ ...gateways, providers: deps.providers, logger: deps.logger });
   const api = new Router<AppState>();
   const limits = rateLimiters(deps.orm.em, deps.settings.rateLimit, deps.logger);
   mountRoutes(api, routes, authenticate(authenticator, limits));

@@ -1,9 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from '../logger';
-import type { SubmitOutcome } from '../../workflows/paymentApi';
-import type { RefundResponse } from '../domain/refunds';
-import type { PaymentResponse } from '../domain/payments';
+import type { PaymentHintMessage, PaymentOutcomeHint } from '../domain/payments';
+import type { RefundHintMessage, RefundOutcomeHint } from '../domain/refunds';
+import { PAYMENT_OUTCOME_CHANNEL, REFUND_OUTCOME_CHANNEL } from './hintChannels';
+
+export { PAYMENT_OUTCOME_CHANNEL, REFUND_OUTCOME_CHANNEL };
+export type { PaymentOutcomeHint, RefundOutcomeHint };
 
 /**
  * A hint from the worker to the API that a payment attempt's or a refund's outcome is in
@@ -15,31 +18,11 @@ import type { PaymentResponse } from '../domain/payments';
  * committed: after the payment attempt's transaction, and by the refund settlement's own
  * statement (delivered at its commit, with the refund as written, which the API answers with);
  * otherwise the API reads the row.
+ *
+ * The channels (src/db/hintChannels.ts) and the payloads the domain's statements send
+ * (paymentOutcomeHint, refundSettledHint in src/domain/) live beside those statements; this module
+ * sends the general path's hints and listens.
  */
-export const PAYMENT_OUTCOME_CHANNEL = 'payment_outcomes';
-export const REFUND_OUTCOME_CHANNEL = 'refund_outcomes';
-
-/**
- * What a payment hint says: only outcomes the row already shows (never an ambiguous one), and when
- * the attempt's statement sent it, the payment as it committed (the API answers with it).
- */
-export type PaymentOutcomeHint = Extract<SubmitOutcome, { kind: 'settled' | 'created' | 'rejected' }> & {
-  payment?: PaymentResponse;
-};
-/**
- * What a refund hint says: the refund is settled (succeeded or failed), and when its settlement
- * sent the hint, the refund as it committed (the API answers with it instead of reading it again).
- */
-export type RefundOutcomeHint = { kind: 'settled'; refund?: RefundResponse };
-
-interface HintMessage {
-  paymentId: string;
-  outcome: PaymentOutcomeHint;
-}
-interface RefundHintMessage {
-  refundId: string;
-  outcome: RefundOutcomeHint;
-}
 
 /** Best effort: a lost hint costs the API one workflow task of waiting, nothing else. */
 async function notify(orm: MikroORM, channel: string, message: object, logger: Logger): Promise<void> {
@@ -56,7 +39,7 @@ export async function publishPaymentOutcome(
   outcome: PaymentOutcomeHint,
   logger: Logger,
 ): Promise<void> {
-  const message: HintMessage = { paymentId, outcome };
+  const message: PaymentHintMessage = { paymentId, outcome };
   await notify(orm, PAYMENT_OUTCOME_CHANNEL, message, logger);
 }
 
@@ -66,40 +49,9 @@ export async function publishRefundSettled(orm: MikroORM, refundId: string, logg
   await notify(orm, REFUND_OUTCOME_CHANNEL, message, logger);
 }
 
-/** PostgreSQL refuses a notification payload of 8000 bytes or more: the view is left out well before. */
-const MAX_HINT_BYTES = 7000;
-
-/** A hint's payload with the record as written, or without it when that would be too long. */
-function hintPayload(withView: object, withoutView: object): string {
-  const text = JSON.stringify(withView);
-  return Buffer.byteLength(text) < MAX_HINT_BYTES ? text : JSON.stringify(withoutView);
-}
-
-/**
- * The payload of the hint a refund's settlement statement sends itself (pg_notify, delivered at
- * its commit): with the refund as that statement wrote it, unless that would be too long.
- */
-export function refundSettledHint(refundId: string, refund: RefundResponse): string {
-  return hintPayload(
-    { refundId, outcome: { kind: 'settled', refund } } satisfies RefundHintMessage,
-    { refundId, outcome: { kind: 'settled' } } satisfies RefundHintMessage,
-  );
-}
-
-/**
- * The payload of the hint a payment attempt's statement sends itself (pg_notify, delivered at its
- * commit): with the payment as that statement wrote it, unless that would be too long.
- */
-export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created', payment: PaymentResponse): string {
-  return hintPayload(
-    { paymentId, outcome: { kind, payment } } satisfies HintMessage,
-    { paymentId, outcome: { kind } } satisfies HintMessage,
-  );
-}
-
 /** Parses a payment hint; anything else on the channel is ignored. */
-export function parseHint(payload: string | undefined): HintMessage | null {
-  const m = parseJson(payload) as Partial<HintMessage> | null;
+export function parseHint(payload: string | undefined): PaymentHintMessage | null {
+  const m = parseJson(payload) as Partial<PaymentHintMessage> | null;
   const kind = m?.outcome?.kind;
   if (typeof m?.paymentId !== 'string' || (kind !== 'settled' && kind !== 'created' && kind !== 'rejected')) {
     return null;

@@ -112,3 +112,8 @@ export async function ensureWebhookSecret(em: EntityManager, merchantId: string,
   if (!secret) throw new AppError('not_found', `Merchant ${merchantId} not found.`);
   return secret;
 }
+
+/** A merchant's API keys, active and revoked, newest first. */
+export async function listApiKeys(em: EntityManager, merchantId: string): Promise<ApiKey[]> {
+  return em.fork().find(ApiKey, { merchant: merchantId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+}

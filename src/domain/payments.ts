@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { Payment, type PaymentStatus } from '../db/entities';
+import { AppError } from '../errors';
+import { newId } from '../ids';
 import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/orm';
 import { toMajor } from '../rules/money';
 import { outboxEventCte, outboxEventFields, recordEvent, type EventInput, type MerchantEventType } from './events';
@@ -8,7 +10,8 @@ import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
 import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
-import { PAYMENT_OUTCOME_CHANNEL, paymentOutcomeHint } from '../db/outcomeHints';
+import { hintPayload, PAYMENT_OUTCOME_CHANNEL } from '../db/hintChannels';
+import type { SubmitOutcome } from '../../workflows/paymentApi';
 import { markSentCte } from '../rules/providerCallMark';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
@@ -60,6 +63,32 @@ export function presentPayment(p: PaymentView) {
 }
 
 export type PaymentResponse = ReturnType<typeof presentPayment>;
+
+/**
+ * What a payment's outcome hint says (src/db/outcomeHints.ts): only outcomes the row already
+ * shows (never an ambiguous one), and when the attempt's statement sent it, the payment as it
+ * committed (the API answers with it).
+ */
+export type PaymentOutcomeHint = Extract<SubmitOutcome, { kind: 'settled' | 'created' | 'rejected' }> & {
+  payment?: PaymentResponse;
+};
+
+/** A payment hint as sent on PAYMENT_OUTCOME_CHANNEL. */
+export interface PaymentHintMessage {
+  paymentId: string;
+  outcome: PaymentOutcomeHint;
+}
+
+/**
+ * The payload of the hint a payment attempt's statement sends itself (pg_notify, delivered at its
+ * commit): with the payment as that statement wrote it, unless that would be too long.
+ */
+export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created', payment: PaymentResponse): string {
+  return hintPayload(
+    { paymentId, outcome: { kind, payment } } satisfies PaymentHintMessage,
+    { paymentId, outcome: { kind } } satisfies PaymentHintMessage,
+  );
+}
 
 export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, currency, status, amount_refunded_minor,
   amount_pending_refund_minor, provider_transaction_id, redirect_url, save_card_enabled, customer, billing, metadata,
@@ -140,6 +169,104 @@ export async function insertPayment(em: EntityManager, p: NewPayment): Promise<P
     p.createdAt,
   ]);
   return row ? paymentViewOfRow(row) : null;
+}
+
+/** What POST /payments asks for (the parsed body). */
+export interface PaymentRequest {
+  externalId: string;
+  amountMinor: number;
+  currency: string;
+  cardToken?: string;
+  saveCardEnabled?: boolean;
+  customer: Payment['customer'];
+  billing?: Payment['billing'];
+  metadata?: Payment['metadata'];
+  description?: string;
+  callbackUrl?: string;
+  returnUrl?: string;
+}
+
+/** A payment as the create path holds it: as written or as found, with its merchant for the workflow's start. */
+export type CreatedPayment = PaymentView & { merchant: { id: string } };
+
+function conflict(
+  existing: Pick<Payment, 'amountMinor' | 'currency' | 'id'>,
+  body: Pick<PaymentRequest, 'amountMinor' | 'currency'>,
+): AppError | undefined {
+  if (existing.amountMinor === body.amountMinor && existing.currency === body.currency) return undefined;
+  return new AppError(
+    'external_id_conflict',
+    'A payment with this externalId exists with another amount or currency.',
+    {
+      paymentId: existing.id,
+    },
+  );
+}
+
+/**
+ * externalIds stay unique per merchant across environments (one unique key): the other
+ * environment's record is refused without being named or described.
+ */
+const otherEnvironmentConflict = () =>
+  new AppError('external_id_conflict', 'This externalId is used by a record of the other environment.');
+
+/**
+ * Inserts the payment, or finds the one this externalId already names (exactly one under
+ * concurrency); the same externalId with another amount or currency (or of the other
+ * environment) is `external_id_conflict`.
+ */
+export async function createOrFindPayment(
+  em: EntityManager,
+  scope: RecordScope,
+  body: PaymentRequest,
+  { processor, expirySeconds }: { processor: string; expirySeconds: number },
+): Promise<CreatedPayment> {
+  const now = new Date();
+  const merchant = { id: scope.merchantId };
+  const inserted = await insertPayment(em, {
+    id: newId('payment'),
+    merchantId: scope.merchantId,
+    externalId: body.externalId,
+    environment: scope.environment,
+    processor,
+    amountMinor: body.amountMinor,
+    currency: body.currency,
+    cardToken: body.cardToken ?? null,
+    saveCardEnabled: body.saveCardEnabled ?? false,
+    customer: body.customer,
+    billing: body.billing ?? null,
+    metadata: body.metadata ?? null,
+    description: body.description ?? null,
+    callbackUrl: body.callbackUrl ?? null,
+    returnUrl: body.returnUrl ?? null,
+    expiresAt: new Date(now.getTime() + expirySeconds * 1000),
+    createdAt: now,
+  });
+  if (inserted) return { ...inserted, merchant };
+  // The externalId names a payment already: that one (the unique key spans both environments).
+  // A fork of its own: the ORM's identity map is per request (the insert above needs none).
+  const existing = await em.fork().findOne(Payment, { merchant: scope.merchantId, externalId: body.externalId });
+  if (!existing) throw new AppError('concurrent_request', 'A request with this externalId is being processed; retry.');
+  if (existing.environment !== scope.environment) throw otherEnvironmentConflict();
+  const mismatch = conflict(existing, body);
+  if (mismatch) throw mismatch;
+  return existing;
+}
+
+/** The processor of the payment this externalId names in the caller's environment (null: none). */
+export async function existingPaymentProcessor(
+  em: EntityManager,
+  scope: RecordScope,
+  externalId: string,
+): Promise<string | null> {
+  const existing = await em
+    .fork()
+    .findOne(
+      Payment,
+      { merchant: scope.merchantId, externalId, environment: scope.environment },
+      { fields: ['processor'] },
+    );
+  return existing?.processor ?? null;
 }
 
 /** A row of PAYMENT_VIEW_COLUMNS, selected without the ORM, as a view. */

@@ -10,7 +10,7 @@ import { outboxEventCte, outboxEventFields, recordEvent, type EventInput } from 
 import type { RecordScope } from './scope';
 import { markSentCte } from '../rules/providerCallMark';
 import { workerMetrics } from '../metrics/worker';
-import { REFUND_OUTCOME_CHANNEL, refundSettledHint } from '../db/outcomeHints';
+import { hintPayload, REFUND_OUTCOME_CHANNEL } from '../db/hintChannels';
 
 /**
  * Refund rules. A request's checks are decided in one place (decideRefund); the in-flight slot is
@@ -39,6 +39,30 @@ export function presentRefund(r: SettledRefundFields, payment: PaymentView) {
 }
 
 export type RefundResponse = ReturnType<typeof presentRefund>;
+
+/**
+ * What a refund's outcome hint says (src/db/outcomeHints.ts): the refund is settled (succeeded or
+ * failed), and when its settlement sent the hint, the refund as it committed (the API answers with
+ * it instead of reading it again).
+ */
+export type RefundOutcomeHint = { kind: 'settled'; refund?: RefundResponse };
+
+/** A refund hint as sent on REFUND_OUTCOME_CHANNEL. */
+export interface RefundHintMessage {
+  refundId: string;
+  outcome: RefundOutcomeHint;
+}
+
+/**
+ * The payload of the hint a refund's settlement statement sends itself (pg_notify, delivered at
+ * its commit): with the refund as that statement wrote it, unless that would be too long.
+ */
+export function refundSettledHint(refundId: string, refund: RefundResponse): string {
+  return hintPayload(
+    { refundId, outcome: { kind: 'settled', refund } } satisfies RefundHintMessage,
+    { refundId, outcome: { kind: 'settled' } } satisfies RefundHintMessage,
+  );
+}
 
 export interface RefundRequest {
   externalId: string;
@@ -157,6 +181,63 @@ export async function createRefund(
   req: RefundRequest,
 ): Promise<RefundCreation> {
   return (await createRefundFromRead(em, scope, paymentId, req)) ?? createRefundLocked(em, scope, paymentId, req);
+}
+
+/**
+ * createRefund, each time in a fork of its own. The same externalId sent for two payments at
+ * once: the loser's insert violates the unique (merchant, externalId); once more, it sees the
+ * winner (replay or conflict: `external_id_conflict`).
+ */
+export async function createOrFindRefund(
+  em: EntityManager,
+  scope: RecordScope,
+  paymentId: string,
+  req: RefundRequest,
+): Promise<RefundCreation> {
+  const create = () => createRefund(em.fork(), scope, paymentId, req);
+  return create().catch((err: unknown) => {
+    if (err instanceof UniqueConstraintViolationException) return create();
+    throw err;
+  });
+}
+
+/** A refund as the API answers it, by id (it exists: the caller created or found it). */
+export async function refundViewById(em: EntityManager, refundId: string): Promise<RefundResponse> {
+  const refund = await findRefundWithPayment(em, refundId);
+  return presentRefund(refund!, refund!.payment);
+}
+
+/** A payment's refunds as the API answers them, newest first; null when the payment is not the caller's. */
+export async function listPaymentRefunds(
+  em: EntityManager,
+  scope: RecordScope,
+  paymentId: string,
+): Promise<RefundResponse[] | null> {
+  const fork = em.fork();
+  const payment = await fork.findOne(Payment, {
+    id: paymentId,
+    merchant: scope.merchantId,
+    environment: scope.environment,
+  });
+  if (!payment) return null;
+  const refunds = await fork.find(Refund, { payment: payment.id }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  return refunds.map((r) => presentRefund(r, payment));
+}
+
+/** A refund as the API answers it, scoped to the caller's merchant and environment (null: not found). */
+export async function findRefundView(
+  em: EntityManager,
+  scope: RecordScope,
+  refundId: string,
+): Promise<RefundResponse | null> {
+  const refund = await em
+    .fork()
+    .findOne(
+      Refund,
+      { id: refundId, merchant: scope.merchantId, payment: { environment: scope.environment } },
+      { populate: ['payment'] },
+    );
+  return refund ? presentRefund(refund, refund.payment) : null;
 }
 
 /** The general path: every check in one transaction holding the payment's row lock. */

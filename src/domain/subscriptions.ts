@@ -1,15 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import {
   Email,
   Invoice,
+  Merchant,
   MerchantEvent,
   Subscription,
   SubscriptionPhase,
   type Customer,
   type KeyEnvironment,
-  type Merchant,
 } from '../db/entities';
+import { AppError } from '../errors';
 import { newId } from '../ids';
 import { preparedRows, type PreparedStatement } from '../db/orm';
 import { toMajor } from '../rules/money';
@@ -17,7 +19,12 @@ import { invoiceStatusOf } from './invoices';
 import { clippedSubject, recordEmail, type ClaimedEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
-import type { Outbox, Plan, SubscriptionStatus } from '../rules/subscriptionPlan';
+import {
+  DEFAULT_RETRY_SCHEDULE_DAYS,
+  type Outbox,
+  type Plan,
+  type SubscriptionStatus,
+} from '../rules/subscriptionPlan';
 import type { RecordScope } from './scope';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
@@ -193,6 +200,137 @@ export function insertSubscription(
     }),
   );
   return { subscription, phases };
+}
+
+/** What POST /subscriptions asks for (the parsed body). */
+export interface SubscriptionRequest {
+  externalId: string;
+  amountMinor: number;
+  currency: string;
+  billingIntervalDays: number;
+  cardToken?: string;
+  customer?: Customer;
+  description?: string;
+  metadata?: Record<string, string>;
+  callbackUrl?: string;
+  returnUrl?: string;
+  retryScheduleDays?: number[];
+  phases: Array<{ name: string; iterations: number; amountMinor: number; billingIntervalDays: number }>;
+}
+
+function conflict(existing: Subscription, body: SubscriptionRequest): AppError | undefined {
+  if (existing.amountMinor === body.amountMinor && existing.currency === body.currency) return undefined;
+  return new AppError(
+    'external_id_conflict',
+    'A subscription with this externalId exists with another amount or currency.',
+    { subscriptionId: existing.id },
+  );
+}
+
+/**
+ * Inserts the subscription with its phases and commits, or finds the one this externalId
+ * already names. Its workflow is started after the commit (a workflow never looks for a row
+ * that is not there); a commit whose start never happened is picked up by the sweeper.
+ */
+async function createOrFind(
+  em: EntityManager,
+  scope: RecordScope,
+  body: SubscriptionRequest,
+  processor: string,
+): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
+  return em.fork().transactional(async (tx) => {
+    const existing = await tx.findOne(Subscription, { merchant: scope.merchantId, externalId: body.externalId });
+    if (existing) {
+      // externalIds stay unique per merchant across environments (one unique key): the other
+      // environment's subscription is refused without being named or described.
+      if (existing.environment !== scope.environment) {
+        throw new AppError('external_id_conflict', 'This externalId is used by a record of the other environment.');
+      }
+      const mismatch = conflict(existing, body);
+      if (mismatch) throw mismatch;
+      return { subscription: existing, phases: null };
+    }
+    const { subscription, phases } = insertSubscription(tx, tx.getReference(Merchant, scope.merchantId), {
+      merchantId: scope.merchantId,
+      environment: scope.environment,
+      processor,
+      externalId: body.externalId,
+      amountMinor: body.amountMinor,
+      currency: body.currency,
+      billingIntervalDays: body.billingIntervalDays,
+      ...(body.cardToken ? { cardToken: body.cardToken } : {}),
+      ...(body.customer ? { customer: body.customer } : {}),
+      ...(body.description ? { description: body.description } : {}),
+      ...(body.metadata ? { metadata: body.metadata } : {}),
+      ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
+      ...(body.returnUrl ? { returnUrl: body.returnUrl } : {}),
+      retryScheduleDays: body.retryScheduleDays ?? DEFAULT_RETRY_SCHEDULE_DAYS,
+      phases: body.phases.map((p) => ({
+        name: p.name,
+        iterations: p.iterations,
+        amountMinor: p.amountMinor,
+        billingIntervalDays: p.billingIntervalDays,
+      })),
+    });
+    await tx.flush();
+    return { subscription, phases };
+  });
+}
+
+/**
+ * createOrFind, once more when two identical requests ran at once: the loser's insert violates
+ * the unique externalId and, once more, finds the winner's subscription. Answers the
+ * subscription and its phases (null when found: subscriptionStartInput reads them).
+ */
+export async function createOrFindSubscription(
+  em: EntityManager,
+  scope: RecordScope,
+  body: SubscriptionRequest,
+  { processor }: { processor: string },
+): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
+  return createOrFind(em, scope, body, processor).catch((err: unknown) => {
+    if (err instanceof UniqueConstraintViolationException) return createOrFind(em, scope, body, processor);
+    throw err;
+  });
+}
+
+/** The processor of the subscription this externalId names in the caller's environment (null: none). */
+export async function existingSubscriptionProcessor(
+  em: EntityManager,
+  scope: RecordScope,
+  externalId: string,
+): Promise<string | null> {
+  const existing = await em
+    .fork()
+    .findOne(
+      Subscription,
+      { merchant: scope.merchantId, externalId, environment: scope.environment },
+      { fields: ['processor'] },
+    );
+  return existing?.processor ?? null;
+}
+
+/** What a subscription's workflow is started with: the record, its merchant and its plan. */
+export type SubscriptionStartInput = Subscription & { merchantId: string; plan: Plan };
+
+/** The start input of a subscription, with its phases as written (or read here when not given). */
+export async function subscriptionStartInput(
+  em: EntityManager,
+  subscription: Subscription,
+  phases: SubscriptionPhase[] | null,
+): Promise<SubscriptionStartInput> {
+  const stored =
+    phases ??
+    (await em.fork().find(SubscriptionPhase, { subscription: subscription.id }, { orderBy: { position: 'asc' } }));
+  return { ...subscription, merchantId: subscription.merchant.id, plan: planOf(subscription, stored) };
+}
+
+/** The start input of a subscription by id (the sweeper); null when it was discarded meanwhile. */
+export async function subscriptionStartOf(em: EntityManager, id: string): Promise<SubscriptionStartInput | null> {
+  const subscription = await em.findOne(Subscription, { id });
+  if (!subscription) return null;
+  const phases = await em.find(SubscriptionPhase, { subscription: id }, { orderBy: { position: 'asc' } });
+  return { ...subscription, merchantId: subscription.merchant.id, plan: planOf(subscription, phases) };
 }
 
 // ---- state changes made by the workflow (through activities) ----

@@ -1,7 +1,7 @@
 /**
  * The one vocabulary of provider failures, from the adapter to the client. Each name is defined
  * here once; src/providers/errors.ts, activities/providerFailures.ts, the workflows and the API
- * (src/api/temporalOutcome.ts, src/api/providerRejection.ts) use these constants.
+ * (src/app/workflowTrouble.ts, src/app/providerRejection.ts) use these constants.
  *
  * The string values are recorded in Temporal workflow histories (activity failure types, the
  * workflows' answers): they never change (test/integration/replay.test.ts replays old ones).

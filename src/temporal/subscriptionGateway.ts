@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 import {
   WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
   WorkflowUpdateStage,
   type Client,
+  type WorkflowStartOptions,
 } from '@temporalio/client';
+import type { Plan } from '../rules/subscriptionPlan';
+import { subscriptionWorkflowSummary } from '../rules/workflowSummaries';
 import { subscriptionWorkflow } from '../../workflows/subscription';
 import {
   cancelSubscriptionUpdate,
+  providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionWorkflowId,
   updatePaymentMethodUpdate,
@@ -17,12 +19,44 @@ import {
   type PaymentMethodOutcome,
   type PaymentMethodRequest,
   type StartOutcome,
+  type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
-import { isTemporalUnreachable, isUpdateAborted } from './grpcErrors';
-import { subscriptionWorkflowStartOptions } from './subscriptionWorkflowOptions';
+import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workflows/searchAttributes';
+import { isTemporalUnreachable } from './grpcErrors';
+import { temporalReachable } from './reachability';
+import { subscriptionTaskQueue } from './taskQueues';
+import {
+  signalAnswer,
+  startAnswer,
+  updateAnswer,
+  withoutOutcome,
+  workflowAnswerOf,
+  type StartAnswer,
+} from './workflowAnswers';
 
-type StartInput = Parameters<typeof subscriptionWorkflowStartOptions>[0];
-type StartSettings = Parameters<typeof subscriptionWorkflowStartOptions>[1];
+/** The subscription a workflow is started for, with its plan (its phases and retry schedule). */
+export interface SubscriptionStart {
+  id: string;
+  merchantId: string;
+  externalId: string;
+  currency: string;
+  environment?: string;
+  cardToken: string | null;
+  callbackUrl: string | null;
+  plan: Plan;
+}
+
+export interface SubscriptionGatewaySettings {
+  /** The main task queue (TEMPORAL_TASK_QUEUE): the workflow runs on its subscription queue. */
+  taskQueue: string;
+  billingDaySeconds: number;
+  subscriptionAuthorizationExpirySeconds: number;
+  callbackRetryInitialSeconds: number;
+  /** Continue-as-new threshold for new subscriptions' workflows (tests lower it). */
+  historyEventLimit?: number;
+  /** Bounded wait for an answer (the first outcome, a cancel, a card update); only the API waits. */
+  paymentWaitMs?: number;
+}
 
 /** What a cancel request came to within the API's wait. */
 export type CancelResult =
@@ -35,126 +69,6 @@ export type CancelResult =
   /** Nothing was decided (Temporal unreachable, or no worker took it): retry. */
   | 'no_answer';
 
-/**
- * The API's side of the subscription workflow, in one place: how it is started and asked, and
- * how Temporal's answers are read (by type, never by message).
- */
-export class SubscriptionGateway {
-  constructor(
-    private readonly client: Client,
-    private readonly settings: StartSettings & { waitMs: number },
-  ) {}
-
-  private handle(subscriptionId: string) {
-    return this.client.workflow.getHandle<typeof subscriptionWorkflow>(subscriptionWorkflowId(subscriptionId));
-  }
-
-  /**
-   * After the commit that recorded the subscription: starts its workflow unless it runs already
-   * and waits (bounded) for the first outcome, in one round trip (Update-with-Start).
-   */
-  async startAndAwaitFirstOutcome(subscription: StartInput): Promise<StartOutcome | 'no_answer'> {
-    const op = new WithStartWorkflowOperation(
-      subscriptionWorkflow,
-      subscriptionWorkflowStartOptions(subscription, this.settings),
-    );
-    try {
-      return await this.client.withDeadline(Date.now() + this.settings.waitMs, () =>
-        this.client.workflow.executeUpdateWithStart(subscriptionStartedUpdate, { startWorkflowOperation: op }),
-      );
-    } catch (err) {
-      // Refused by the validator: the subscription left `created` already.
-      if (err instanceof WorkflowUpdateFailedError) return { kind: 'settled' };
-      // The workflow is closed (e.g. it discarded a refused token): its result says how it began.
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return this.closedOutcome(subscription.id);
-      if (isTemporalUnreachable(err) || isUpdateAborted(err)) return 'no_answer';
-      throw err;
-    }
-  }
-
-  private async closedOutcome(subscriptionId: string): Promise<StartOutcome | 'no_answer'> {
-    try {
-      const result = await this.client.withDeadline(Date.now() + this.settings.waitMs, () =>
-        this.handle(subscriptionId).result(),
-      );
-      return result.firstOutcome ?? { kind: 'settled' };
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return { kind: 'settled' };
-      if (isTemporalUnreachable(err)) return 'no_answer';
-      throw err;
-    }
-  }
-
-  /**
-   * Cancels through the workflow's Update, waiting (bounded) for its outcome. The update id is
-   * derived from the request, so a retried DELETE attaches to the Update already under way
-   * instead of stacking another; an Update aborted by a failed workflow task is sent again.
-   */
-  async cancel(subscriptionId: string, req: CancelRequest): Promise<CancelResult> {
-    const deadline = Date.now() + this.settings.waitMs;
-    let accepted = false;
-    for (;;) {
-      try {
-        await this.client.withDeadline(deadline, async () => {
-          const update = await this.handle(subscriptionId).startUpdate(cancelSubscriptionUpdate, {
-            args: [req],
-            updateId: cancelUpdateId(req),
-            waitForStage: WorkflowUpdateStage.ACCEPTED,
-          });
-          accepted = true;
-          await update.result();
-        });
-        return 'done';
-      } catch (err) {
-        // Refused by the validator (cancelled already): nothing to apply.
-        if (err instanceof WorkflowUpdateFailedError) return 'done';
-        if (err instanceof WorkflowNotFoundError) return 'closed';
-        if (isUpdateAborted(err) && Date.now() + 250 < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 250));
-          continue;
-        }
-        if (isTemporalUnreachable(err) || isUpdateAborted(err)) return accepted ? 'accepted' : 'no_answer';
-        throw err;
-      }
-    }
-  }
-
-  /**
-   * Replaces the subscription's card through the workflow's Update (`updateId` from
-   * paymentMethodUpdateId), waiting (bounded) for its outcome. A retried request against the
-   * same subscription state attaches to the Update under way; an aborted one is sent again.
-   */
-  async updatePaymentMethod(
-    subscriptionId: string,
-    req: PaymentMethodRequest,
-    updateId: string,
-  ): Promise<PaymentMethodResult> {
-    const deadline = Date.now() + this.settings.waitMs;
-    let accepted = false;
-    for (;;) {
-      try {
-        return await this.client.withDeadline(deadline, async () => {
-          const update = await this.handle(subscriptionId).startUpdate(updatePaymentMethodUpdate, {
-            args: [req],
-            updateId,
-            waitForStage: WorkflowUpdateStage.ACCEPTED,
-          });
-          accepted = true;
-          return await update.result();
-        });
-      } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return 'refused';
-        if (isUpdateAborted(err) && Date.now() + 250 < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 250));
-          continue;
-        }
-        if (isTemporalUnreachable(err) || isUpdateAborted(err)) return accepted ? 'accepted' : 'no_answer';
-        throw err;
-      }
-    }
-  }
-}
-
 /** What a card update came to within the API's wait. */
 export type PaymentMethodResult =
   | PaymentMethodOutcome
@@ -164,6 +78,168 @@ export type PaymentMethodResult =
   | 'accepted'
   /** Nothing was decided (Temporal unreachable, or no worker took it): retry. */
   | 'no_answer';
+
+/** How a subscription's workflow is started: its id, input, policies, search attributes and UI summary. */
+function startOptions(
+  subscription: SubscriptionStart,
+  settings: SubscriptionGatewaySettings,
+): WorkflowStartOptions<typeof subscriptionWorkflow> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
+  const input: SubscriptionWorkflowInput = {
+    subscriptionId: subscription.id,
+    merchantId: subscription.merchantId,
+    externalId: subscription.externalId,
+    plan: subscription.plan,
+    needsAuthorization: subscription.cardToken === null,
+    billingDaySeconds: settings.billingDaySeconds,
+    authorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds,
+    callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+    callbacks: subscription.callbackUrl !== null,
+    ...(settings.historyEventLimit ? { historyEventLimit: settings.historyEventLimit } : {}),
+  };
+  return {
+    workflowId: subscriptionWorkflowId(subscription.id),
+    taskQueue: subscriptionTaskQueue(settings.taskQueue),
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    // One execution chain per subscription: once closed (cancelled), never started again.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: [
+      { key: MerchantIdKey, value: subscription.merchantId },
+      { key: ExternalIdKey, value: subscription.externalId },
+      { key: SubscriptionStatusKey, value: 'created' },
+    ],
+    // Not the card token: only whether the merchant gave one.
+    ...subscriptionWorkflowSummary({
+      id: subscription.id,
+      merchantId: subscription.merchantId,
+      externalId: subscription.externalId,
+      currency: subscription.currency,
+      plan: subscription.plan,
+      ...(subscription.environment ? { environment: subscription.environment } : {}),
+      needsAuthorization: input.needsAuthorization,
+      callbacks: input.callbacks,
+    }),
+  };
+}
+
+/**
+ * The API's and the sweeper's side of the subscription workflow, in one place: how it is started
+ * and asked, and how Temporal's answers are read (workflowAnswers.ts).
+ */
+export function createSubscriptionGateway(deps: { client: Client; settings: SubscriptionGatewaySettings }) {
+  const { client, settings } = deps;
+  const waitMs = settings.paymentWaitMs ?? 0;
+  const handle = (subscriptionId: string) =>
+    client.workflow.getHandle<typeof subscriptionWorkflow>(subscriptionWorkflowId(subscriptionId));
+
+  async function closedOutcome(subscriptionId: string): Promise<StartOutcome | 'no_answer'> {
+    try {
+      const result = await client.withDeadline(Date.now() + waitMs, () => handle(subscriptionId).result());
+      return result.firstOutcome ?? { kind: 'settled' };
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return { kind: 'settled' };
+      if (isTemporalUnreachable(err)) return 'no_answer';
+      throw err;
+    }
+  }
+
+  return {
+    workflowId: subscriptionWorkflowId,
+
+    /** Starts the subscription's workflow (the sweeper); a running one is left alone, a closed one never started again. */
+    start(subscription: SubscriptionStart): Promise<StartAnswer> {
+      return startAnswer(() => client.workflow.start(subscriptionWorkflow, startOptions(subscription, settings)));
+    },
+
+    /**
+     * After the commit that recorded the subscription: starts its workflow unless it runs already
+     * and waits (bounded) for the first outcome, in one round trip (Update-with-Start).
+     */
+    async startAndAwaitFirstOutcome(subscription: SubscriptionStart): Promise<StartOutcome | 'no_answer'> {
+      const op = new WithStartWorkflowOperation(subscriptionWorkflow, startOptions(subscription, settings));
+      try {
+        return await client.withDeadline(Date.now() + waitMs, () =>
+          client.workflow.executeUpdateWithStart(subscriptionStartedUpdate, { startWorkflowOperation: op }),
+        );
+      } catch (err) {
+        const answer = workflowAnswerOf(err);
+        // Refused by the validator: the subscription left `created` already.
+        if (answer === 'update_refused') return { kind: 'settled' };
+        // The workflow is closed (e.g. it discarded a refused token): its result says how it began.
+        if (answer === 'already_started') return closedOutcome(subscription.id);
+        if (withoutOutcome(answer)) return 'no_answer';
+        throw err;
+      }
+    },
+
+    /**
+     * Cancels through the workflow's Update, waiting (bounded) for its outcome. The update id is
+     * derived from the request, so a retried DELETE attaches to the Update already under way
+     * instead of stacking another; an Update aborted by a failed workflow task is sent again.
+     */
+    async cancel(subscriptionId: string, req: CancelRequest): Promise<CancelResult> {
+      const answer = await updateAnswer(client, Date.now() + waitMs, async (accepted) => {
+        const update = await handle(subscriptionId).startUpdate(cancelSubscriptionUpdate, {
+          args: [req],
+          updateId: cancelUpdateId(req),
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        });
+        accepted();
+        await update.result();
+      });
+      switch (answer.kind) {
+        // Refused by the validator (cancelled already): nothing to apply.
+        case 'done':
+        case 'refused':
+          return 'done';
+        case 'not_found':
+          return 'closed';
+        default:
+          return answer.kind;
+      }
+    },
+
+    /**
+     * Replaces the subscription's card through the workflow's Update (`updateId` from
+     * paymentMethodUpdateId: the subscription's state as the API read it, and the request),
+     * waiting (bounded) for its outcome. A retried request against the same subscription state
+     * attaches to the Update under way; an aborted one is sent again.
+     */
+    async updatePaymentMethod(
+      subscriptionId: string,
+      req: PaymentMethodRequest,
+      readAt: string,
+    ): Promise<PaymentMethodResult> {
+      const answer = await updateAnswer(client, Date.now() + waitMs, async (accepted) => {
+        const update = await handle(subscriptionId).startUpdate(updatePaymentMethodUpdate, {
+          args: [req],
+          updateId: paymentMethodUpdateId(readAt, req),
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        });
+        accepted();
+        return await update.result();
+      });
+      switch (answer.kind) {
+        case 'done':
+          return answer.result;
+        case 'not_found':
+          return 'refused';
+        default:
+          return answer.kind;
+      }
+    },
+
+    /** The provider's webhook: the workflow asks the provider itself. A closed run has settled already. */
+    providerEvent(subscriptionId: string): Promise<'delivered' | 'not_found'> {
+      return signalAnswer(() => handle(subscriptionId).signal(providerSubscriptionEventSignal));
+    },
+
+    /** Whether Temporal answers at all (after a wait without an outcome): see temporalReachable. */
+    reachable: () => temporalReachable(client),
+  };
+}
+
+export type SubscriptionGateway = ReturnType<typeof createSubscriptionGateway>;
 
 /** One Update per subscription and request intent (reason, notify): retries attach to it. */
 export function cancelUpdateId(req: CancelRequest): string {

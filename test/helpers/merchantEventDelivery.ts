@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import { createMerchantEventActivities } from '../../activities/merchantEvents';
+import { createWorkflowStarters } from '../../src/worker';
 import { recordEvent } from '../../src/domain/events';
 import { Merchant, type KeyEnvironment } from '../../src/db/entities';
 import type { ResolveHost } from '../../src/net/pinnedPost';
@@ -16,7 +17,7 @@ import { testStack } from '../setup/stackInfo';
 export async function startDeliveryFixture(name: string) {
   const orm: MikroORM = await openTestOrm();
   const merchantId = (await createTestMerchant(orm, name)).merchantId;
-  // The activities' dependencies include a Temporal client; delivering never uses it.
+  // The activities' dependencies include workflow starters (a Temporal client); delivering never uses them.
   const connection = await Connection.connect({ address: testStack().temporalAddress });
   const client = new Client({ connection, namespace: 'default' });
 
@@ -43,9 +44,11 @@ export async function startDeliveryFixture(name: string) {
       logger: testLogger,
       providers: testProviders(orm),
       publicBaseUrl: 'http://127.0.0.1:9',
-      client,
-      taskQueue: uniqueTaskQueue('delivery'),
-      callbackRetryInitialSeconds: 1,
+      starters: createWorkflowStarters({
+        client,
+        taskQueue: uniqueTaskQueue('delivery'),
+        callbackRetryInitialSeconds: 1,
+      }),
       callbackTimeoutMs: 3_000,
       privateTestCallbacks: opts.privateTestCallbacks ?? true,
       ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),

@@ -1,5 +1,6 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
+import { createWorkflowStarters } from '../../src/worker';
 import type { OpenedAndCharged } from '../../activities/subscriptions';
 import { Merchant } from '../../src/db/entities';
 import { insertSubscription } from '../../src/domain/subscriptions';
@@ -30,9 +31,11 @@ describe('the open-and-charge step, run again', () => {
       logger: testLogger,
       providers: stack.providers,
       publicBaseUrl: 'http://127.0.0.1:9',
-      client: stack.api.client,
-      taskQueue: 'unused-open-and-charge',
-      callbackRetryInitialSeconds: 10,
+      starters: createWorkflowStarters({
+        client: stack.api.client,
+        taskQueue: 'unused-open-and-charge',
+        callbackRetryInitialSeconds: 10,
+      }),
       smtpUrl: 'smtp://127.0.0.1:9',
     });
   });

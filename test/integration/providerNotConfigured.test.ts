@@ -1,8 +1,5 @@
 import { paymentRow } from '../helpers/records';
-import { WithStartWorkflowOperation } from '@temporalio/client';
-import { paymentWorkflowStartOptions } from '../../src/temporal/paymentWorkflowOptions';
-import { paymentWorkflowV2 } from '../../workflows/payment';
-import { submitPaymentUpdate } from '../../workflows/paymentApi';
+import { createPaymentGateway } from '../../src/temporal/paymentGateway';
 import { call } from '../helpers/http';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { subscriptionClient } from '../helpers/subscriptions';
@@ -43,13 +40,11 @@ describe('records whose provider is no longer configured', () => {
       expiresAt: new Date(Date.now() + 3_600_000),
     });
     await em.flush();
-    const op = new WithStartWorkflowOperation(
-      paymentWorkflowV2,
-      paymentWorkflowStartOptions(payment, { taskQueue: stack.taskQueue, callbackRetryInitialSeconds: 1 }),
-    );
-    const outcome = await stack.api.client.workflow.executeUpdateWithStart(submitPaymentUpdate, {
-      startWorkflowOperation: op,
+    const payments = createPaymentGateway({
+      client: stack.api.client,
+      settings: { taskQueue: stack.taskQueue, callbackRetryInitialSeconds: 1, paymentWaitMs: 30_000 },
     });
+    const outcome = await payments.submit(payment);
     expect(outcome).toEqual({ kind: 'settled' });
     const got = await call(stack.api.baseUrl, 'GET', `/payments/${payment.id}`, merchant.auth);
     expect(got.body).toMatchObject({ status: 'failed', failureCode: 'provider_not_configured' });

@@ -21,7 +21,8 @@ import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { paymentRow } from '../helpers/records';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
-import { emailRelayWorkflowId, merchantEventRelayWorkflowId } from '../../activities/sweeper';
+import { emailRelayWorkflowId } from '../../src/temporal/outboxEmailGateway';
+import { merchantEventRelayWorkflowId } from '../../src/temporal/merchantEventsGateway';
 
 /** The orphan sweeper: paged, past a grace age, skipping records with a workflow, each examined once. */
 describe('orphan sweeper', () => {

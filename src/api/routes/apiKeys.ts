@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKey, KEY_ENVIRONMENTS, KEY_ROLES } from '../../db/entities';
+import { KEY_ENVIRONMENTS, KEY_ROLES, type ApiKey } from '../../db/entities';
+import { listApiKeys } from '../../domain/merchants';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { iso, nullableTimestamp, timestamp } from '../schemas';
 
@@ -43,9 +44,7 @@ export function apiKeyRoutes(em: EntityManager) {
       response: z.object({ apiKeys: z.array(apiKeySchema) }),
       errors: { ...AUTH_ERRORS },
       handler: async ({ caller }) => {
-        const keys = await em
-          .fork()
-          .find(ApiKey, { merchant: caller.merchantId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+        const keys = await listApiKeys(em, caller.merchantId);
         return { apiKeys: keys.map(presentApiKey) };
       },
     }),

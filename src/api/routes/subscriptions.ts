@@ -1,28 +1,16 @@
 import { z } from 'zod';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Client } from '@temporalio/client';
-import { Merchant, Subscription, SubscriptionPhase } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { toMinor } from '../../rules/money';
-import { DEFAULT_RETRY_SCHEDULE_DAYS, SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
-import {
-  findSubscriptionView,
-  insertSubscription,
-  planOf,
-  type SubscriptionResponse,
-} from '../../domain/subscriptions';
+import { SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
+import { findSubscriptionView } from '../../domain/subscriptions';
 import { INVOICE_VIEW_STATUSES } from '../../domain/invoices';
 import type { ProviderRegistry } from '../../providers/registry';
-import { temporalReachable } from '../../temporal/reachability';
-import { providerTrouble, workflowServiceUnavailable } from '../temporalOutcome';
-import { SubscriptionGateway } from '../../temporal/subscriptionGateway';
-import { CANCEL_REASON_MAX_LENGTH, type StartOutcome } from '../../../workflows/subscriptionApi';
-import type { Caller } from '../context';
+import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
+import { cancelSubscription, createSubscription } from '../../app/subscriptions';
+import { CANCEL_REASON_MAX_LENGTH } from '../../../workflows/subscriptionApi';
 import { AUTH_ERRORS, defineRoute } from '../routing';
-import { processorForCreate } from '../providerFor';
-import { providerRejection } from '../providerRejection';
 import {
   assertCallbackAllowed,
   checkAmount,
@@ -170,91 +158,11 @@ const cancelQuery = z
 
 const notFound = () => new AppError('not_found', 'Subscription not found.');
 
-function conflict(existing: Subscription, body: CreateSubscriptionBody): AppError | undefined {
-  if (existing.amountMinor === body.amountMinor && existing.currency === body.currency) return undefined;
-  return new AppError(
-    'external_id_conflict',
-    'A subscription with this externalId exists with another amount or currency.',
-    { subscriptionId: existing.id },
-  );
-}
-
 export function subscriptionRoutes(deps: {
   em: EntityManager;
-  client: Client;
   providers: ProviderRegistry;
-  settings: SubscriptionSettings;
+  subscriptions: SubscriptionGateway;
 }) {
-  const { client, providers, settings } = deps;
-
-  const gateway = new SubscriptionGateway(client, { ...settings, waitMs: settings.paymentWaitMs });
-
-  /**
-   * Inserts the subscription with its phases and commits, or finds the one this externalId
-   * already names. Its workflow is started after the commit (a workflow never looks for a row
-   * that is not there); a commit whose start never happened is picked up by the sweeper.
-   */
-  async function createOrFind(
-    caller: Caller,
-    body: CreateSubscriptionBody,
-    processor: string,
-  ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
-    return deps.em.fork().transactional(async (tx) => {
-      const existing = await tx.findOne(Subscription, { merchant: caller.merchantId, externalId: body.externalId });
-      if (existing) {
-        // externalIds stay unique per merchant across environments (one unique key): the other
-        // environment's subscription is refused without being named or described.
-        if (existing.environment !== caller.environment) {
-          throw new AppError('external_id_conflict', 'This externalId is used by a record of the other environment.');
-        }
-        const mismatch = conflict(existing, body);
-        if (mismatch) throw mismatch;
-        return { subscription: existing, phases: null };
-      }
-      const { subscription, phases } = insertSubscription(tx, tx.getReference(Merchant, caller.merchantId), {
-        merchantId: caller.merchantId,
-        environment: caller.environment,
-        processor,
-        externalId: body.externalId,
-        amountMinor: body.amountMinor,
-        currency: body.currency,
-        billingIntervalDays: body.billingIntervalDays,
-        ...(body.cardToken ? { cardToken: body.cardToken } : {}),
-        ...(body.customer ? { customer: body.customer } : {}),
-        ...(body.description ? { description: body.description } : {}),
-        ...(body.metadata ? { metadata: body.metadata } : {}),
-        ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
-        ...(body.returnUrl ? { returnUrl: body.returnUrl } : {}),
-        retryScheduleDays: body.retryScheduleDays ?? DEFAULT_RETRY_SCHEDULE_DAYS,
-        phases: body.phases.map((p) => ({
-          name: p.name,
-          iterations: p.iterations,
-          amountMinor: p.amountMinor,
-          billingIntervalDays: p.billingIntervalDays,
-        })),
-      });
-      await tx.flush();
-      return { subscription, phases };
-    });
-  }
-
-  /** Starts the workflow (unless it runs) and waits, bounded, for the subscription's first outcome. */
-  async function firstOutcome(
-    subscription: Subscription,
-    phases: SubscriptionPhase[] | null,
-  ): Promise<StartOutcome | 'no_answer'> {
-    const stored =
-      phases ??
-      (await deps.em
-        .fork()
-        .find(SubscriptionPhase, { subscription: subscription.id }, { orderBy: { position: 'asc' } }));
-    return gateway.startAndAwaitFirstOutcome({
-      ...subscription,
-      merchantId: subscription.merchant.id,
-      plan: planOf(subscription, stored),
-    });
-  }
-
   return [
     defineRoute({
       method: 'post',
@@ -275,37 +183,7 @@ export function subscriptionRoutes(deps: {
       },
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        const processor = await processorForCreate(providers, caller, async () => {
-          const existing = await deps.em
-            .fork()
-            .findOne(
-              Subscription,
-              { merchant: caller.merchantId, externalId: body.externalId, environment: caller.environment },
-              { fields: ['processor'] },
-            );
-          return existing?.processor ?? null;
-        });
-        // Two identical requests at once: the loser's insert violates the unique externalId and,
-        // once more, finds the winner's subscription.
-        const { subscription, phases } = await createOrFind(caller, body, processor).catch((err: unknown) => {
-          if (err instanceof UniqueConstraintViolationException) return createOrFind(caller, body, processor);
-          throw err;
-        });
-        const outcome: StartOutcome | 'no_answer' =
-          subscription.status === 'created' ? await firstOutcome(subscription, phases) : { kind: 'settled' };
-        const view = await findSubscriptionView(deps.em, subscription.id, caller);
-        if (!view) {
-          if (outcome !== 'no_answer' && outcome.kind === 'rejected') throw providerRejection(outcome);
-          throw new AppError('concurrent_request', 'A request with this externalId is being processed; retry.');
-        }
-        if (view.status !== 'created') return view;
-        if (outcome === 'no_answer' && !(await temporalReachable(client))) {
-          throw workflowServiceUnavailable(
-            'The subscription is recorded; the workflow service did not answer, and its first step is taken as soon as it is reachable. Repeat the request to see the result.',
-            { subscription: view },
-          );
-        }
-        throw troubleOf(outcome, view);
+        return createSubscription(deps, caller, body);
       },
     }),
     defineRoute({
@@ -338,46 +216,8 @@ export function subscriptionRoutes(deps: {
       errors: { ...AUTH_ERRORS, 404: ['not_found'], 503: ['service_unavailable'] },
       handler: async ({ params, query, caller }) => {
         if (!isId('subscription', params.subscriptionId)) throw notFound();
-        const before = await findSubscriptionView(deps.em, params.subscriptionId, caller);
-        if (!before) throw notFound();
-        if (before.status === 'cancelled') return before;
-        const result = await gateway.cancel(params.subscriptionId, {
-          reason: query.reason ?? 'merchant_request',
-          notify: query.notify,
-        });
-        const after = await findSubscriptionView(deps.em, params.subscriptionId, caller);
-        if (!after) throw notFound();
-        if (after.status === 'cancelled') return after;
-        if (result === 'accepted') {
-          throw workflowServiceUnavailable(
-            'The cancellation is accepted and takes effect as soon as the workers resume; repeat the request to see the result.',
-            { subscription: after, cancellation: 'accepted' },
-          );
-        }
-        if (result === 'no_answer') {
-          throw workflowServiceUnavailable(
-            'The workflow service did not answer in time; nothing was decided yet. Repeat the request to see the result.',
-            { subscription: after },
-          );
-        }
-        return after; // a closed workflow: the record says what became of the subscription
+        return cancelSubscription(deps, caller, params.subscriptionId, query);
       },
     }),
   ];
-}
-
-/** A subscription still `created` after the wait: the first charge's outcome will follow. */
-function troubleOf(outcome: StartOutcome | 'no_answer', view: SubscriptionResponse): AppError {
-  if (outcome !== 'no_answer' && outcome.kind === 'provider_invalid') {
-    return providerTrouble(
-      outcome.kind,
-      'The payment provider returned an invalid response; the subscription exists and its first charge will be confirmed.',
-      { subscription: view },
-    );
-  }
-  return new AppError(
-    'provider_unavailable',
-    'The payment provider did not answer in time; the subscription exists and its first step is retried automatically. Retry with the same externalId to see it.',
-    { subscription: view },
-  );
 }

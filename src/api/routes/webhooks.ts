@@ -1,15 +1,13 @@
 import Router from '@koa/router';
-import type { Client } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Context } from 'koa';
 import { AppError } from '../../errors';
 import type { Logger } from '../../logger';
 import type { ProviderRegistry } from '../../providers/registry';
 import { ProviderWebhookError } from '../../providers/errors';
 import type { PaymentProvider, ProviderWebhookEvent } from '../../providers/types';
-import { paymentWorkflowId, providerPaymentEventSignal } from '../../../workflows/paymentApi';
-import { providerRefundEventSignal, refundWorkflowId } from '../../../workflows/refundApi';
-import { providerSubscriptionEventSignal, subscriptionWorkflowId } from '../../../workflows/subscriptionApi';
+import type { PaymentGateway } from '../../temporal/paymentGateway';
+import type { RefundGateway } from '../../temporal/refundGateway';
+import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
 import type { AppState } from '../context';
 import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
 
@@ -38,32 +36,37 @@ function verified(
  * Provider webhooks: verified by signature (no merchant auth), then handed to the workflow as a
  * signal. The payload is only a hint: the workflow asks the provider for the state itself.
  *
- * - `/webhooks/sandbox`: the built-in sandbox, one secret for the platform.
+ * - `/webhooks/sandbox`: the built-in sandbox, one secret for the whole service.
  * - `/webhooks/stripe/{merchantId}`: Stripe, signed with that merchant's webhook secret (its
  *   test and live configurations may each have one: either verifies).
  */
-export function webhookRoutes(deps: { client: Client; providers: ProviderRegistry; logger: Logger }): Router<AppState> {
+export function webhookRoutes(deps: {
+  payments: Pick<PaymentGateway, 'workflowId' | 'providerEvent'>;
+  refunds: Pick<RefundGateway, 'workflowId' | 'providerEvent'>;
+  subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent'>;
+  providers: ProviderRegistry;
+  logger: Logger;
+}): Router<AppState> {
   const router = new Router<AppState>();
 
   const deliver = async (ctx: Context & { state: AppState }, processor: string, event: ProviderWebhookEvent) => {
     const target =
       event.kind === 'payment' && event.metadata.paymentId
-        ? { id: paymentWorkflowId(event.metadata.paymentId), signal: providerPaymentEventSignal }
+        ? { gateway: deps.payments, id: event.metadata.paymentId }
         : event.kind === 'payment' && event.metadata.subscriptionId && !event.metadata.invoiceId
-          ? { id: subscriptionWorkflowId(event.metadata.subscriptionId), signal: providerSubscriptionEventSignal }
+          ? { gateway: deps.subscriptions, id: event.metadata.subscriptionId }
           : event.kind === 'refund' && event.metadata.refundId
-            ? { id: refundWorkflowId(event.metadata.refundId), signal: providerRefundEventSignal }
+            ? { gateway: deps.refunds, id: event.metadata.refundId }
             : undefined;
-    if (target) {
-      try {
-        await deps.client.workflow.getHandle(target.id).signal(target.signal);
-      } catch (err) {
-        // A closed workflow has already settled its record; the event is a late duplicate.
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
-    }
+    // A closed workflow has already settled its record; the event is a late duplicate.
+    if (target) await target.gateway.providerEvent(target.id);
     ctx.state.log.info(
-      { processor, type: event.type, kind: event.kind, workflowId: target?.id ?? null },
+      {
+        processor,
+        type: event.type,
+        kind: event.kind,
+        workflowId: target ? target.gateway.workflowId(target.id) : null,
+      },
       'provider webhook',
     );
     ctx.body = { received: true };

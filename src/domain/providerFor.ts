@@ -5,7 +5,7 @@ import type { PaymentProvider } from '../providers/types';
 /**
  * The provider a new record of the caller goes to: the merchant's configured one for the key's
  * environment (test without one: the built-in sandbox). None, or one that cannot be used (its
- * secrets do not decrypt; the registry logs why): 500 provider_not_configured.
+ * secrets do not decrypt; the registry logs why): `provider_not_configured`.
  */
 export async function providerFor(
   providers: ProviderRegistry,

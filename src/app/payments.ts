@@ -1,0 +1,105 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { PROVIDER_OUTCOME } from '../rules/providerFailures';
+import { AppError } from '../errors';
+import type { ProviderRegistry } from '../providers/registry';
+import {
+  createOrFindPayment,
+  existingPaymentProcessor,
+  findPaymentView,
+  presentPayment,
+  type PaymentRequest,
+  type PaymentResponse,
+} from '../domain/payments';
+import { processorForCreate } from '../domain/providerFor';
+import type { RecordScope } from '../domain/scope';
+import type { PaymentGateway } from '../temporal/paymentGateway';
+import { providerRejection } from './providerRejection';
+import { providerTrouble, workflowServiceUnavailable } from './workflowTrouble';
+
+/**
+ * The payment use cases the API's routes call: the domain (PostgreSQL) and the payment's
+ * workflow (its gateway) together, and what their outcome is answered as.
+ */
+export interface PaymentUseCases {
+  em: EntityManager;
+  providers: ProviderRegistry;
+  payments: Pick<PaymentGateway, 'submit'>;
+  settings: { paymentExpirySeconds: number };
+}
+
+const serviceUnavailableNoRecord = () =>
+  workflowServiceUnavailable(
+    'The workflow service is temporarily unavailable; nothing was decided. Retry with the same externalId.',
+    {},
+  );
+
+/**
+ * POST /payments: creates the payment (or finds the one its externalId names), submits it to its
+ * workflow (Update-with-Start) and answers its outcome, or the error that says what is left.
+ */
+export async function createPayment(
+  deps: PaymentUseCases,
+  caller: RecordScope,
+  body: PaymentRequest,
+): Promise<PaymentResponse> {
+  const { em, providers, payments, settings } = deps;
+  const processor = await processorForCreate(providers, caller, () =>
+    existingPaymentProcessor(em, caller, body.externalId),
+  );
+  for (let round = 0; round < 3; round++) {
+    const payment = await createOrFindPayment(em, caller, body, {
+      processor,
+      expirySeconds: settings.paymentExpirySeconds,
+    });
+    if (payment.status !== 'created') return presentPayment(payment);
+
+    const outcome = await payments.submit(payment);
+    // The hint of the statement that applied the attempt carries the payment as it committed.
+    if (typeof outcome === 'object' && 'payment' in outcome && outcome.payment) return outcome.payment;
+    const current = await findPaymentView(em, payment.id, caller);
+    if (!current) {
+      if (outcome === 'unreachable') throw serviceUnavailableNoRecord();
+      if (typeof outcome === 'object' && outcome.kind === 'rejected') throw providerRejection(outcome);
+      continue; // discarded by a concurrent request's rejection: create afresh
+    }
+    const data = presentPayment(current);
+    if (outcome === 'closed' || current.status !== 'created') return data;
+    if (outcome === 'unreachable') {
+      // Its workflow may or may not have started. If it did, it makes this request's attempt
+      // (attemptOnStart); if not, the sweeper gives it one that attempts nothing without a
+      // repeat of this request. A repeat answers with the outcome either way.
+      throw workflowServiceUnavailable(
+        'The workflow service is temporarily unavailable; the payment is not settled yet. Retry with the same externalId.',
+        { payment: data },
+      );
+    }
+    if (outcome === 'no_answer') {
+      throw new AppError(
+        'provider_unavailable',
+        'The payment provider did not answer in time; the outcome will follow. Retry with the same externalId.',
+        { payment: data },
+      );
+    }
+    switch (outcome.kind) {
+      case PROVIDER_OUTCOME.unavailable:
+        throw providerTrouble(
+          outcome.kind,
+          'The payment provider is temporarily unreachable; nothing was charged. Retry with the same externalId.',
+          { payment: data },
+        );
+      case PROVIDER_OUTCOME.timeout:
+        throw providerTrouble(outcome.kind, 'The payment provider did not answer in time; the outcome will follow.', {
+          payment: data,
+        });
+      case PROVIDER_OUTCOME.invalid:
+        throw providerTrouble(
+          outcome.kind,
+          'The payment provider returned an invalid response; the outcome will follow.',
+          { payment: data },
+        );
+      default:
+        return data;
+    }
+  }
+  throw new AppError('concurrent_request', 'Concurrent requests with this externalId; retry.');
+}

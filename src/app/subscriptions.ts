@@ -1,0 +1,174 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { PROVIDER_OUTCOME } from '../rules/providerFailures';
+import { AppError } from '../errors';
+import type { ProviderRegistry } from '../providers/registry';
+import { processorForCreate } from '../domain/providerFor';
+import type { RecordScope } from '../domain/scope';
+import {
+  CARD_UPDATABLE_STATUSES,
+  createOrFindSubscription,
+  existingSubscriptionProcessor,
+  findSubscriptionView,
+  subscriptionStartInput,
+  type SubscriptionRequest,
+  type SubscriptionResponse,
+} from '../domain/subscriptions';
+import type { SubscriptionGateway } from '../temporal/subscriptionGateway';
+import type { StartOutcome } from '../../workflows/subscriptionApi';
+import { providerRejection } from './providerRejection';
+import { providerTrouble, workflowServiceUnavailable } from './workflowTrouble';
+
+/**
+ * The subscription use cases the API's routes call: the domain (PostgreSQL) and the
+ * subscription's workflow (its gateway) together, and what their outcome is answered as.
+ */
+export interface SubscriptionUseCases {
+  em: EntityManager;
+  providers: ProviderRegistry;
+  subscriptions: Pick<
+    SubscriptionGateway,
+    'startAndAwaitFirstOutcome' | 'cancel' | 'updatePaymentMethod' | 'reachable'
+  >;
+}
+
+const notFound = () => new AppError('not_found', 'Subscription not found.');
+
+const notUpdatable = (view: SubscriptionResponse) =>
+  new AppError(
+    'subscription_not_updatable',
+    `Only an active or past_due subscription takes a new card; this one is ${view.status}.`,
+    { status: view.status },
+  );
+
+/**
+ * POST /subscriptions: creates the subscription (or finds the one its externalId names), starts
+ * its workflow and waits, bounded, for its first outcome; answers the subscription, or the error
+ * that says what is left.
+ */
+export async function createSubscription(
+  deps: SubscriptionUseCases,
+  caller: RecordScope,
+  body: SubscriptionRequest,
+): Promise<SubscriptionResponse> {
+  const { em, providers, subscriptions } = deps;
+  const processor = await processorForCreate(providers, caller, () =>
+    existingSubscriptionProcessor(em, caller, body.externalId),
+  );
+  const { subscription, phases } = await createOrFindSubscription(em, caller, body, { processor });
+  const outcome: StartOutcome | 'no_answer' =
+    subscription.status === 'created'
+      ? await subscriptions.startAndAwaitFirstOutcome(await subscriptionStartInput(em, subscription, phases))
+      : { kind: 'settled' };
+  const view = await findSubscriptionView(em, subscription.id, caller);
+  if (!view) {
+    if (outcome !== 'no_answer' && outcome.kind === 'rejected') throw providerRejection(outcome);
+    throw new AppError('concurrent_request', 'A request with this externalId is being processed; retry.');
+  }
+  if (view.status !== 'created') return view;
+  if (outcome === 'no_answer' && !(await subscriptions.reachable())) {
+    throw workflowServiceUnavailable(
+      'The subscription is recorded; the workflow service did not answer, and its first step is taken as soon as it is reachable. Repeat the request to see the result.',
+      { subscription: view },
+    );
+  }
+  throw troubleOf(outcome, view);
+}
+
+/** A subscription still `created` after the wait: the first charge's outcome will follow. */
+function troubleOf(outcome: StartOutcome | 'no_answer', view: SubscriptionResponse): AppError {
+  if (outcome !== 'no_answer' && outcome.kind === PROVIDER_OUTCOME.invalid) {
+    return providerTrouble(
+      outcome.kind,
+      'The payment provider returned an invalid response; the subscription exists and its first charge will be confirmed.',
+      { subscription: view },
+    );
+  }
+  return new AppError(
+    'provider_unavailable',
+    'The payment provider did not answer in time; the subscription exists and its first step is retried automatically. Retry with the same externalId to see it.',
+    { subscription: view },
+  );
+}
+
+/** DELETE /subscriptions/{id}: cancels through the workflow and answers the subscription in its resulting state. */
+export async function cancelSubscription(
+  deps: Pick<SubscriptionUseCases, 'em' | 'subscriptions'>,
+  caller: RecordScope,
+  subscriptionId: string,
+  req: { reason?: string; notify: boolean },
+): Promise<SubscriptionResponse> {
+  const { em, subscriptions } = deps;
+  const before = await findSubscriptionView(em, subscriptionId, caller);
+  if (!before) throw notFound();
+  if (before.status === 'cancelled') return before;
+  const result = await subscriptions.cancel(subscriptionId, {
+    reason: req.reason ?? 'merchant_request',
+    notify: req.notify,
+  });
+  const after = await findSubscriptionView(em, subscriptionId, caller);
+  if (!after) throw notFound();
+  if (after.status === 'cancelled') return after;
+  if (result === 'accepted') {
+    throw workflowServiceUnavailable(
+      'The cancellation is accepted and takes effect as soon as the workers resume; repeat the request to see the result.',
+      { subscription: after, cancellation: 'accepted' },
+    );
+  }
+  if (result === 'no_answer') {
+    throw workflowServiceUnavailable(
+      'The workflow service did not answer in time; nothing was decided yet. Repeat the request to see the result.',
+      { subscription: after },
+    );
+  }
+  return after; // a closed workflow: the record says what became of the subscription
+}
+
+/**
+ * POST /subscriptions/{id}/payment-method (PRODUCT.md "Subscription card update"): an Update of
+ * the subscription's workflow, which verifies and keeps the card (a past_due subscription is
+ * charged at once with it) or opens a hosted page; nothing is started, and the answer is the
+ * subscription from PostgreSQL.
+ */
+export async function updateSubscriptionPaymentMethod(
+  deps: Pick<SubscriptionUseCases, 'em' | 'subscriptions'>,
+  caller: RecordScope,
+  subscriptionId: string,
+  body: { cardToken?: string },
+): Promise<SubscriptionResponse> {
+  const { em, subscriptions } = deps;
+  const before = await findSubscriptionView(em, subscriptionId, caller);
+  if (!before) throw notFound();
+  if (!CARD_UPDATABLE_STATUSES.includes(before.status)) throw notUpdatable(before);
+  const req = body.cardToken ? { cardToken: body.cardToken } : {};
+  const result = await subscriptions.updatePaymentMethod(subscriptionId, req, before.updatedAt);
+  const after = await findSubscriptionView(em, subscriptionId, caller);
+  if (!after) throw notFound();
+  if (result === 'refused' || (typeof result === 'object' && result.kind === 'not_updatable')) {
+    throw notUpdatable(after);
+  }
+  if (result === 'accepted') {
+    throw workflowServiceUnavailable(
+      'The card update is accepted and not finished yet (workers busy, or the provider slow for a past_due charge); it takes effect without another request. Repeat the request to see the result.',
+      { subscription: after, paymentMethod: 'accepted' },
+    );
+  }
+  if (result === 'no_answer') {
+    throw workflowServiceUnavailable(
+      'The workflow service did not answer in time; nothing was decided yet. Repeat the request to see the result.',
+      { subscription: after },
+    );
+  }
+  switch (result.kind) {
+    case 'rejected':
+      throw providerRejection(result);
+    case PROVIDER_OUTCOME.unavailable:
+      throw providerTrouble(
+        result.kind,
+        'The payment provider could not verify the card in time; nothing changed. Retry the request.',
+        { subscription: after },
+        { 'Retry-After': '1' },
+      );
+    default:
+      return after;
+  }
+}
