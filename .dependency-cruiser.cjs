@@ -1,13 +1,15 @@
 // @ts-check
-// The architecture, checked by `npm run lint:architecture` (part of `npm test`). README "Layout"
+// The architecture, checked by `npm run lint:architecture` (part of `npm run lint`, so of `npm test`). README "Layout"
 // says the same in words: what each folder holds and what it may import.
 //
 //   src/rules      pure rules (money, plans and periods, summaries, marks): imports nothing else
 //   workflows      deterministic: src/rules, message definitions (workflows/), activities as types
 //   activities     may use the product (domain, db, providers, mail), never workflows or src/api
-//   src/domain     the product's rules over records: never HTTP (src/api), never Temporal's client
-//   src/temporal   gateways that start and message workflows: never HTTP
-//   src/api        HTTP: routes parse, authorize, call one domain or gateway function, answer
+//   src/domain     the product's rules over records (create-or-find, conflicts, settlements): never
+//                  HTTP, never Temporal; of workflows/ only the message definitions' types
+//   src/temporal   one gateway per workflow (start, Update-with-Start, messages): never HTTP
+//   src/app        use cases that combine the domain and a gateway: never HTTP
+//   src/api        HTTP: routes parse, authorize, call one domain, use-case or gateway function, answer
 //   dev            development tooling (stack, chaos, embedded servers, sandbox): the product never imports it
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -61,9 +63,50 @@ module.exports = {
     {
       name: 'domain-not-http-or-temporal',
       severity: 'error',
-      comment: 'The domain names no HTTP status and starts no workflow: the API and the gateways call it.',
+      comment:
+        'The domain names no HTTP status and starts no workflow: the use cases (src/app) and the gateways call it.',
+      from: { path: '^src/(domain|db|providers|rules)/' },
+      to: {
+        path: '^(src/api/|src/app/|src/temporal/|activities/|node_modules/(koa|@koa|@temporalio)/)',
+      },
+    },
+    {
+      name: 'domain-reads-message-definitions-as-types',
+      severity: 'error',
+      comment:
+        'Of workflows/, the domain may name only the shared message definitions (workflows/*Api.ts), and only as types.',
       from: { path: '^src/(domain|db|providers)/' },
-      to: { path: '^(src/api/|src/temporal/|activities/|workflows/|node_modules/(koa|@koa|@temporalio)/)' },
+      to: { path: '^workflows/', pathNot: '^workflows/[^/]+Api\\.ts$' },
+    },
+    {
+      name: 'domain-message-definitions-types-only',
+      severity: 'error',
+      comment: 'The message definitions import the workflow SDK: the domain reads their types only.',
+      from: { path: '^src/(domain|db|providers)/' },
+      to: { path: '^workflows/[^/]+Api\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'api-through-gateways',
+      severity: 'error',
+      comment:
+        'The API starts and messages workflows only through the gateways (src/temporal); of workflows/ it may read the shared message definitions (workflows/*Api.ts).',
+      from: { path: '^src/(api|app)/' },
+      to: { path: '^(workflows/|activities/)', pathNot: '^workflows/[^/]+Api\\.ts$' },
+    },
+    {
+      name: 'routes-not-orm',
+      severity: 'error',
+      comment: 'Routes parse, authorize, call one domain, use-case or gateway function, and answer: no ORM.',
+      from: { path: '^src/api/routes/' },
+      // Types (EntityManager handed on, a status list) are words; calls are the domain's.
+      to: { path: '^(node_modules/@mikro-orm/|src/db/orm\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'use-cases-not-http',
+      severity: 'error',
+      comment: 'Use cases (src/app) are called by the routes; they never reach back into HTTP.',
+      from: { path: '^src/app/' },
+      to: { path: '^(src/api/|node_modules/(koa|@koa)/)' },
     },
     {
       name: 'temporal-not-http',
