@@ -71,7 +71,7 @@ export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: stri
       200: { description: 'OK', content: { 'application/json': { schema: toSchema(route.response, 'output') } } },
     };
     // Each code's status comes from the one table (src/errors.ts); the route names its codes.
-    const codes = new Set<ErrorCode>(Object.values(route.errors).flat());
+    const codes = new Set<ErrorCode>(route.errors);
     const takesInput = Boolean(route.body || route.query || route.params);
     if (takesInput && ![...codes].some((c) => statusOf(c) === 400)) codes.add('validation_error');
     if (route.params && ![...codes].some((c) => statusOf(c) === 404)) codes.add('not_found');

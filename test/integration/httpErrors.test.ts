@@ -21,7 +21,7 @@ const echoRoute = defineRoute({
     })
     .strict(),
   response: z.object({ name: z.string() }),
-  errors: {},
+  errors: [],
   handler: async ({ body }) => body,
 });
 
@@ -32,7 +32,7 @@ const crashRoute = defineRoute({
   tag: 'test',
   summary: 'crash',
   response: z.object({}),
-  errors: {},
+  errors: [],
   handler: async () => {
     throw new Error('select * from secrets -- internal detail');
   },

@@ -42,7 +42,7 @@ export function apiKeyRoutes(em: EntityManager) {
       tag: 'API keys',
       summary: "List the caller's API keys, active and revoked (public part only), newest first.",
       response: z.object({ apiKeys: z.array(apiKeySchema) }),
-      errors: { ...AUTH_ERRORS },
+      errors: [...AUTH_ERRORS],
       handler: async ({ caller }) => {
         const keys = await listApiKeys(em, caller.merchantId);
         return { apiKeys: keys.map(presentApiKey) };

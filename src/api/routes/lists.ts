@@ -114,7 +114,7 @@ export function listRoutes(deps: { em: EntityManager; settings: ListSettings }) 
       description: `${PAGINATION} Filters: \`status\`, \`externalId\`, \`createdFrom\` (inclusive) and \`createdTo\` (exclusive).`,
       query: listPaymentsQuery,
       response: z.object({ payments: z.array(paymentSchema), nextCursor }),
-      errors: { 400: ['validation_error'], ...AUTH_ERRORS },
+      errors: ['validation_error', ...AUTH_ERRORS],
       handler: async ({ query, caller }) => {
         const binding = bind('payments', caller, {
           filters: {
@@ -147,7 +147,7 @@ export function listRoutes(deps: { em: EntityManager; settings: ListSettings }) 
       description: `${PAGINATION} Filters: \`status\`, \`externalId\`.`,
       query: listSubscriptionsQuery,
       response: z.object({ subscriptions: z.array(subscriptionSchema), nextCursor }),
-      errors: { 400: ['validation_error'], ...AUTH_ERRORS },
+      errors: ['validation_error', ...AUTH_ERRORS],
       handler: async ({ query, caller }) => {
         const binding = bind('subscriptions', caller, {
           filters: { status: query.status, externalId: query.externalId },
@@ -171,7 +171,7 @@ export function listRoutes(deps: { em: EntityManager; settings: ListSettings }) 
       params: subscriptionParams,
       query: listInvoicesQuery,
       response: z.object({ invoices: z.array(invoiceSchema), nextCursor }),
-      errors: { 400: ['validation_error'], ...AUTH_ERRORS, 404: ['not_found'] },
+      errors: ['validation_error', ...AUTH_ERRORS, 'not_found'],
       handler: async ({ params, query, caller }) => {
         const notFound = () => new AppError('not_found', 'Subscription not found.');
         if (!isId('subscription', params.subscriptionId)) throw notFound();

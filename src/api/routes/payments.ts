@@ -101,13 +101,15 @@ export function paymentRoutes(deps: {
         'With `cardToken` the answer carries the outcome (`succeeded` or `failed`); without, the payment is `created` with a `redirectUrl` for the customer. The same externalId with the same amount and currency returns the existing payment.',
       body: createPaymentBody,
       response: paymentSchema,
-      errors: {
-        400: ['validation_error', 'invalid_card_token', 'external_id_conflict'],
+      errors: [
+        'validation_error',
+        'invalid_card_token',
+        'external_id_conflict',
         ...AUTH_ERRORS,
-        500: ['provider_not_configured'],
-        502: ['provider_invalid_response'],
-        503: ['provider_unavailable'],
-      },
+        'provider_not_configured',
+        'provider_invalid_response',
+        'provider_unavailable',
+      ],
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
         return createPayment(deps, caller, body);
@@ -121,7 +123,7 @@ export function paymentRoutes(deps: {
       summary: 'Retrieve a payment.',
       params: paymentIdParams,
       response: paymentSchema,
-      errors: { ...AUTH_ERRORS, 404: ['not_found'] },
+      errors: [...AUTH_ERRORS, 'not_found'],
       handler: async ({ params, caller }) => {
         if (!isId('payment', params.paymentId)) throw new AppError('not_found', 'Payment not found.');
         const payment = await findPaymentView(deps.em, params.paymentId, caller);

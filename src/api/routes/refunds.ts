@@ -61,15 +61,17 @@ export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }
       params: paymentParams,
       body: createRefundBody,
       response: refundSchema,
-      errors: {
-        400: ['validation_error', 'external_id_conflict'],
+      errors: [
+        'validation_error',
+        'external_id_conflict',
         ...AUTH_ERRORS,
-        404: ['not_found'],
-        409: ['payment_not_refundable', 'refund_in_flight'],
-        422: ['amount_exceeds_refundable'],
-        502: ['provider_invalid_response'],
-        503: ['provider_unavailable'],
-      },
+        'not_found',
+        'payment_not_refundable',
+        'refund_in_flight',
+        'amount_exceeds_refundable',
+        'provider_invalid_response',
+        'provider_unavailable',
+      ],
       handler: async ({ params, body, caller }) => {
         if (!isId('payment', params.paymentId)) throw paymentNotFound();
         return createRefund(deps, caller, params.paymentId, body);
@@ -83,7 +85,7 @@ export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }
       summary: "List a payment's refunds, newest first (possibly empty).",
       params: paymentParams,
       response: z.object({ refunds: z.array(refundSchema) }),
-      errors: { ...AUTH_ERRORS, 404: ['not_found'] },
+      errors: [...AUTH_ERRORS, 'not_found'],
       handler: async ({ params, caller }) => {
         if (!isId('payment', params.paymentId)) throw paymentNotFound();
         const refunds = await listPaymentRefunds(deps.em, caller, params.paymentId);
@@ -99,7 +101,7 @@ export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }
       summary: 'Retrieve a refund.',
       params: refundParams,
       response: refundSchema,
-      errors: { ...AUTH_ERRORS, 404: ['not_found'] },
+      errors: [...AUTH_ERRORS, 'not_found'],
       handler: async ({ params, caller }) => {
         const notFound = new AppError('not_found', 'Refund not found.');
         if (!isId('refund', params.refundId)) throw notFound;

@@ -42,14 +42,17 @@ export function subscriptionPaymentMethodRoutes(deps: { em: EntityManager; subsc
       params,
       body: paymentMethodBody,
       response: subscriptionSchema,
-      errors: {
-        400: ['validation_error', 'invalid_card_token', 'provider_rejected'],
+      errors: [
+        'validation_error',
+        'invalid_card_token',
+        'provider_rejected',
         ...AUTH_ERRORS,
-        404: ['not_found'],
-        409: ['subscription_not_updatable'],
-        500: ['provider_not_configured'],
-        503: ['provider_unavailable', 'service_unavailable'],
-      },
+        'not_found',
+        'subscription_not_updatable',
+        'provider_not_configured',
+        'provider_unavailable',
+        'service_unavailable',
+      ],
       handler: async ({ params, body, caller }) => {
         if (!isId('subscription', params.subscriptionId)) throw notFound();
         return updateSubscriptionPaymentMethod(deps, caller, params.subscriptionId, body);

@@ -174,13 +174,16 @@ export function subscriptionRoutes(deps: {
         'With `cardToken` the first charge is made at once and the answer is `active` (or `past_due` when declined; a free first phase activates without a charge). Without, the answer is `pending` with a `redirectUrl` where the customer authorizes a card. The same externalId with the same amount and currency returns the existing subscription.',
       body: createSubscriptionBody,
       response: subscriptionSchema,
-      errors: {
-        400: ['validation_error', 'invalid_card_token', 'external_id_conflict'],
+      errors: [
+        'validation_error',
+        'invalid_card_token',
+        'external_id_conflict',
         ...AUTH_ERRORS,
-        500: ['provider_not_configured'],
-        502: ['provider_invalid_response'],
-        503: ['provider_unavailable', 'service_unavailable'],
-      },
+        'provider_not_configured',
+        'provider_invalid_response',
+        'provider_unavailable',
+        'service_unavailable',
+      ],
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
         return createSubscription(deps, caller, body);
@@ -194,7 +197,7 @@ export function subscriptionRoutes(deps: {
       summary: 'Retrieve a subscription (from PostgreSQL; workers need not be up).',
       params: subscriptionParams,
       response: subscriptionSchema,
-      errors: { ...AUTH_ERRORS, 404: ['not_found'] },
+      errors: [...AUTH_ERRORS, 'not_found'],
       handler: async ({ params, caller }) => {
         if (!isId('subscription', params.subscriptionId)) throw notFound();
         const view = await findSubscriptionView(deps.em, params.subscriptionId, caller);
@@ -213,7 +216,7 @@ export function subscriptionRoutes(deps: {
       params: subscriptionParams,
       query: cancelQuery,
       response: subscriptionSchema,
-      errors: { ...AUTH_ERRORS, 404: ['not_found'], 503: ['service_unavailable'] },
+      errors: [...AUTH_ERRORS, 'not_found', 'service_unavailable'],
       handler: async ({ params, query, caller }) => {
         if (!isId('subscription', params.subscriptionId)) throw notFound();
         return cancelSubscription(deps, caller, params.subscriptionId, query);
