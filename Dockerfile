@@ -2,11 +2,13 @@
 # The app image: one image, three processes (api, worker, provider-sandbox) chosen by CMD.
 # Build: docker build -t payment-platform .   Run: see docker-compose.yml.
 # Pinned: the exact release and the digest of its multi-platform image index (docker.io/library/node,
-# 20.19.5-bookworm-slim). Move both together, deliberately, when upgrading.
-ARG NODE_IMAGE=node:20.19.5-bookworm-slim@sha256:9e70124bd00f47dd023e349cd587132ae61892acc0e47ed641416c3e18f401c3
+# 24.11.1-bookworm-slim, Node 24 LTS). Move both together, deliberately, when upgrading.
+ARG NODE_IMAGE=node:24.11.1-bookworm-slim@sha256:48abc13a19400ca3985071e287bd405a1d99306770eb81d61202fb6b65cf0b57
 
 # --- deps: every dependency, dev ones included, for the TypeScript build -------------------
-# npm 10 (shipped with node:20) ignores package.json's `allowScripts` and runs install scripts.
+# Install scripts run as package.json's `allowScripts` approves them (an npm that does not know the
+# field runs them all, which the build tolerates). The `node` devDependency (Node 24 for npm scripts
+# on hosts with an older Node) is installed here too; the runtime stage, Node 24 itself, omits it.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -12,6 +12,13 @@ const installed = path.join(root, 'node_modules', '.package-lock.json');
 const mtime = (file) => (fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0);
 if (mtime(installed) === 0 || mtime(installed) < mtime(lock)) {
   process.stderr.write('Installing npm dependencies (npm ci)...\n');
+  if (Number(process.versions.node.split('.')[0]) < 24) {
+    // package.json's engines asks for Node 24; the `node` package brings it (node_modules/.bin,
+    // first on PATH in every npm script), so npm's EBADENGINE warning names the system Node only.
+    process.stderr.write(
+      `System Node ${process.version}: npm installs Node 24 into node_modules, and every npm script runs on it.\n`,
+    );
+  }
   const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=notice'], {
     cwd: root,
     stdio: 'inherit',

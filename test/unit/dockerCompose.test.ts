@@ -433,7 +433,7 @@ describe('Dockerfile', () => {
     const stageNames = stages.map((s) => s.name);
     const bases = stages.filter((stage) => !stageNames.includes(stage.from.toLowerCase())).map((s) => s.from);
     expect(bases.length).toBeGreaterThan(0);
-    for (const base of bases) expect(base).toMatch(/^node:20\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/);
+    for (const base of bases) expect(base).toMatch(/^node:24\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/);
   });
 
   it('compiles in a build stage with `npm run build`', () => {
