@@ -14,7 +14,14 @@ import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
 import { clearProviderCallSent, providerForClaimedCall, sentProviderCall } from './providerCalls';
-import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from './providerFailures';
+import {
+  attemptFailure,
+  mismatchFailure,
+  providerConflict,
+  reconcileFailure,
+  refusal,
+  rejectionOf,
+} from './providerFailures';
 import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../src/rules/providerFailures';
 
 export type AttemptResult =
@@ -136,11 +143,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
             workerMetrics.payment('rejected');
           }
           logger.info({ paymentId, code: refused.code }, 'provider rejected the payment; discarded');
-          const rejected = {
-            kind: 'rejected' as const,
-            code: refused.code ?? PROVIDER_ERROR_CODE.rejected,
-            message: refused.message,
-          };
+          const rejected = rejectionOf(refused);
           await publishPaymentOutcome(orm, paymentId, rejected, logger);
           return rejected;
         }

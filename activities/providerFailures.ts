@@ -50,6 +50,11 @@ export function refusal(err: unknown, logger: Logger, context: Record<string, un
   );
 }
 
+/** A refusal (see refusal) as the `rejected` answer an activity returns: its code, else `provider_rejected`. */
+export function rejectionOf(refused: ProviderError): { kind: 'rejected'; code: string; message: string } {
+  return { kind: 'rejected', code: refused.code ?? PROVIDER_ERROR_CODE.rejected, message: refused.message };
+}
+
 /** A question to the provider ("what became of it?"): every kind of trouble is retried. */
 export function reconcileFailure(err: unknown): unknown {
   if (!(err instanceof ProviderError)) return err;

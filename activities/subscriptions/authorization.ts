@@ -7,9 +7,8 @@ import {
 import type { Subscription } from '../../src/db/entities';
 import type { ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
-import { attemptFailure, reconcileFailure, refusal } from '../providerFailures';
+import { attemptFailure, reconcileFailure, refusal, rejectionOf } from '../providerFailures';
 import { metadataOf, setupLookup, subscriptionRecords } from './shared';
-import { PROVIDER_ERROR_CODE } from '../../src/rules/providerFailures';
 
 /**
  * A subscription created without a card token: the customer authorizes a card on the provider's
@@ -56,7 +55,7 @@ export function createCardAuthorizationActivities(deps: ActivityDeps) {
         const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
         if (refused) {
           await discardSubscription(orm.em, s.id);
-          return { kind: 'rejected', code: refused.code ?? PROVIDER_ERROR_CODE.rejected, message: refused.message };
+          return rejectionOf(refused);
         }
         throw attemptFailure(err);
       }

@@ -4,7 +4,7 @@ import { markCardUpdatePage, replaceSubscriptionCard } from '../../src/domain/su
 import type { ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
-import { reconcileFailure, refusal } from '../providerFailures';
+import { reconcileFailure, refusal, rejectionOf } from '../providerFailures';
 import { metadataOf, subscriptionRecords, updatable } from './shared';
 import type { CardChange, CardPage, CardUpdateState } from './types';
 import { PROVIDER_ERROR_CODE } from '../../src/rules/providerFailures';
@@ -59,8 +59,7 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
         });
       } catch (err) {
         const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
-        if (refused)
-          return { kind: 'rejected', code: refused.code ?? PROVIDER_ERROR_CODE.rejected, message: refused.message };
+        if (refused) return rejectionOf(refused);
         throw reconcileFailure(err);
       }
       if (pp.status !== 'succeeded' || !pp.savedCardToken) {
@@ -104,8 +103,7 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
         });
       } catch (err) {
         const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
-        if (refused)
-          return { kind: 'rejected', code: refused.code ?? PROVIDER_ERROR_CODE.rejected, message: refused.message };
+        if (refused) return rejectionOf(refused);
         throw reconcileFailure(err);
       }
       const marked = await markCardUpdatePage(orm.em, s.id, {

@@ -13,7 +13,14 @@ import type { ActivityDeps } from '../deps';
 import { EMAIL_CLAIM_SECONDS } from '../emails';
 import { recordProvider } from '../recordProvider';
 import { clearProviderCallSent, sentProviderCall } from '../providerCalls';
-import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from '../providerFailures';
+import {
+  attemptFailure,
+  mismatchFailure,
+  providerConflict,
+  reconcileFailure,
+  refusal,
+  rejectionOf,
+} from '../providerFailures';
 import { chargeLookup, chargeResultOf, metadataOf } from './shared';
 import type { ChargeOutcome, ChargeRequest } from './types';
 import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
@@ -101,17 +108,17 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
       }
       const refused = refusal(err, logger, { subscriptionId: s.id, invoiceId: invoice.id, processor: s.processor });
       if (refused) {
-        const code = refused.code ?? PROVIDER_ERROR_CODE.rejected;
+        const rejected = rejectionOf(refused);
         if (req.discardOnReject) {
           await discardSubscription(orm.em, s.id);
-          logger.info({ subscriptionId: s.id, code }, 'provider rejected the first charge; discarded');
-          return { kind: 'rejected', code, message: refused.message };
+          logger.info({ subscriptionId: s.id, code: rejected.code }, 'provider rejected the first charge; discarded');
+          return rejected;
         }
         return applyInvoiceCharge(
           orm.em,
           invoice,
           req.attempt,
-          { kind: 'declined', transactionId: null, failureCode: code, failureMessage: refused.message },
+          { kind: 'declined', transactionId: null, failureCode: rejected.code, failureMessage: rejected.message },
           req.retryDelayMs,
         );
       }
