@@ -1,4 +1,4 @@
-import { ConnectionException, DriverException, knex } from '@mikro-orm/postgresql';
+import { ConnectionException, DriverException } from '@mikro-orm/postgresql';
 import { DatabaseError } from 'pg';
 
 /**
@@ -24,20 +24,31 @@ const SOCKET_CODES = new Set([
 
 /**
  * Errors the PostgreSQL driver reported as a failed or lost connection but gave neither a type
- * nor a code: pg's "Connection terminated unexpectedly" and its connect timeout are bare
- * `Error`s. They are recognised by where they came from, never by their text: the pool marks
- * every error a connection attempt failed with, and every error a pg client emitted as its
- * connection failing (see `watchConnectionFailures` in orm.ts). pg's "not queryable" error for a
- * query sent on a client that already failed is neither, and stays unrecognised (a 500): it
- * needs a connection held across the failure, which only an open transaction does.
+ * nor a code: pg's "Connection terminated unexpectedly", its connect timeout and its "not
+ * queryable" (a query on a client that already failed) are bare `Error`s. They are recognised by
+ * where they came from, never by their text: the ORM's pg client marks every error a connection
+ * attempt failed with, every error it emitted as its connection failing, and every error of a
+ * query sent on it after that (ClientMarkingConnectionFailures in orm.ts).
  */
 const connectionFailures = new WeakSet<object>();
+/** The pool gave up waiting for a free connection (pg-pool's error is a bare `Error` too): marked by orm.ts. */
+const poolWaitFailures = new WeakSet<object>();
 
 export function markConnectionFailure(err: unknown): void {
   if (typeof err === 'object' && err !== null) connectionFailures.add(err);
 }
 
-/** What may be logged about the failure: its class and code, never its message (knex puts the SQL and its parameters there). */
+export function markPoolWaitFailure(err: unknown): void {
+  if (typeof err === 'object' && err !== null) poolWaitFailures.add(err);
+}
+
+/** Was `err`, or an error behind it, marked as a failed or lost connection? */
+export function isConnectionFailure(err: unknown): boolean {
+  for (const link of chain(err)) if (connectionFailures.has(link)) return true;
+  return false;
+}
+
+/** What may be logged about the failure: its class and code, never its message (MikroORM puts the SQL and its parameters there). */
 export interface DatabaseUnavailability {
   errorClass: string;
   code?: string;
@@ -54,8 +65,8 @@ function isUnavailableSqlState(code: string | undefined): boolean {
 
 function classify(err: object): boolean {
   if (connectionFailures.has(err)) return true;
-  // Knex's pool gave up waiting for a connection (acquireConnectionTimeout).
-  if (err instanceof knex.KnexTimeoutError) return true;
+  // The pool gave up waiting for a free connection: the database is saturated (a 503 too).
+  if (poolWaitFailures.has(err)) return true;
   if (err instanceof ConnectionException) return true;
   const code = codeOf(err);
   // A server error (pg's DatabaseError, or MikroORM's DriverException, which copies its fields).
@@ -146,7 +157,7 @@ const SQLSTATE = /^[0-9A-Z]{5}$/;
 /**
  * What may be logged about a database error: the SQLSTATE class and code, and the names of the
  * constraint and table involved. Never its message, `sql`, `parameters`, `detail`, `where` or
- * `hint`: knex writes the SQL and its values into the message, and PostgreSQL's detail quotes
+ * `hint`: MikroORM writes the SQL and its values into the message, and PostgreSQL's detail quotes
  * the values (`Key (email)=(x@y.z) already exists`).
  */
 export interface DatabaseErrorSummary {
@@ -164,7 +175,7 @@ function isDatabaseError(err: object): boolean {
   return (
     err instanceof DatabaseError ||
     err instanceof DriverException ||
-    err instanceof knex.KnexTimeoutError ||
+    poolWaitFailures.has(err) ||
     connectionFailures.has(err)
   );
 }
@@ -180,7 +191,7 @@ function summarise(err: object): DatabaseErrorSummary {
     class:
       code !== undefined && SQLSTATE.test(code)
         ? (SQLSTATE_CLASSES[code.slice(0, 2)] ?? `class_${code.slice(0, 2)}`)
-        : err instanceof knex.KnexTimeoutError
+        : poolWaitFailures.has(err)
           ? 'pool_timeout'
           : 'connection_failure',
     errorType: err.constructor.name,
@@ -196,7 +207,7 @@ function summarise(err: object): DatabaseErrorSummary {
 /**
  * The loggable summary of `err` when it is, or was caused by, a database error (undefined
  * otherwise). The error that carries a code is preferred: MikroORM's wrapper copies the
- * driver's fields, knex's timeout has none.
+ * driver's fields, the pool's timeout has none.
  */
 export function databaseErrorSummary(err: unknown): DatabaseErrorSummary | undefined {
   let found: object | undefined;

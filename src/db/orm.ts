@@ -1,14 +1,13 @@
 import {
   MikroORM,
   PostgreSqlDriver,
-  PostgreSqlKnexDialect,
   type DriverException,
   type EntityManager,
   type Options,
 } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type { Client as PgClient } from 'pg';
-import { isDatabaseUnavailable, markConnectionFailure } from './dbErrors';
+import { Client, type ClientConfig, type Pool } from 'pg';
+import { isConnectionFailure, isDatabaseUnavailable, markConnectionFailure, markPoolWaitFailure } from './dbErrors';
 import { entities } from './entities';
 import { migrationsList } from './migrations';
 
@@ -20,10 +19,19 @@ export interface OrmOptions {
   debug?: boolean;
 }
 
+/** A new connection that PostgreSQL has not accepted within this has failed: fail fast when it is unreachable. */
+const CONNECT_TIMEOUT_MS = 3000;
+/**
+ * How long a caller waits for a pooled connection while all are busy: what knex's pool waited
+ * under MikroORM 6. pg-pool applies its one `connectionTimeoutMillis` to both waits, so the
+ * connect wait is set on the client instead (decision 0054).
+ */
+const POOL_WAIT_MS = 60_000;
+
 /**
  * MikroORM's PostgreSQL driver, keeping the driver's error as the `cause` of the DriverException
- * it converts it to: MikroORM copies the fields but drops the object, and with it its type (a
- * knex pool timeout would otherwise be an anonymous DriverException).
+ * it converts it to: MikroORM copies the fields but drops the object, and with it its marks
+ * (dbErrors.ts recognises pg's untyped connection errors by where they came from).
  */
 class PostgreSqlDriverKeepingCause extends PostgreSqlDriver {
   override convertException(exception: Error): DriverException {
@@ -36,62 +44,64 @@ class PostgreSqlDriverKeepingCause extends PostgreSqlDriver {
 /** pg clients whose connection failed or ended: whatever a query on them fails with is that. */
 const failedClients = new WeakSet<object>();
 
-/** A pg client's own 'error' event is its connection failing (see dbErrors.ts). */
-function watchClient(client: PgClient, done: (err: Error | null, client: PgClient) => void): void {
-  client.on('error', (err) => {
-    failedClients.add(client);
-    markConnectionFailure(err);
-  });
-  client.on('end', () => failedClients.add(client));
-  done(null, client);
-}
-
-function markIfClientFailed(client: unknown, err: unknown): void {
-  if (typeof client === 'object' && client !== null && failedClients.has(client)) markConnectionFailure(err);
-}
-
-type KnexRunner = { connection?: unknown; query(obj: unknown): Promise<unknown> };
+type Callback = (err: Error | null) => void;
+const isPromise = (value: unknown): value is Promise<unknown> =>
+  typeof (value as { then?: unknown } | null)?.then === 'function';
 
 /**
- * The knex dialect MikroORM uses, marking the errors of a query sent on a connection that had
- * already failed. pg and knex give those neither type nor code: pg's "not queryable" (a query
- * on a client that lost its connection) and knex's "transaction query already complete" (a
- * query in a transaction whose BEGIN failed that way).
+ * The pg client the ORM's pool connects with. pg gives its connection failures neither type nor
+ * code ("Connection terminated unexpectedly", its connect timeout, "not queryable" for a query
+ * on a client that already failed), so they are marked by where they come from: every error a
+ * connection attempt fails with, every error the client emits as its connection failing, and
+ * every error of a query on a client that has failed. A 57P01 answer arrives before the socket
+ * closes: the client has failed already.
  */
-class PostgreSqlDialectMarkingLostConnections extends PostgreSqlKnexDialect {
-  query(connection: unknown, obj: unknown): Promise<unknown> {
-    return (super.query(connection, obj) as Promise<unknown>).catch((err: unknown) => {
-      // A 57P01 answer to BEGIN arrives before the socket closes: the client is failed already.
-      if (typeof connection === 'object' && connection !== null && isDatabaseUnavailable(err))
-        failedClients.add(connection);
-      markIfClientFailed(connection, err);
-      throw err;
+class ClientMarkingConnectionFailures extends Client {
+  constructor(config: ClientConfig) {
+    // pg-pool hides the password from spreading (not enumerable): it is carried over by name.
+    super({ ...config, password: config.password, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    this.on('error', (err) => {
+      failedClients.add(this);
+      markConnectionFailure(err);
     });
-  }
-
-  runner(builder: unknown): KnexRunner {
-    const runner = super.runner(builder) as KnexRunner;
-    const query = runner.query.bind(runner);
-    runner.query = (obj: unknown) =>
-      query(obj).catch((err: unknown) => {
-        markIfClientFailed(runner.connection, err);
+    this.on('end', () => failedClients.add(this));
+    const connect = this.connect.bind(this) as (callback?: Callback) => Promise<void> | void;
+    this.connect = ((callback?: Callback) => {
+      if (callback)
+        return connect((err) => {
+          if (err) markConnectionFailure(err);
+          callback(err);
+        });
+      return (connect() as Promise<void>).catch((err: unknown) => {
+        markConnectionFailure(err);
         throw err;
       });
-    return runner;
+    }) as Client['connect'];
+    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+    this.query = ((...args: unknown[]) => {
+      const result = query(...args);
+      if (!isPromise(result)) return result; // a callback or a cursor: not used here
+      return result.catch((err: unknown) => {
+        if (isDatabaseUnavailable(err)) failedClients.add(this);
+        if (failedClients.has(this)) markConnectionFailure(err);
+        throw err;
+      });
+    }) as Client['query'];
   }
 }
 
 /**
- * Knex prints to console.log unless told otherwise. Its debug output is the SQL with its
- * bindings (values): dropped. Its warnings (pool and connection trouble, deprecations) carry
- * no SQL: kept, on stderr.
+ * Marks what the pool's `connect()` fails with when it is not a connection failure: the pool
+ * gave up waiting for a free connection (pg-pool's error has no type either).
  */
-const KNEX_LOG = {
-  debug: () => undefined,
-  warn: (message: unknown) => process.stderr.write(`knex warning: ${String(message)}\n`),
-  error: (message: unknown) => process.stderr.write(`knex error: ${String(message)}\n`),
-  deprecate: (message: unknown) => process.stderr.write(`knex deprecation: ${String(message)}\n`),
-};
+function watchPool(pool: Pool): void {
+  const connect = pool.connect.bind(pool) as () => Promise<unknown>;
+  pool.connect = (() =>
+    connect().catch((err: unknown) => {
+      if (!isConnectionFailure(err)) markPoolWaitFailure(err);
+      throw err;
+    })) as Pool['connect'];
+}
 
 export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOptions): Options {
   return {
@@ -101,12 +111,12 @@ export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOpti
     // Migrations are listed in code, so the same list works under tsx, jest and compiled JS.
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     driver: PostgreSqlDriverKeepingCause,
-    pool: { min: 0, max: poolMax, afterCreate: watchClient },
-    // Fail fast when PostgreSQL is unreachable instead of hanging a request.
+    pool: { min: 0, max: poolMax },
+    // Given to pg's Pool as they are (MikroORM 7 has no knex between them).
     driverOptions: {
-      client: PostgreSqlDialectMarkingLostConnections,
-      connection: { connectionTimeoutMillis: 3000 },
-      log: KNEX_LOG,
+      Client: ClientMarkingConnectionFailures,
+      connectionTimeoutMillis: POOL_WAIT_MS,
+      onPoolCreated: watchPool,
     },
     discovery: { warnWhenNoEntities: true },
     allowGlobalContext: false,
@@ -115,20 +125,7 @@ export function ormOptions({ databaseUrl, poolMax = 10, debug = false }: OrmOpti
 }
 
 export async function openOrm(options: OrmOptions): Promise<Orm> {
-  const orm = await MikroORM.init(ormOptions(options));
-  watchConnectionFailures(orm);
-  return orm;
-}
-
-/**
- * Marks every error a new pool connection failed with (refused, timed out, closed during the
- * handshake) so that it is recognised as the database being unavailable (dbErrors.ts).
- */
-function watchConnectionFailures(orm: Orm): void {
-  orm.em
-    .getConnection()
-    .getKnex()
-    .client.pool?.on('createFail', (_eventId: number, err: unknown) => markConnectionFailure(err));
+  return MikroORM.init(ormOptions(options));
 }
 
 /** A statement PostgreSQL parses once per connection: a named prepared statement (`$1`-style parameters). */
@@ -138,19 +135,13 @@ export interface PreparedStatement {
   text: string;
 }
 
-/** The part of knex's client this module uses: its pool of pg clients. */
-interface KnexPool {
-  acquireConnection(): Promise<PgClient>;
-  releaseConnection(client: PgClient): Promise<void>;
-}
-
 /**
  * The rows of a prepared statement (a read, or a write's RETURNING), on a connection of the ORM's
- * own pool, without the ORM or knex's query building: for the hottest statements (GET
+ * own pool, without the ORM or its query building: for the hottest statements (GET
  * /payments/{id}, a payment's and a refund's reads, a refund's creation), where those took ~15 %
  * of the API's CPU per GET and PostgreSQL parsed and planned the same text every time. The
- * connection is taken and given back as knex does for its own queries (a pool timeout is knex's
- * KnexTimeoutError), and failures are marked as the dialect above marks them, so dbErrors.ts
+ * connection is taken from and given back to pg's pool as the ORM's own queries are, and its
+ * failures are marked by the same client (ClientMarkingConnectionFailures), so dbErrors.ts
  * recognises an unavailable database here as on every other path. Needs a session-mode
  * connection (named statements do not survive a transaction-mode pooler), like the API's LISTEN.
  */
@@ -163,7 +154,7 @@ export async function preparedRows(
 }
 
 /**
- * The rows of one statement written with knex's `?` placeholders, sent as a parameterised query
+ * The rows of one statement written with `?` placeholders (as in MikroORM's `execute`), sent as a parameterised query
  * (unnamed: its text varies) on a connection of the ORM's pool, as preparedRows sends its own:
  * MikroORM's `execute` would inline every value into the text as a literal first, JSON payloads
  * included. For the worker's hot writes (a payment attempt's sent mark and its outcome, a refund's
@@ -179,7 +170,7 @@ export async function parameterisedRows(
 }
 
 /**
- * knex's `?` placeholders as PostgreSQL's `$1, $2, ...`, in order. A `?` inside a quoted literal,
+ * `?` placeholders as PostgreSQL's `$1, $2, ...`, in order. A `?` inside a quoted literal,
  * a quoted identifier or a `--` comment is left alone. (No `??` identifier bindings, and no jsonb
  * `?` operators, in the statements that use it.)
  */
@@ -207,26 +198,34 @@ export function numberedParameters(sql: string): string {
   return out;
 }
 
+/** The pg pool behind each ORM connection, asked for once (MikroORM 7 connects lazily, asynchronously). */
+const pools = new WeakMap<object, Pool>();
+
+async function poolOf(em: EntityManager): Promise<Pool> {
+  const connection = em.getConnection();
+  const known = pools.get(connection);
+  if (known && !known.ending) return known;
+  const pool = (await connection.getNativeClient()) as Pool;
+  pools.set(connection, pool);
+  return pool;
+}
+
 async function poolQuery(
   em: EntityManager,
   query: { name?: string; text: string; values: unknown[] },
 ): Promise<Record<string, unknown>[]> {
-  const pool = em.getConnection().getKnex().client as KnexPool;
-  const client = await pool.acquireConnection();
+  const pool = await poolOf(em);
+  const client = await pool.connect();
   try {
     const result = await client.query<Record<string, unknown>>(query);
     return result.rows;
-  } catch (err) {
-    if (isDatabaseUnavailable(err)) failedClients.add(client);
-    markIfClientFailed(client, err);
-    throw err;
   } finally {
-    // Synchronous in knex (it answers a resolved promise): not awaited, one tick less per read.
-    void pool.releaseConnection(client);
+    // A client whose connection failed is destroyed rather than given back.
+    client.release(failedClients.has(client));
   }
 }
 
 export async function migrate(orm: Orm): Promise<string[]> {
-  const done = await orm.getMigrator().up();
+  const done = await orm.migrator.up();
   return done.map((m) => m.name);
 }

@@ -76,12 +76,14 @@ describe('database errors in logs: class and code only', () => {
     await orm.close();
   });
 
-  it('the errors themselves do carry the SQL and the values (what must not reach a log)', async () => {
+  it('the errors themselves do carry the values (what must not reach a log)', async () => {
     const unique = (await duplicatePayment()) as Error & { detail?: string };
     expect(unique).toBeInstanceOf(Error);
     expect(`${unique.message} ${unique.detail ?? ''}`).toContain(EXTERNAL_ID);
+    // Under MikroORM 6 (knex) a failed query's message also quoted the SQL with its values; under 7
+    // it is PostgreSQL's alone. The log summary does not rely on either.
     const bad = (await badQuery()) as Error;
-    expect(bad.message).toContain(CARD_TOKEN);
+    expect(bad).toMatchObject({ code: '42703' });
   });
 
   it('the API catch point logs an unexpected database error by class, code, constraint and table', async () => {

@@ -10,9 +10,9 @@ describe('migrations', () => {
   afterAll(() => orm.close());
 
   it('are all applied by the test stack, in order', async () => {
-    const executed = await orm.getMigrator().getExecutedMigrations();
+    const executed = await orm.migrator.getExecuted();
     expect(executed.map((m) => m.name)).toEqual(migrationsList.map((m) => m.name));
-    expect(await orm.getMigrator().getPendingMigrations()).toEqual([]);
+    expect(await orm.migrator.getPending()).toEqual([]);
   });
 
   it('produce exactly the schema the entities describe (no drift)', async () => {

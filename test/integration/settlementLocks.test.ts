@@ -1,5 +1,4 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Knex } from '@mikro-orm/knex';
 import { Payment, Refund } from '../../src/db/entities';
 import { applyProviderPayment, voidPayment } from '../../src/domain/payments';
 import { createRefund, settleRefund } from '../../src/domain/refunds';
@@ -25,20 +24,25 @@ describe('a settlement locks its records, not its merchant', () => {
 
   /** Runs `settle` while another transaction holds a key-share lock on the merchant's row. */
   async function whileMerchantKeyShared(settle: () => Promise<unknown>): Promise<'finished' | 'waited'> {
-    const knex = orm.em.getConnection().getKnex() as Knex;
-    const holder = await knex.transaction();
+    const pool = await orm.em.getConnection().getNativeClient();
+    const holder = await pool.connect();
     let timer: NodeJS.Timeout | undefined;
+    let open = false;
     try {
-      await holder.raw('select id from merchants where id = ? for key share', [merchantId]);
+      await holder.query('begin');
+      open = true;
+      await holder.query('select id from merchants where id = $1 for key share', [merchantId]);
       const finished = settle().then(() => 'finished' as const);
       const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), 2_000)));
       const first = await Promise.race([finished, waited]);
-      await holder.rollback();
+      await holder.query('rollback');
+      open = false;
       await finished; // it completes either way once the lock is gone
       return first;
     } finally {
       clearTimeout(timer);
-      if (!holder.isCompleted()) await holder.rollback();
+      if (open) await holder.query('rollback');
+      holder.release();
     }
   }
 

@@ -1,6 +1,12 @@
-import { ConnectionException, DriverException, knex, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { ConnectionException, DriverException, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { DatabaseError } from 'pg';
-import { databaseUnavailability, isDatabaseUnavailable, markConnectionFailure } from '../../src/db/dbErrors';
+import {
+  databaseErrorSummary,
+  databaseUnavailability,
+  isDatabaseUnavailable,
+  markConnectionFailure,
+  markPoolWaitFailure,
+} from '../../src/db/dbErrors';
 
 const serverError = (code: string) => Object.assign(new DatabaseError('server said no', 0, 'error'), { code });
 const socketError = (code: string) => Object.assign(new Error('socket'), { code, syscall: 'connect' });
@@ -29,11 +35,15 @@ describe('isDatabaseUnavailable (by type and code, never by message)', () => {
     expect(isDatabaseUnavailable(new TypeError('fetch failed', { cause: socketError('ECONNREFUSED') }))).toBe(false);
   });
 
-  it("knex's pool timeout and MikroORM's ConnectionException, bare or as a cause", () => {
-    expect(isDatabaseUnavailable(new knex.KnexTimeoutError('whatever'))).toBe(true);
+  it("the pool's wait timeout (as orm.ts marks it) and MikroORM's ConnectionException, bare or as a cause", () => {
+    const poolTimeout = new Error('timeout exceeded when trying to connect');
+    expect(isDatabaseUnavailable(poolTimeout)).toBe(false);
+    markPoolWaitFailure(poolTimeout);
+    expect(isDatabaseUnavailable(poolTimeout)).toBe(true);
+    expect(databaseErrorSummary(poolTimeout)).toEqual({ class: 'pool_timeout', errorType: 'Error' });
     expect(isDatabaseUnavailable(new ConnectionException(new Error('x')))).toBe(true);
     const wrapped = new DriverException(new Error('x'));
-    wrapped.cause = new knex.KnexTimeoutError('y');
+    wrapped.cause = poolTimeout;
     expect(isDatabaseUnavailable(wrapped)).toBe(true);
     expect(isDatabaseUnavailable(new AggregateError([new Error('a'), serverError('57P03')]))).toBe(true);
   });
