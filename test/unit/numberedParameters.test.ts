@@ -1,6 +1,6 @@
 import { numberedParameters } from '../../src/db/orm';
 
-describe("numberedParameters: knex's ? placeholders as PostgreSQL's $n", () => {
+describe("numberedParameters: ? placeholders as PostgreSQL's $n", () => {
   it('numbers every placeholder in order', () => {
     expect(numberedParameters('update t set a = ?, b = coalesce(?, b) where id = ? and c is not distinct from ?')).toBe(
       'update t set a = $1, b = coalesce($2, b) where id = $3 and c is not distinct from $4',
