@@ -8,7 +8,7 @@ import { envSchema } from '../src/config';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { measureUpdateWithStart, startFloor, type UpdateWithStartFloor } from './floor/scenarios';
-import { evaluateBounds, evaluateTargets, formatTargets, type Figure } from './targets';
+import { evaluateTargets, formatTargets, type Figure } from './targets';
 import {
   OUT_DIR,
   ROOT,
@@ -1082,8 +1082,8 @@ async function main(): Promise<void> {
       `(ratio ${cpuRatio.toFixed(2)}: what the throughput ratio tends to when both are CPU-bound)`,
   );
 
-  // Targets (issue 12): a figure from a run with errors does not count.
-  // The throughput lines compare at 10 connections (issue 12): other knobs make them not count.
+  // Targets (issue 41): a figure from a run with errors does not count.
+  // The p50 lines compare at 1 connection, the throughput lines at 10: other knobs make them not count.
   const figure = (
     r: ScenarioResult | undefined,
     pick: (r: ScenarioResult) => number,
@@ -1103,45 +1103,24 @@ async function main(): Promise<void> {
   const p50 = (r: ScenarioResult) => r.latencyMs.p50;
   const targets = evaluateTargets(
     {
+      node: process.version,
       baselineGet: figure(baseline, rps),
       productGet: figure(productGet, rps),
-      floorP50At1: figure(floorAt1, p50),
+      floorP50At1: figure(floorAt1, p50, 1),
       floorRpsAt10: figure(floorAt10, rps, 10),
-      postP50At1: figure(serial?.result, p50),
+      workP50At1: figure(workFloorAt1, p50, 1),
+      workRpsAt10: figure(workFloorAt10, rps, 10),
+      postP50At1: figure(serial?.result, p50, 1),
       postRpsAt10: figure(productPost, rps, 10),
-      refundP50At1: figure(refundsSerial?.result, p50),
+      refundP50At1: figure(refundsSerial?.result, p50, 1),
       refundRpsAt10: figure(refunds?.result, rps, 10),
-      refundFloorP50At1: figure(refundsSerial?.floor, p50),
+      refundFloorP50At1: figure(refundsSerial?.floor, p50, 1),
       refundFloorRpsAt10: figure(refunds?.floor, rps, 10),
     },
     'run',
   );
   say('');
   for (const line of formatTargets(targets)) say(line);
-  // A scenario with errors gives no figure here either.
-  const clean = (r: ScenarioResult | undefined) => (r && r.errors + r.non2xx === 0 ? r : undefined);
-  const bounds = evaluateBounds({
-    floor: { p50At1: clean(floorAt1)?.latencyMs.p50, rpsAt10: clean(floorAt10)?.requestsPerSec },
-    work: { p50At1: clean(workFloorAt1)?.latencyMs.p50, rpsAt10: clean(workFloorAt10)?.requestsPerSec },
-    post: { p50At1: clean(serial?.result)?.latencyMs.p50, rpsAt10: clean(productPost)?.requestsPerSec },
-    refund: { p50At1: clean(refundsSerial?.result)?.latencyMs.p50, rpsAt10: clean(refunds?.result)?.requestsPerSec },
-    ...(refunds?.floor || refundsSerial?.floor
-      ? {
-          refundFloor: {
-            p50At1: clean(refundsSerial?.floor)?.latencyMs.p50,
-            rpsAt10: clean(refunds?.floor)?.requestsPerSec,
-          },
-        }
-      : {}),
-  });
-  if (bounds.length) {
-    say(
-      "\nBounds (not targets): the work floor is the floor plus a token payment's required work (a committed row, " +
-        'the sent mark, the provider call, the capture recorded), written the cheapest way. Its ratios to the floor ' +
-        'are the best any implementation of the line could show here; the product against it is our own overhead.',
-    );
-    for (const b of bounds) say(`  ${b.text}`);
-  }
 
   const output = {
     date: startedAt.toISOString(),
@@ -1196,7 +1175,6 @@ async function main(): Promise<void> {
       ...(refunds?.floor ? { updateWithStartBesideRefunds: refunds.floor } : {}),
       ...(refundsSerial?.floor ? { updateWithStartSerialBesideRefunds: refundsSerial.floor } : {}),
     },
-    bounds,
     /** Each product scenario against its floor (product / floor; for latencies, above 1 is slower). */
     vsFloor: Object.fromEntries(rows.flatMap((r) => (vsFloor(r) ? [[r.name, vsFloor(r)]] : []))),
     getThroughputRatio: Number(ratio.toFixed(3)),
