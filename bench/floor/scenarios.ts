@@ -99,6 +99,9 @@ export async function startFloor(opts: {
 }): Promise<Floor> {
   const pool = opts.work ? new Pool({ connectionString: opts.work.databaseUrl, max: 10 }) : undefined;
   if (pool) {
+    // pool.end() resolves before its connections have closed: one still closing when PostgreSQL
+    // stops at teardown gets its shutdown notice as an error, which must not end the run.
+    pool.on('error', () => undefined);
     onTeardown('closing the work floor pool', () => pool.end());
     await pool.query(`CREATE SCHEMA IF NOT EXISTS bench_floor;
       CREATE TABLE IF NOT EXISTS ${FLOOR_PAYMENTS_TABLE} (
