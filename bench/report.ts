@@ -178,7 +178,8 @@ export function printRunResults(run: {
   for (const { row: r } of rows) say(`  ${r.name}: ${formatCpu(r.cpuCores)}`);
   say('\nEach slice (req/s, p50 ms), in the order measured:');
   for (const { row: r } of rows) {
-    say(`  ${r.name}: ${(r.slices ?? []).map((s) => `${s.requestsPerSec}/s ${s.p50} ms`).join(', ')}`);
+    const slices = r.slices ?? [{ requestsPerSec: Number(r.requestsPerSec.toFixed(1)), p50: r.latencyMs.p50 }];
+    say(`  ${r.name}: ${slices.map((s) => `${s.requestsPerSec}/s ${s.p50} ms`).join(', ')}`);
   }
   if (get.productGetUnlimited) {
     say(
