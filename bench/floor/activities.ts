@@ -11,8 +11,9 @@ export interface FloorWork {
   sandboxApiKey: string;
 }
 
-/** The work floor's table, in its own schema of the bench's database (bench/floor/scenarios.ts creates it). */
+/** The work floors' tables, in their own schema of the bench's database (bench/floor/scenarios.ts creates them). */
 export const FLOOR_PAYMENTS_TABLE = 'bench_floor.payments';
+export const FLOOR_REFUNDS_TABLE = 'bench_floor.refunds';
 
 /**
  * The floor's activities, run as local activities.
@@ -24,6 +25,13 @@ export const FLOOR_PAYMENTS_TABLE = 'bench_floor.payments';
  * committed row sent and read its amount (one statement), ask the provider, record the capture
  * (one statement). What it costs on top of the floor is the business work's own price, the part
  * no implementation of the product can leave out.
+ *
+ * `refund`: the least a refund must do besides Temporal once its row is committed (the client
+ * reserved the payment's balance and inserted the row in one statement: bench/floor/scenarios.ts),
+ * in the same style: mark the refund sent and read what the provider call needs, its amount and
+ * the payment's provider transaction (one statement), ask the provider to refund (with the
+ * refund's id as idempotency key and reference), record the settlement on the refund and the
+ * payment's refunded balance and status (one statement).
  */
 export function createFloorActivities(work?: FloorWork) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
@@ -50,6 +58,40 @@ export function createFloorActivities(work?: FloorWork) {
       await work.pool.query(
         `UPDATE ${FLOOR_PAYMENTS_TABLE} SET status = $2, provider_payment_id = $3, updated_at = now() WHERE id = $1`,
         [paymentId, status, answer.id],
+      );
+      return status;
+    },
+
+    async refund(refundId: string): Promise<string> {
+      if (!work) throw new Error('the floor worker has no FLOOR_DATABASE_URL / FLOOR_SANDBOX_URL');
+      const claimed = await work.pool.query<{ amount_minor: string; currency: string; provider_payment_id: string }>(
+        `UPDATE ${FLOOR_REFUNDS_TABLE} r SET provider_call_sent_at = now() FROM ${FLOOR_PAYMENTS_TABLE} p
+          WHERE r.id = $1 AND r.status = 'pending' AND p.id = r.payment_id
+         RETURNING r.amount_minor, r.currency, p.provider_payment_id`,
+        [refundId],
+      );
+      const row = claimed.rows[0];
+      if (!row) throw new Error(`floor refund ${refundId}: not pending`);
+      const answer = await postJson(agent, `${work.sandboxUrl}/v1/refunds`, work.sandboxApiKey, refundId, {
+        paymentId: row.provider_payment_id,
+        amount: Number(row.amount_minor) / 100,
+        currency: row.currency,
+        reference_id: refundId,
+      });
+      const status = answer.status === 'succeeded' ? 'succeeded' : 'failed';
+      await work.pool.query(
+        `WITH settled AS (
+           UPDATE ${FLOOR_REFUNDS_TABLE} SET status = $2, provider_refund_id = $3, updated_at = now()
+            WHERE id = $1 AND status = 'pending' RETURNING payment_id, amount_minor
+         )
+         UPDATE ${FLOOR_PAYMENTS_TABLE} p SET amount_pending_refund_minor = 0,
+                amount_refunded_minor = p.amount_refunded_minor + CASE WHEN $2 = 'succeeded' THEN s.amount_minor ELSE 0 END,
+                status = CASE WHEN $2 <> 'succeeded' THEN p.status
+                              WHEN p.amount_refunded_minor + s.amount_minor >= p.amount_minor THEN 'refunded'
+                              ELSE 'partially_refunded' END,
+                updated_at = now()
+           FROM settled s WHERE p.id = s.payment_id`,
+        [refundId, status, answer.id],
       );
       return status;
     },

@@ -16,10 +16,12 @@ import {
   type Child,
   type CpuSample,
 } from '../stack';
-import { FLOOR_PAYMENTS_TABLE } from './activities';
+import { FLOOR_PAYMENTS_TABLE, FLOOR_REFUNDS_TABLE } from './activities';
 import {
   floorChargeUpdate,
   floorPingUpdate,
+  floorRefundUpdate,
+  floorRefundWorkflow,
   floorTimerWorkflow,
   floorUpdateWorkflow,
   floorWorkWorkflow,
@@ -38,8 +40,24 @@ import {
  *   work floor (the bare floor plus a token payment's required work, written the cheapest way):
  *     the client commits the payment's row (one INSERT), then Update-with-Start of floorWorkWorkflow,
  *     whose one local activity marks the row sent, asks the provider sandbox and records the
- *     capture (bench/floor/activities.ts). Not a target's denominator: it shows what any
- *     implementation of the product reaches at best against the bare floor.
+ *     capture (bench/floor/activities.ts). The token POST lines' denominator: what any
+ *     implementation of the product must do at the least, so the POST at 1.0x of it is perfect.
+ *   refund work floor (the bare floor plus a refund's required work, written the cheapest way):
+ *     on a payment the work floor charged first (1000 USD, captured at the sandbox), the client
+ *     reserves the refund in ONE statement (the payment's row locked by the UPDATE that checks it is
+ *     refundable, nothing in flight and the amount within what is left to refund, which is reading
+ *     the payment and what was refunded; the refund row inserted from it), then Update-with-Start
+ *     of floorRefundWorkflow, whose one local activity marks the refund sent and reads what the
+ *     provider needs (one statement), asks the sandbox to refund (POST /v1/refunds, the refund's id
+ *     as idempotency key and reference_id), and records the settlement on the refund and the
+ *     payment's balance (one statement). One loop per payment, one refund in flight on each, as
+ *     the product's refunds are measured. The refund lines' denominator.
+ *     What neither work floor does, and why it is not required work here: authentication (the
+ *     floors call Temporal directly, with no HTTP hop; the API's key check is an in-memory cache
+ *     hit on every request of the bench: src/auth/authenticator.ts), a replay lookup by externalId
+ *     (a fresh externalId on every request; the refund's primary key is its reference, so a replay
+ *     would meet the key), outbox events (none without a callbackUrl, as in the bench: the product
+ *     writes none either), and the answer's read-back (the Update answers the status).
  *   timer storm: N floorTimerWorkflow runs sleep until one common instant T, then each runs one
  *     no-op local activity and completes; charges/s = N / (T to the last close time, from the
  *     server's visibility records).
@@ -54,8 +72,8 @@ export interface Floor {
   pool?: Pool;
 }
 
-/** Which floor an Update-with-Start scenario measures. */
-export type FloorKind = 'bare' | 'work';
+/** Which floor an Update-with-Start scenario measures: the bare floor, a payment's work or a refund's. */
+export type FloorKind = 'bare' | 'work' | 'refund';
 
 /** Where the work floor's rows and provider calls go. */
 export interface WorkFloorOptions {
@@ -81,11 +99,19 @@ export async function startFloor(opts: {
 }): Promise<Floor> {
   const pool = opts.work ? new Pool({ connectionString: opts.work.databaseUrl, max: 10 }) : undefined;
   if (pool) {
+    // pool.end() resolves before its connections have closed: one still closing when PostgreSQL
+    // stops at teardown gets its shutdown notice as an error, which must not end the run.
+    pool.on('error', () => undefined);
     onTeardown('closing the work floor pool', () => pool.end());
     await pool.query(`CREATE SCHEMA IF NOT EXISTS bench_floor;
       CREATE TABLE IF NOT EXISTS ${FLOOR_PAYMENTS_TABLE} (
         id text PRIMARY KEY, amount_minor bigint NOT NULL, currency text NOT NULL, status text NOT NULL,
         provider_payment_id text, provider_call_sent_at timestamptz,
+        amount_refunded_minor bigint NOT NULL DEFAULT 0, amount_pending_refund_minor bigint NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now());
+      CREATE TABLE IF NOT EXISTS ${FLOOR_REFUNDS_TABLE} (
+        id text PRIMARY KEY, payment_id text NOT NULL, amount_minor bigint NOT NULL, currency text NOT NULL,
+        status text NOT NULL, provider_refund_id text, provider_call_sent_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())`);
   }
   const { code } = await bundleWorkflowCode({
@@ -120,7 +146,7 @@ export async function startFloor(opts: {
     ...(pool ? { pool } : {}),
   };
   await waitFor('the floor worker (a first Update-with-Start)', 60_000, async () => {
-    const attempt = await updateWithStartOnce(floor, 5_000);
+    const attempt = await timed('pong', () => pingOnce(floor, 5_000));
     return attempt.error ?? true;
   });
   return floor;
@@ -146,58 +172,129 @@ interface Attempt {
 
 let seq = 0;
 
-/**
- * One Update-with-Start, timed from the call to the answer. The bare floor pings a new
- * floorUpdateWorkflow; the work floor first commits its payment's row (timed too), then asks a new
- * floorWorkWorkflow to charge it.
- */
-async function updateWithStartOnce(floor: Floor, timeoutMs: number, kind: FloorKind = 'bare'): Promise<Attempt> {
-  const id = `${floor.runTag}-${++seq}`;
+/** Times one call from its start to its answer; `expected` is the answer that counts as a success. */
+async function timed(expected: string, call: () => Promise<string>): Promise<Attempt> {
   const started = performance.now();
   try {
-    let answer: string;
-    const call = <T>(send: () => Promise<T>) => floor.client.withDeadline(Date.now() + timeoutMs, send);
-    if (kind === 'work') {
-      if (!floor.pool) throw new Error('the floor was started without `work`');
-      const paymentId = `floor-pay-${id}`;
-      await floor.pool.query(
-        `INSERT INTO ${FLOOR_PAYMENTS_TABLE} (id, amount_minor, currency, status) VALUES ($1, 1234, 'USD', 'processing')`,
-        [paymentId],
-      );
-      const op = new WithStartWorkflowOperation(floorWorkWorkflow, {
-        workflowId: `floor-work-${paymentId}`,
-        taskQueue: floor.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        args: [paymentId],
-      });
-      answer = await call(() =>
-        floor.client.workflow.executeUpdateWithStart(floorChargeUpdate, { startWorkflowOperation: op }),
-      );
-    } else {
-      const op = new WithStartWorkflowOperation(floorUpdateWorkflow, {
-        workflowId: `floor-uws-${id}`,
-        taskQueue: floor.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      });
-      answer = await call(() =>
-        floor.client.workflow.executeUpdateWithStart(floorPingUpdate, { startWorkflowOperation: op }),
-      );
-    }
+    const answer = await call();
     const ms = performance.now() - started;
-    const expected = kind === 'work' ? 'succeeded' : 'pong';
     return answer === expected ? { ms } : { ms, error: `unexpected answer ${JSON.stringify(answer)}` };
   } catch (err) {
     return { ms: performance.now() - started, error: (err as Error).message.slice(0, 200) };
   }
 }
 
-/** `callers` loops of sequential Update-with-Start calls until `untilMs` (performance.now()). */
-async function loops(floor: Floor, callers: number, untilMs: number, kind: FloorKind) {
+const withDeadline = <T>(floor: Floor, timeoutMs: number, send: () => Promise<T>) =>
+  floor.client.withDeadline(Date.now() + timeoutMs, send);
+
+/** The bare floor: Update-with-Start of a new floorUpdateWorkflow, answered by a no-op local activity. */
+async function pingOnce(floor: Floor, timeoutMs: number): Promise<string> {
+  const op = new WithStartWorkflowOperation(floorUpdateWorkflow, {
+    workflowId: `floor-uws-${floor.runTag}-${++seq}`,
+    taskQueue: floor.taskQueue,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  return withDeadline(floor, timeoutMs, () =>
+    floor.client.workflow.executeUpdateWithStart(floorPingUpdate, { startWorkflowOperation: op }),
+  );
+}
+
+function workPool(floor: Floor): Pool {
+  if (!floor.pool) throw new Error('the floor was started without `work`');
+  return floor.pool;
+}
+
+/**
+ * The work floor: the payment's row committed (one INSERT), then Update-with-Start of a new
+ * floorWorkWorkflow that charges it. Answers the payment's status; `paymentId` is the row's id.
+ */
+async function chargeOnce(floor: Floor, timeoutMs: number, paymentId: string, amountMinor = 1234): Promise<string> {
+  await workPool(floor).query(
+    `INSERT INTO ${FLOOR_PAYMENTS_TABLE} (id, amount_minor, currency, status) VALUES ($1, $2, 'USD', 'processing')`,
+    [paymentId, amountMinor],
+  );
+  const op = new WithStartWorkflowOperation(floorWorkWorkflow, {
+    workflowId: `floor-work-${paymentId}`,
+    taskQueue: floor.taskQueue,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [paymentId],
+  });
+  return withDeadline(floor, timeoutMs, () =>
+    floor.client.workflow.executeUpdateWithStart(floorChargeUpdate, { startWorkflowOperation: op }),
+  );
+}
+
+/**
+ * The refund work floor: the refund reserved and its row inserted in one statement (the UPDATE
+ * takes the payment's row lock and checks it is refundable, with nothing in flight and the amount
+ * within what is left; the INSERT happens only with it), then Update-with-Start of a new
+ * floorRefundWorkflow that refunds it. Answers the refund's status.
+ */
+async function refundOnce(floor: Floor, timeoutMs: number, paymentId: string, amountMinor = 1): Promise<string> {
+  const refundId = `floor-refund-${floor.runTag}-${++seq}`;
+  const reserved = await workPool(floor).query(
+    `WITH reserved AS (
+       UPDATE ${FLOOR_PAYMENTS_TABLE} SET amount_pending_refund_minor = $3, updated_at = now()
+        WHERE id = $2 AND status IN ('succeeded', 'partially_refunded') AND amount_pending_refund_minor = 0
+          AND amount_refunded_minor + $3 <= amount_minor
+       RETURNING id, currency
+     )
+     INSERT INTO ${FLOOR_REFUNDS_TABLE} (id, payment_id, amount_minor, currency, status)
+     SELECT $1, id, $3, currency, 'pending' FROM reserved`,
+    [refundId, paymentId, amountMinor],
+  );
+  if (reserved.rowCount !== 1) return `payment ${paymentId} not refundable`;
+  const op = new WithStartWorkflowOperation(floorRefundWorkflow, {
+    workflowId: `floor-refund-${refundId}`,
+    taskQueue: floor.taskQueue,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [refundId],
+  });
+  return withDeadline(floor, timeoutMs, () =>
+    floor.client.workflow.executeUpdateWithStart(floorRefundUpdate, { startWorkflowOperation: op }),
+  );
+}
+
+/** One call of a floor scenario by caller `caller`, timed from the call to the answer. */
+function callOnce(floor: Floor, kind: FloorKind, timeoutMs: number, paymentIds: string[], caller: number) {
+  switch (kind) {
+    case 'bare':
+      return timed('pong', () => pingOnce(floor, timeoutMs));
+    case 'work':
+      return timed('succeeded', () => chargeOnce(floor, timeoutMs, `floor-pay-${floor.runTag}-${++seq}`));
+    case 'refund': {
+      const paymentId = paymentIds[caller];
+      if (!paymentId) throw new Error(`the refund work floor has no payment for caller ${caller}`);
+      return timed('succeeded', () => refundOnce(floor, timeoutMs, paymentId));
+    }
+  }
+}
+
+/**
+ * `count` payments of 1000 USD the refund work floor refunds, charged by the work floor (the
+ * sandbox captured each): one refund loop runs on each, as the product's refunds do.
+ */
+export async function floorPaymentsToRefund(floor: Floor, count: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const paymentId = `floor-pay-${floor.runTag}-${++seq}`;
+      const status = await chargeOnce(floor, 30_000, paymentId, 100_000);
+      if (status !== 'succeeded') throw new Error(`floor payment to refund ${paymentId}: ${status}`);
+      return paymentId;
+    }),
+  );
+}
+
+/**
+ * `callers` loops of sequential calls until `untilMs` (performance.now()); a refund loop `i`
+ * refunds `paymentIds[i]`.
+ */
+async function loops(floor: Floor, callers: number, untilMs: number, kind: FloorKind, paymentIds: string[]) {
   const attempts: Attempt[] = [];
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: callers }, async () => {
-      while (performance.now() < untilMs) attempts.push(await updateWithStartOnce(floor, 30_000, kind));
+    Array.from({ length: callers }, async (_, caller) => {
+      while (performance.now() < untilMs) attempts.push(await callOnce(floor, kind, 30_000, paymentIds, caller));
     }),
   );
   return { attempts, seconds: (performance.now() - t0) / 1000 };
@@ -237,9 +334,16 @@ export interface UpdateWithStartFloor {
   warmupCalls: number;
 }
 
+const PATHS: Record<FloorKind, string> = {
+  bare: 'floorUpdateWorkflow / floorPing',
+  work: 'floorWorkWorkflow / floorCharge',
+  refund: 'floorRefundWorkflow / floorRefund',
+};
+
 /**
  * `callers` concurrent loops of sequential Update-with-Start calls: `warmupS` thrown away, then
- * `durationS` measured (the product scenarios' warm-up and duration).
+ * `durationS` measured (the product scenarios' warm-up and duration). The refund work floor's
+ * loop `i` refunds `paymentIds[i]` (floorPaymentsToRefund).
  */
 export async function measureUpdateWithStart(
   floor: Floor,
@@ -247,15 +351,16 @@ export async function measureUpdateWithStart(
   callers: number,
   timing: { warmupS: number; durationS: number },
   kind: FloorKind = 'bare',
+  paymentIds: string[] = [],
 ): Promise<UpdateWithStartFloor> {
   say(`\n${name}: ${callers} caller(s), ${timing.warmupS} s warm-up + ${timing.durationS} s...`);
   const warmup =
     timing.warmupS > 0
-      ? await loops(floor, callers, performance.now() + timing.warmupS * 1000, kind)
+      ? await loops(floor, callers, performance.now() + timing.warmupS * 1000, kind, paymentIds)
       : { attempts: [] };
   const loadAverage1mBefore = Number(os.loadavg()[0]?.toFixed(2));
   const before = sampleCpu();
-  const run = await loops(floor, callers, performance.now() + timing.durationS * 1000, kind);
+  const run = await loops(floor, callers, performance.now() + timing.durationS * 1000, kind, paymentIds);
   const after = sampleCpu();
   const cpuCores = cpuBetween(before, after, run.seconds);
   const ok = run.attempts.filter((a) => !a.error);
@@ -266,7 +371,7 @@ export async function measureUpdateWithStart(
   const result: UpdateWithStartFloor = {
     name,
     method: 'Update-with-Start',
-    path: kind === 'work' ? 'floorWorkWorkflow / floorCharge' : 'floorUpdateWorkflow / floorPing',
+    path: PATHS[kind],
     connections: callers,
     durationS: Number(run.seconds.toFixed(2)),
     requestsPerSec: ok.length / run.seconds,

@@ -14,7 +14,7 @@ import type { FloorActivities } from './activities';
  * Only @temporalio/workflow is imported: the bundle holds nothing else.
  */
 
-const { noop, charge } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10 seconds' });
+const { noop, charge, refund } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10 seconds' });
 
 /** The Update the client sends with Update-with-Start, like the token POST's `submitPayment`. */
 export const floorPingUpdate = defineUpdate<string>('floorPing');
@@ -42,6 +42,23 @@ export async function floorWorkWorkflow(paymentId: string): Promise<void> {
   let answered = false;
   setHandler(floorChargeUpdate, async () => {
     const status = await charge(paymentId);
+    answered = true;
+    return status;
+  });
+  await condition(() => answered && allHandlersFinished());
+}
+
+/** The refund work floor's Update: its answer is the refund's status. */
+export const floorRefundUpdate = defineUpdate<string>('floorRefund');
+
+/**
+ * The refund work floor: the same shape again, the local activity doing a refund's required work
+ * on the refund row the client committed first (bench/floor/activities.ts, `refund`).
+ */
+export async function floorRefundWorkflow(refundId: string): Promise<void> {
+  let answered = false;
+  setHandler(floorRefundUpdate, async () => {
+    const status = await refund(refundId);
     answered = true;
     return status;
   });
