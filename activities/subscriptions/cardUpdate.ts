@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { Subscription } from '../../src/db/entities';
 import { markCardUpdatePage, replaceSubscriptionCard } from '../../src/domain/subscriptions';
-import type { ProviderPayment } from '../../src/providers/types';
+import type { CreatePaymentInput, ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
 import { reconcileFailure, refusal, rejectionOf } from '../providerFailures';
 import { metadataOf, subscriptionRecords, updatable } from './shared';
 import type { CardChange, CardPage, CardUpdateState } from './types';
 import { PROVIDER_ERROR_CODE } from '../../src/rules/providerFailures';
+
+type Rejection = ReturnType<typeof rejectionOf>;
 
 /**
  * A new card for an active or past_due subscription: a merchant's token (verified by the
@@ -26,6 +28,35 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
     return replaced.kind === 'replaced' || replaced.kind === 'unchanged' ? 'authorized' : 'ended';
   };
 
+  /**
+   * A setup (no money moved) at the subscription's provider, for a card update: the provider's
+   * answer, or the rejection to return (no provider configured, or the provider refused). Other
+   * provider trouble is retried: a setup moves no money.
+   */
+  const setupAtProvider = async (
+    s: Subscription,
+    request: Pick<CreatePaymentInput, 'idempotencyKey' | 'cardToken' | 'returnUrl' | 'webhookUrl'>,
+  ): Promise<ProviderPayment | Rejection> => {
+    const provider = await recordProvider(providers, s);
+    if (!provider) {
+      return { kind: 'rejected', code: PROVIDER_ERROR_CODE.notConfigured, message: `No provider for ${s.processor}.` };
+    }
+    try {
+      return await provider.createPayment({
+        ...request,
+        amountMinor: 0,
+        currency: s.currency,
+        mode: 'setup',
+        ...(s.description ? { description: s.description } : {}),
+        metadata: metadataOf(s),
+      });
+    } catch (err) {
+      const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
+      if (refused) return rejectionOf(refused);
+      throw reconcileFailure(err);
+    }
+  };
+
   return {
     /**
      * A merchant's new card token for an active or past_due subscription: verified by the
@@ -38,30 +69,11 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
       if (!s) return { kind: 'missing' };
       if (!updatable(s)) return { kind: 'not_updatable', status: s.status };
       if (s.cardToken === input.cardToken) return { kind: 'unchanged', status: s.status };
-      const provider = await recordProvider(providers, s);
-      if (!provider) {
-        return {
-          kind: 'rejected',
-          code: PROVIDER_ERROR_CODE.notConfigured,
-          message: `No provider for ${s.processor}.`,
-        };
-      }
-      let pp: ProviderPayment;
-      try {
-        pp = await provider.createPayment({
-          idempotencyKey: cardVerificationKey(s.id, input.cardToken),
-          amountMinor: 0,
-          currency: s.currency,
-          mode: 'setup',
-          cardToken: input.cardToken,
-          ...(s.description ? { description: s.description } : {}),
-          metadata: metadataOf(s),
-        });
-      } catch (err) {
-        const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
-        if (refused) return rejectionOf(refused);
-        throw reconcileFailure(err);
-      }
+      const pp = await setupAtProvider(s, {
+        idempotencyKey: cardVerificationKey(s.id, input.cardToken),
+        cardToken: input.cardToken,
+      });
+      if ('kind' in pp) return pp;
       if (pp.status !== 'succeeded' || !pp.savedCardToken) {
         return {
           kind: 'rejected',
@@ -81,31 +93,12 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
       const s = await load(input.subscriptionId);
       if (!s) return { kind: 'missing' };
       if (!updatable(s)) return { kind: 'not_updatable' };
-      const provider = await recordProvider(providers, s);
-      if (!provider) {
-        return {
-          kind: 'rejected',
-          code: PROVIDER_ERROR_CODE.notConfigured,
-          message: `No provider for ${s.processor}.`,
-        };
-      }
-      let pp: ProviderPayment;
-      try {
-        pp = await provider.createPayment({
-          idempotencyKey: `${s.id}.card-page-${input.page}`,
-          amountMinor: 0,
-          currency: s.currency,
-          mode: 'setup',
-          ...(s.returnUrl ? { returnUrl: s.returnUrl } : {}),
-          webhookUrl: `${publicBaseUrl}/webhooks/${s.processor}`,
-          ...(s.description ? { description: s.description } : {}),
-          metadata: metadataOf(s),
-        });
-      } catch (err) {
-        const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
-        if (refused) return rejectionOf(refused);
-        throw reconcileFailure(err);
-      }
+      const pp = await setupAtProvider(s, {
+        idempotencyKey: `${s.id}.card-page-${input.page}`,
+        ...(s.returnUrl ? { returnUrl: s.returnUrl } : {}),
+        webhookUrl: `${publicBaseUrl}/webhooks/${s.processor}`,
+      });
+      if ('kind' in pp) return pp;
       const marked = await markCardUpdatePage(orm.em, s.id, {
         transactionId: pp.transactionId,
         redirectUrl: pp.redirectUrl,
