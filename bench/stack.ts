@@ -440,6 +440,13 @@ const GROUPS: Array<[string, RegExp]> = [
 ];
 export const BENCH_GROUP = 'bench (load generator)';
 export const STACK_GROUPS = [...GROUPS.map(([g]) => g), 'other'];
+
+/** The cores the stack used (every process group but the load generator's), from cpuBetween's figures. */
+export function stackCores(cores: Record<string, number>): number {
+  return Object.entries(cores)
+    .filter(([g]) => STACK_GROUPS.includes(g))
+    .reduce((sum, [, c]) => sum + c, 0);
+}
 const CPU_GROUPS = [BENCH_GROUP, ...STACK_GROUPS];
 
 let clockTicks = 100;

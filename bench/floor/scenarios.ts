@@ -5,7 +5,7 @@ import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/clie
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Pool } from 'pg';
 import {
-  STACK_GROUPS,
+  stackCores,
   cpuBetween,
   onTeardown,
   sampleCpu,
@@ -306,11 +306,6 @@ export function percentile(sorted: number[], p: number): number {
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
   return Number(sorted[rank - 1]!.toFixed(1));
 }
-
-const stackCores = (cores: Record<string, number>) =>
-  Object.entries(cores)
-    .filter(([g]) => STACK_GROUPS.includes(g))
-    .reduce((sum, [, c]) => sum + c, 0);
 
 /** One floor scenario's figures, in the shape of bench/run.ts's rows (plus p95 and the error kinds). */
 export interface UpdateWithStartFloor {

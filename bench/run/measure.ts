@@ -1,6 +1,6 @@
 import os from 'node:os';
 import autocannon from 'autocannon';
-import { STACK_GROUPS, cpuBetween, sampleCpu, type CpuSample } from '../stack';
+import { cpuBetween, sampleCpu, stackCores, type CpuSample } from '../stack';
 import { DURATION_S, ROUNDS, SETTLE_S, WARMUP_S } from './knobs';
 import { announce, printSlice } from '../report';
 
@@ -35,12 +35,9 @@ export type Arm<T> = (warmupS: number) => Promise<T>;
 /** CPU between two samples: cores per group, and the stack's CPU ms per unit of work. */
 export function cpuPer(before: CpuSample, after: CpuSample, seconds: number, units: number) {
   const cpuCores = cpuBetween(before, after, seconds);
-  const stackCores = Object.entries(cpuCores)
-    .filter(([g]) => STACK_GROUPS.includes(g))
-    .reduce((total, [, c]) => total + c, 0);
   return {
     cpuCores,
-    stackCpuMsPerRequest: units > 0 ? Number(((stackCores * seconds * 1000) / units).toFixed(2)) : 0,
+    stackCpuMsPerRequest: units > 0 ? Number(((stackCores(cpuCores) * seconds * 1000) / units).toFixed(2)) : 0,
   };
 }
 
