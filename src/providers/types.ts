@@ -3,7 +3,11 @@
  * everything above this line speaks these types only. Amounts are integer minor units.
  */
 export type ProviderPaymentMode = 'card' | 'checkout' | 'setup';
-export type ProviderPaymentStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+/**
+ * `pending`: a hosted page (or setup) awaits the customer. `requires_action`: the processor asks the
+ * customer to authenticate (3-D Secure) at `actionUrl`. `processing`: accepted, decided later.
+ */
+export type ProviderPaymentStatus = 'pending' | 'requires_action' | 'processing' | 'succeeded' | 'failed' | 'canceled';
 export type ProviderRefundStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface ProviderPayment {
@@ -16,6 +20,8 @@ export interface ProviderPayment {
   /** The hosted page for the customer (checkout / setup), without a query string. */
   redirectUrl: string | null;
   savedCardToken: string | null;
+  /** Where the customer authenticates this charge while `requires_action`, else null. */
+  actionUrl: string | null;
 }
 
 export interface CreatePaymentInput {

@@ -49,6 +49,7 @@ describe('the payment attempt written in one statement', () => {
     failureMessage: null,
     redirectUrl: null,
     savedCardToken: null,
+    actionUrl: null,
     ...over,
   });
 

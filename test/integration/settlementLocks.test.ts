@@ -65,6 +65,7 @@ describe('a settlement locks its records, not its merchant', () => {
         failureMessage: null,
         redirectUrl: null,
         savedCardToken: null,
+        actionUrl: null,
       }),
     );
     expect(outcome).toBe('finished');

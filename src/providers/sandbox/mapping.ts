@@ -67,6 +67,7 @@ export function mapPayment(p: z.infer<typeof sandboxPaymentSchema>): ProviderPay
     failureMessage: p.failureMessage,
     redirectUrl: p.checkoutUrl,
     savedCardToken: p.savedCardToken,
+    actionUrl: null,
   };
 }
 

@@ -223,6 +223,7 @@ export function mapPaymentIntent(value: unknown): ProviderPayment {
     currency: pi.currency.toUpperCase(),
     redirectUrl: null,
     savedCardToken: null,
+    actionUrl: null,
   };
   switch (pi.status) {
     case 'succeeded':
@@ -263,7 +264,7 @@ export function mapPaymentIntent(value: unknown): ProviderPayment {
  */
 export function mapSetupIntent(value: unknown, currency: string): ProviderPayment {
   const si = parseStripe(setupIntentSchema, value, 'SetupIntent');
-  const base = { transactionId: si.id, amountMinor: 0, currency: currency.toUpperCase(), redirectUrl: null };
+  const base = { transactionId: si.id, amountMinor: 0, currency: currency.toUpperCase(), redirectUrl: null, actionUrl: null };
   if (si.status === 'succeeded') {
     return {
       ...base,
@@ -312,6 +313,7 @@ export function mapCheckoutSession(
     currency: currency.toUpperCase(),
     redirectUrl: null,
     savedCardToken: null,
+    actionUrl: null,
     failureCode: null,
     failureMessage: null,
   };
@@ -504,6 +506,7 @@ export function mapCardDecline(
       failureMessage: message,
       redirectUrl: null,
       savedCardToken: null,
+      actionUrl: null,
     };
   }
   return null;
