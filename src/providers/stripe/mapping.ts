@@ -264,7 +264,13 @@ export function mapPaymentIntent(value: unknown): ProviderPayment {
  */
 export function mapSetupIntent(value: unknown, currency: string): ProviderPayment {
   const si = parseStripe(setupIntentSchema, value, 'SetupIntent');
-  const base = { transactionId: si.id, amountMinor: 0, currency: currency.toUpperCase(), redirectUrl: null, actionUrl: null };
+  const base = {
+    transactionId: si.id,
+    amountMinor: 0,
+    currency: currency.toUpperCase(),
+    redirectUrl: null,
+    actionUrl: null,
+  };
   if (si.status === 'succeeded') {
     return {
       ...base,
