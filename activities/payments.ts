@@ -9,7 +9,7 @@ import {
   voidPayment,
 } from '../src/domain/payments';
 import { ProviderMismatchError, differences } from '../src/providers/errors';
-import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
+import type { CreatePaymentInput, PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
@@ -26,6 +26,21 @@ import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../src/rules/provi
 
 export type AttemptResult =
   { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
+
+/** What a payment's provider request is built from (the claimed row, or the entity). */
+type PaymentRequestFields = Pick<
+  Payment,
+  | 'id'
+  | 'amountMinor'
+  | 'currency'
+  | 'cardToken'
+  | 'returnUrl'
+  | 'processor'
+  | 'saveCardEnabled'
+  | 'description'
+  | 'expiresAt'
+  | 'externalId'
+> & { merchantId: string };
 
 export type ReconcileResult = 'settled' | 'created' | 'not_found' | 'missing';
 
@@ -50,13 +65,38 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     await publishPaymentOutcome(orm, payment.id, { kind: 'settled' }, logger);
     return { kind: 'settled' };
   };
-  /** How the provider finds what became of this payment's request (its idempotency key). */
-  const lookupOf = (payment: Payment): PaymentLookup => ({
+  /** The request an attempt sends for this payment: the same one every time (its key's). */
+  const requestOf = (payment: PaymentRequestFields): CreatePaymentInput => ({
     idempotencyKey: payment.id,
+    amountMinor: payment.amountMinor,
+    currency: payment.currency,
     mode: payment.cardToken ? 'card' : 'checkout',
-    // When the call was first sent (its key's); the record's creation when no call is marked.
-    notBefore: payment.providerCallSentAt ?? payment.createdAt,
+    ...(payment.cardToken ? { cardToken: payment.cardToken } : {}),
+    ...(payment.returnUrl ? { returnUrl: payment.returnUrl } : {}),
+    webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
+    saveCard: payment.saveCardEnabled,
+    ...(payment.description ? { description: payment.description } : {}),
+    expiresAt: payment.expiresAt,
+    metadata: { paymentId: payment.id, merchantId: payment.merchantId, reference_id: payment.externalId },
   });
+  /**
+   * How the provider finds what became of this payment's request (its idempotency key, and the
+   * request itself for a provider that replays it). Null when no call is marked sent (decision
+   * 0012: the mark is committed before every call): there is nothing to ask about.
+   */
+  const lookupOf = (payment: Payment): PaymentLookup | null =>
+    payment.providerCallSentAt
+      ? {
+          idempotencyKey: payment.id,
+          mode: payment.cardToken ? 'card' : 'checkout',
+          notBefore: payment.providerCallSentAt,
+          request: requestOf({ ...payment, merchantId: payment.merchant.id }),
+        }
+      : null;
+  const lookUp = async (provider: PaymentProvider, payment: Payment): Promise<ProviderPayment | null> => {
+    const lookup = lookupOf(payment);
+    return lookup ? provider.findPayment(lookup) : null;
+  };
   const apply = async (paymentId: string, pp: ProviderPayment): Promise<'settled' | 'created' | 'missing'> => {
     const payment = await applyProviderPayment(orm.em.fork(), paymentId, pp);
     if (!payment) return 'missing';
@@ -107,26 +147,9 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (!provider) return failUnconfigured(payment);
       let pp: ProviderPayment;
       try {
-        pp = await sentProviderCall(
-          orm,
-          'payments',
-          payment.id,
-          () =>
-            provider.createPayment({
-              idempotencyKey: payment.id,
-              amountMinor: payment.amountMinor,
-              currency: payment.currency,
-              mode: payment.cardToken ? 'card' : 'checkout',
-              ...(payment.cardToken ? { cardToken: payment.cardToken } : {}),
-              ...(payment.returnUrl ? { returnUrl: payment.returnUrl } : {}),
-              webhookUrl: `${publicBaseUrl}/webhooks/${payment.processor}`,
-              saveCard: payment.saveCardEnabled,
-              ...(payment.description ? { description: payment.description } : {}),
-              expiresAt: payment.expiresAt,
-              metadata: { paymentId: payment.id, merchantId: payment.merchantId, reference_id: payment.externalId },
-            }),
-          { sentBefore },
-        );
+        pp = await sentProviderCall(orm, 'payments', payment.id, () => provider.createPayment(requestOf(payment)), {
+          sentBefore,
+        });
       } catch (err) {
         // Another request under our key: the provider may have charged it; reconciled, never discarded.
         const conflict = providerConflict(err, payment.id);
@@ -172,11 +195,11 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       try {
         const provider = await providerOf(payment);
         // A known transaction (a hosted page, a webhook) is read directly; else what became of the
-        // request is found by its key (at Stripe a list scan: kept for when it is needed).
+        // request is found by its key, if a call was ever sent (none marked: nothing to find).
         const pp =
           (payment.providerTransactionId
             ? await provider.findPayment({ transactionId: payment.providerTransactionId })
-            : null) ?? (await provider.findPayment(lookupOf(payment)));
+            : null) ?? (await lookUp(provider, payment));
         if (pp) return await apply(paymentId, ours(payment, pp));
         // Nothing under our key: no call was performed; a next attempt is a first call again.
         await clearProviderCallSent(orm, 'payments', paymentId);
@@ -197,7 +220,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (payment.status !== 'created') return 'settled';
       const provider = await providerOf(payment);
       try {
-        const found = payment.providerTransactionId ? null : await provider.findPayment(lookupOf(payment));
+        const found = payment.providerTransactionId ? null : await lookUp(provider, payment);
         // Never cancel a payment that is not ours.
         const known = payment.providerTransactionId ?? (found ? ours(payment, found).transactionId : null);
         if (known) {

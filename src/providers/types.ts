@@ -71,15 +71,19 @@ export interface CreateRefundInput {
 }
 
 /**
- * "What became of the request sent under this idempotency key?" A provider that cannot look a
- * key up directly (Stripe) lists what was created of this `mode` since `notBefore` (strongly
- * consistent lists, unlike its search) and matches our key in metadata.
+ * "What became of the request sent under this idempotency key?" Asked only after a call was sent
+ * (the record's `providerCallSentAt`) and its answer is unknown. A provider that cannot look a key
+ * up directly (Stripe) replays `request` under the same key within its idempotency window (it
+ * answers the original outcome, or performs the request now if it never was), and past it asks
+ * by our key in metadata (decision 0058): never a scan of everything created since.
  */
 export interface PaymentLookup {
   idempotencyKey: string;
   mode: ProviderPaymentMode;
-  /** No earlier than the record's creation (the provider widens it for clock skew). */
+  /** When the request was first sent under this key (the record's creation when not marked). */
   notBefore: Date;
+  /** The very request sent under this key, when the caller can rebuild it (same parameters). */
+  request?: CreatePaymentInput;
 }
 
 /** A refund by our idempotency key, within the payment transaction it refunds. */
@@ -88,11 +92,22 @@ export interface RefundLookup {
   transactionId: string;
 }
 
-export type ProviderWebhookEvent =
+export type ProviderWebhookEvent = (
   | { kind: 'payment'; type: string; payment: ProviderPayment; metadata: Record<string, string> }
   | { kind: 'refund'; type: string; refund: ProviderRefund; metadata: Record<string, string> }
-  /** An event type the provider sends that concerns none of our records: acknowledged, routed nowhere. */
-  | { kind: 'ignored'; type: string };
+  /**
+   * An event type the provider sends that concerns none of our records, or a verified event whose
+   * object we cannot read (`reason`): acknowledged, routed nowhere (the record's workflow asks the
+   * provider itself).
+   */
+  | { kind: 'ignored'; type: string; reason?: string }
+) & {
+  /**
+   * The processor's own mode of the event when it says (Stripe's `livemode`): a live event serves
+   * only the live environment, a test event only the test one (decision 0058).
+   */
+  livemode?: boolean;
+};
 
 export interface PaymentProvider {
   readonly name: string;

@@ -5,7 +5,9 @@ import util from 'node:util';
 import Stripe from 'stripe';
 import { ProviderError, ProviderWebhookError } from '../../src/providers/errors';
 import { StripeProvider } from '../../src/providers/stripe/client';
+import type { CreatePaymentInput } from '../../src/providers/types';
 import { testStack } from '../setup/stackInfo';
+import { startRecordingProxy, type RecordedRequest } from '../helpers/recordingProxy';
 
 /**
  * The Stripe adapter against stripe-mock (started by globalSetup): it validates every request
@@ -38,6 +40,21 @@ const metadata = { paymentId: 'pay_01J0STRIPE', merchantId: 'mer_01J0STRIPE' };
 
 describe('Stripe adapter against stripe-mock', () => {
   const stripe = provider();
+  /** The adapter behind a recording proxy: what it really sent. */
+  const recorded = {} as {
+    proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+    provider: StripeProvider;
+    sent: (method: string, path: string, key: string) => RecordedRequest[];
+  };
+  beforeAll(async () => {
+    recorded.proxy = await startRecordingProxy(testStack().stripeApiBase);
+    recorded.provider = provider({ apiBase: recorded.proxy.url });
+    recorded.sent = (method, path, key) =>
+      recorded.proxy.requests.filter(
+        (r) => r.method === method && r.path === path && r.headers['idempotency-key'] === key,
+      );
+  });
+  afterAll(() => recorded.proxy?.close());
 
   describe('card payments (off-session PaymentIntent, confirmed at once)', () => {
     it('with cus_...:pm_...: the request passes validation; amount and currency reflected; status mapped', async () => {
@@ -54,6 +71,35 @@ describe('Stripe adapter against stripe-mock', () => {
       expect(p).toMatchObject({ amountMinor: 1234, currency: 'USD', redirectUrl: null, savedCardToken: null });
       // stripe-mock's fixture is requires_payment_method with no code: a failed confirm.
       expect(p).toMatchObject({ status: 'failed', failureCode: 'payment_failed' });
+    });
+
+    it('with a returnUrl: confirmed on-session with return_url (3-D Secure can redirect), not off_session', async () => {
+      const p = await recorded.provider.createPayment({
+        idempotencyKey: 'pay_01J0STRIPE_3DS',
+        amountMinor: 1234,
+        currency: 'EUR',
+        mode: 'card',
+        cardToken: 'cus_QXg1o8vcGmoR32:pm_1PgafzB7WZ01zgkW',
+        returnUrl: 'https://shop.example/back?order=42',
+        metadata,
+      });
+      expect(p.transactionId).toMatch(/^pi_/);
+      const [sent] = recorded.sent('POST', '/v1/payment_intents', 'pay_01J0STRIPE_3DS');
+      expect(sent!.status).toBe(200);
+      expect(sent!.form).toMatchObject({ confirm: 'true', return_url: 'https://shop.example/back?order=42' });
+      expect(sent!.form.off_session).toBeUndefined();
+      // Without one (a renewal, an invoice retry): off-session as before, no return_url.
+      await recorded.provider.createPayment({
+        idempotencyKey: 'pay_01J0STRIPE_OFF',
+        amountMinor: 1234,
+        currency: 'EUR',
+        mode: 'card',
+        cardToken: 'pm_1PgafzB7WZ01zgkW',
+        metadata,
+      });
+      const [off] = recorded.sent('POST', '/v1/payment_intents', 'pay_01J0STRIPE_OFF');
+      expect(off!.form).toMatchObject({ confirm: 'true', off_session: 'true' });
+      expect(off!.form.return_url).toBeUndefined();
     });
 
     it('with pm_... alone, in a zero-decimal currency', async () => {
@@ -184,13 +230,85 @@ describe('Stripe adapter against stripe-mock', () => {
       expect(cs).toMatchObject({ transactionId: 'cs_test_a1', status: 'pending', amountMinor: 1099, currency: 'USD' });
     });
 
+    const request = (mode: 'card' | 'checkout' | 'setup', idempotencyKey: string): CreatePaymentInput => ({
+      idempotencyKey,
+      amountMinor: 1099,
+      currency: 'USD',
+      mode,
+      ...(mode === 'card' ? { cardToken: 'pm_1PgafzB7WZ01zgkW' } : { returnUrl: 'https://merchant.example/r' }),
+      expiresAt: new Date(Date.now() + 2 * 3_600_000),
+      metadata,
+    });
+    const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
+    /** What a lookup did at Stripe: never a list of everything created since a date. */
+    const scans = () => recorded.proxy.requests.filter((r) => r.method === 'GET' && /created/.test(r.path));
+
     it.each(['card', 'checkout', 'setup'] as const)(
-      'by idempotency key (%s): lists since notBefore and matches metadata; none carries ours here',
+      'by key within the idempotency window (%s): the same request replayed under the same key, nothing listed',
       async (mode) => {
-        const found = await stripe.findPayment({ idempotencyKey: 'pay_01J0STRIPE', mode, notBefore: new Date() });
-        expect(found).toBeNull();
+        const key = `pay_01J0REPLAY_${mode}`;
+        const sentAt = new Date(Date.now() - 60_000);
+        const first = await recorded.provider.createPayment(request(mode, key));
+        const found = await recorded.provider.findPayment({
+          idempotencyKey: key,
+          mode,
+          notBefore: sentAt,
+          request: request(mode, key),
+        });
+        expect(found!.transactionId).toMatch(mode === 'card' ? /^pi_/ : /^cs_/);
+        expect(found).toMatchObject({ status: first.status, amountMinor: first.amountMinor });
+        const creates = recorded.proxy.requests.filter(
+          (r) => r.method === 'POST' && r.headers['idempotency-key'] === key,
+        );
+        expect(creates).toHaveLength(2);
+        expect(creates.every((c) => c.status === 200)).toBe(true);
+        // Byte for byte the same parameters (Stripe refuses a key reused with others); stripe-mock,
+        // stateless, makes a new Customer for the replayed `<key>:customer` (Stripe answers the same).
+        const params = ({ form }: RecordedRequest) => ({ ...form, customer: mode === 'setup' ? 'cus' : form.customer });
+        expect(params(creates[1]!)).toEqual(params(creates[0]!));
+        expect(scans()).toEqual([]);
       },
     );
+
+    it.each([
+      ['card', '/v1/payment_intents/search'],
+      ['checkout', '/v1/payment_intents/search'],
+      ['setup', '/v1/customers/search'],
+    ] as const)(
+      'past the window (%s): searched by our key in metadata (one page), none carries ours here: null',
+      async (mode, path) => {
+        const key = `pay_01J0OLD_${mode}`;
+        const before = recorded.proxy.requests.length;
+        const found = await recorded.provider.findPayment({
+          idempotencyKey: key,
+          mode,
+          notBefore: hoursAgo(30),
+          request: request(mode, key),
+        });
+        expect(found).toBeNull();
+        const asked = recorded.proxy.requests.slice(before);
+        expect(asked).toHaveLength(1);
+        expect(asked[0]!.method).toBe('GET');
+        expect(asked[0]!.status).toBe(200);
+        const url = new URL(asked[0]!.path, 'http://x');
+        expect(url.pathname).toBe(path);
+        expect(url.searchParams.get('query')).toBe(`metadata['idempotencyKey']:'${key}'`);
+        expect(scans()).toEqual([]);
+      },
+    );
+
+    it('a search that finds nothing right after the call is no answer yet: timeout (ambiguous, asked again)', async () => {
+      // No request to replay (a caller that cannot rebuild it): searched; Stripe's search may
+      // not show a new object for a while, so "nothing" is not "never performed" yet.
+      const err = await rejection(
+        stripe.findPayment({ idempotencyKey: 'inv_1.attempt-1', mode: 'card', notBefore: new Date() }),
+      );
+      expect(err).toMatchObject({ kind: 'timeout' });
+      expect(err.ambiguous).toBe(true);
+      expect(
+        await stripe.findPayment({ idempotencyKey: 'inv_1.attempt-1', mode: 'card', notBefore: hoursAgo(1) }),
+      ).toBeNull();
+    });
   });
 
   describe('cancel', () => {

@@ -79,18 +79,49 @@ describe('PaymentIntent', () => {
       failureMessage: null,
       redirectUrl: null,
       savedCardToken: null,
+      actionUrl: null,
     });
   });
 
-  it.each(['processing', 'requires_capture'])('%s is pending', (status) => {
-    expect(mapPaymentIntent(fixture('payment_intent', { status })).status).toBe('pending');
+  it('processing is processing (decided later), never pending', () => {
+    expect(mapPaymentIntent(fixture('payment_intent', { status: 'processing' }))).toMatchObject({
+      status: 'processing',
+      failureCode: null,
+      actionUrl: null,
+    });
   });
 
-  it.each(['requires_action', 'requires_confirmation'])(
-    '%s after an off-session confirm is failed, authentication_required',
+  it('requires_action is no decline: requires_action, actionUrl the redirect_to_url page', () => {
+    const url = 'https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_1&payment_intent=pi_1';
+    const p = mapPaymentIntent(
+      fixture('payment_intent', {
+        status: 'requires_action',
+        next_action: { type: 'redirect_to_url', redirect_to_url: { url, return_url: 'https://shop.example/r' } },
+      }),
+    );
+    expect(p).toMatchObject({ status: 'requires_action', actionUrl: url, failureCode: null, redirectUrl: null });
+    // Another next action (use_stripe_sdk: no page to send the customer to): still no decline.
+    expect(
+      mapPaymentIntent(
+        fixture('payment_intent', { status: 'requires_action', next_action: { type: 'use_stripe_sdk' } }),
+      ),
+    ).toMatchObject({ status: 'requires_action', actionUrl: null });
+  });
+
+  it('a failed authentication (back to requires_payment_method) is authentication_failed', () => {
+    const error = { type: 'invalid_request_error', code: 'payment_intent_authentication_failure', message: 'No.' };
+    expect(
+      mapPaymentIntent(fixture('payment_intent', { status: 'requires_payment_method', last_payment_error: error })),
+    ).toMatchObject({ status: 'failed', failureCode: 'authentication_failed' });
+  });
+
+  it.each(['requires_confirmation', 'requires_capture', 'requires_reauthorization', 'a_status_from_2030'])(
+    '%s (never asked for, or unknown) is invalid_response: ambiguous, asked again, never a decline',
     (status) => {
-      const p = mapPaymentIntent(fixture('payment_intent', { status }));
-      expect(p).toMatchObject({ status: 'failed', failureCode: 'authentication_required' });
+      const err = providerError(() => mapPaymentIntent(fixture('payment_intent', { status })));
+      expect(err.kind).toBe('invalid_response');
+      expect(err.ambiguous).toBe(true);
+      expect(err.message).toContain(status);
     },
   );
 
@@ -123,7 +154,7 @@ describe('PaymentIntent', () => {
   });
 
   it.each([
-    ['an unknown status', { status: 'requires_reauthorization' }],
+    ['no status', { status: undefined }],
     ['a missing amount', { amount: undefined }],
     ['another object', { object: 'charge' }],
   ])('%s is invalid_response', (_name, overrides) => {
@@ -151,6 +182,7 @@ describe("SetupIntent (a subscription's new card, confirmed with a token)", () =
       savedCardToken: 'cus_1:pm_1',
       failureCode: null,
       failureMessage: null,
+      actionUrl: null,
     });
   });
 
@@ -187,6 +219,7 @@ describe('Checkout Session', () => {
       redirectUrl:
         'https://checkout.stripe.com/pay/c/cs_test_a1YS1URlnyQCN5fUUduORoQ7Pw41PJqDWkIVQCpJPqkfIhd6tVY8XB1OLY',
       savedCardToken: null,
+      actionUrl: null,
     });
   });
 
@@ -363,13 +396,18 @@ describe('webhook events', () => {
   const event = (type: string, object: Json) => fixture('event', { type, data: { object } });
   const meta = { paymentId: 'pay_1', idempotencyKey: 'pay_1' };
 
-  it.each(['payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.canceled'])(
-    '%s is a payment event with the metadata',
-    (type) => {
-      const e = mapEvent(event(type, fixture('payment_intent', { status: 'succeeded', metadata: meta })));
-      expect(e).toMatchObject({ kind: 'payment', type, metadata: meta });
-    },
-  );
+  it.each([
+    ['payment_intent.requires_action', 'requires_action', 'requires_action'],
+    ['payment_intent.processing', 'processing', 'processing'],
+    ['payment_intent.succeeded', 'succeeded', 'succeeded'],
+    ['payment_intent.payment_failed', 'requires_payment_method', 'failed'],
+    ['payment_intent.canceled', 'canceled', 'canceled'],
+  ])('%s is a payment event (%s: %s) with the metadata and livemode', (type, status, ours) => {
+    const e = mapEvent(event(type, fixture('payment_intent', { status, metadata: meta })));
+    expect(e).toMatchObject({ kind: 'payment', type, payment: { status: ours }, metadata: meta, livemode: false });
+    const live = mapEvent({ ...event(type, fixture('payment_intent', { status, metadata: meta })), livemode: true });
+    expect(live.livemode).toBe(true);
+  });
 
   it.each(['checkout.session.completed', 'checkout.session.expired', 'checkout.session.async_payment_succeeded'])(
     '%s is a payment event',
@@ -396,18 +434,24 @@ describe('webhook events', () => {
     expect(mapEvent(fixture('event', { data: { object: fixture('customer') } }))).toEqual({
       kind: 'ignored',
       type: 'plan.created',
+      livemode: false,
     });
     expect(mapEvent(event('setup_intent.succeeded', fixture('setup_intent')))).toEqual({
       kind: 'ignored',
       type: 'setup_intent.succeeded',
+      livemode: false,
     });
   });
 
-  it('a verified event whose object does not map is a webhook error', () => {
-    expect(() => mapEvent(event('payment_intent.succeeded', fixture('payment_intent', { status: 'x' })))).toThrow(
-      ProviderWebhookError,
-    );
+  it('a verified event whose object we cannot read (an unknown status) is ignored with the reason, never an error', () => {
+    const e = mapEvent(event('payment_intent.succeeded', fixture('payment_intent', { status: 'x_new' })));
+    expect(e).toMatchObject({ kind: 'ignored', type: 'payment_intent.succeeded', livemode: false });
+    expect(e.kind === 'ignored' && e.reason).toContain('x_new');
+  });
+
+  it('what is not a Stripe event (or has no livemode) is a webhook error', () => {
     expect(() => mapEvent({ hello: 'world' })).toThrow(ProviderWebhookError);
+    expect(() => mapEvent({ ...fixture('event'), livemode: undefined })).toThrow(ProviderWebhookError);
   });
 });
 
@@ -432,6 +476,7 @@ describe('errors', () => {
       failureMessage: 'Your card has insufficient funds.',
       redirectUrl: null,
       savedCardToken: null,
+      actionUrl: null,
     });
   });
 

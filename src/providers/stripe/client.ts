@@ -40,8 +40,22 @@ export interface StripeProviderOptions {
   timeoutMs: number;
 }
 
-/** Lookups by key list what was created since the record, widened by this for clock skew. */
-export const LOOKUP_SKEW_MS = 10 * 60_000;
+/**
+ * How long after a request was first sent it is found again by replaying it under the same key.
+ * Stripe keeps an idempotency key at least 24 hours (docs.stripe.com/api/idempotent_requests);
+ * an hour less, for the clock difference and a replay that is itself slow.
+ */
+export const REPLAY_WINDOW_MS = 23 * 3_600_000;
+
+/**
+ * How long after a request a search by our key that finds nothing is not yet an answer: Stripe's
+ * Search API is eventually consistent (new objects are searchable "typically within a minute",
+ * later during an incident). Until then such a lookup fails as ambiguous and is asked again.
+ */
+export const SEARCH_SETTLE_MS = 15 * 60_000;
+
+/** A search by our key: one page, exact metadata match (more than one would be a bug of ours). */
+const SEARCH_LIMIT = 10;
 
 /** The hosted flows expand what the mapping needs (saved card, amount) on every read. */
 const SESSION_EXPAND = ['payment_intent', 'setup_intent'];
@@ -49,9 +63,12 @@ const SESSION_EXPAND = ['payment_intent', 'setup_intent'];
 /**
  * The Stripe adapter: transport through the official `stripe` package, mapping in ./mapping.
  * No retries here (maxNetworkRetries 0): our workflows retry, and reconcile by idempotency key.
- * Our ids are Stripe's idempotency keys and travel in `metadata.idempotencyKey`, which is how a
- * request whose answer was lost is found again (Stripe cannot look a key up, and its Search API
- * is eventually consistent, so lookups list by creation time, which is strongly consistent).
+ * Our ids are Stripe's idempotency keys and travel in `metadata.idempotencyKey`. A request whose
+ * answer was lost is found again without scanning anything (decision 0058): by its object id once
+ * known; else by replaying the same request under the same key within Stripe's idempotency window
+ * (Stripe answers the original outcome); past it, by our key through the Search API (settled by
+ * then) and the lists filtered by one PaymentIntent or one Customer. Every lookup is at most three
+ * bounded calls, each within `timeoutMs`.
  */
 export class StripeProvider implements PaymentProvider {
   readonly name = 'stripe';
@@ -93,7 +110,15 @@ export class StripeProvider implements PaymentProvider {
     }
   }
 
-  async createPayment(input: CreatePaymentInput): Promise<ProviderPayment> {
+  createPayment(input: CreatePaymentInput): Promise<ProviderPayment> {
+    return this.create(input, new Date());
+  }
+
+  /**
+   * `now` clamps a Checkout Session's expiry: a replay passes when the request was first sent,
+   * so that it sends the same parameters (Stripe refuses a key reused with others).
+   */
+  private async create(input: CreatePaymentInput, now: Date): Promise<ProviderPayment> {
     const metadata = { ...input.metadata, idempotencyKey: input.idempotencyKey };
     const requested = { amountMinor: input.amountMinor, currency: input.currency };
     if (input.mode === 'card') {
@@ -108,7 +133,10 @@ export class StripeProvider implements PaymentProvider {
             payment_method: paymentMethod,
             ...(customer ? { customer } : {}),
             confirm: true,
-            off_session: true,
+            // With somewhere to send the customer back, confirmed on-session: a card that needs
+            // 3-D Secure answers requires_action with a page (next_action.redirect_to_url).
+            // Without (a renewal, an invoice retry): off-session, as a merchant-initiated charge.
+            ...(input.returnUrl ? { return_url: input.returnUrl } : { off_session: true }),
             ...(input.description ? { description: input.description } : {}),
             metadata,
           },
@@ -151,7 +179,7 @@ export class StripeProvider implements PaymentProvider {
       );
     }
     const urls = { success_url: input.returnUrl, cancel_url: input.returnUrl };
-    const expiry = input.expiresAt ? { expires_at: checkoutExpiresAt(input.expiresAt, new Date()) } : {};
+    const expiry = input.expiresAt ? { expires_at: checkoutExpiresAt(input.expiresAt, now) } : {};
 
     if (input.mode === 'setup') {
       // A Customer first, to attach the card to (its own key: a retry finds the same one).
@@ -227,34 +255,77 @@ export class StripeProvider implements PaymentProvider {
       const pi = await this.retrieveOrNull((s) => s.paymentIntents.retrieve(by.transactionId));
       return pi ? mapPaymentIntent(pi) : null;
     }
-    const created = { gte: Math.floor((by.notBefore.getTime() - LOOKUP_SKEW_MS) / 1000) };
-    if (by.mode === 'card') {
-      const match = await this.firstWithKey(
-        this.#stripe.paymentIntents.list({ created, limit: 100 }),
-        by.idempotencyKey,
-      );
-      return match ? mapPaymentIntent(match) : null;
+    const age = Date.now() - by.notBefore.getTime();
+    if (by.request && by.request.idempotencyKey === by.idempotencyKey && age < REPLAY_WINDOW_MS) {
+      // The same request under the same key: Stripe answers what it did with it (or does it now,
+      // if it never reached Stripe: the outcome the caller is waiting for either way).
+      return this.create(by.request, by.notBefore);
     }
-    const match = await this.firstWithKey(
-      this.#stripe.checkout.sessions.list({ created, limit: 100 }),
-      by.idempotencyKey,
-    );
-    if (!match) return null;
-    // Read it again with what the mapping needs expanded (lists cannot expand that deep).
-    const session = await this.retrieveSession(parseStripe(listItemSchema, match, 'list item').id);
-    return session ? mapCheckoutSession(session) : null;
+    const found =
+      by.mode === 'card'
+        ? await this.paymentIntentByKey(by.idempotencyKey)
+        : by.mode === 'checkout'
+          ? await this.paymentSessionByKey(by.idempotencyKey)
+          : await this.setupSessionByKey(by.idempotencyKey);
+    if (found) return found;
+    if (age < SEARCH_SETTLE_MS) {
+      throw new ProviderError(
+        'timeout',
+        `Stripe's search does not show ${by.idempotencyKey} yet (it is eventually consistent): asked again later`,
+      );
+    }
+    return null;
   }
 
-  /** Walks a list (every page) for the object carrying our idempotency key in its metadata. */
-  private async firstWithKey<T>(list: AsyncIterable<T>, idempotencyKey: string): Promise<T | null> {
-    try {
-      for await (const item of list) {
-        if (parseStripe(listItemSchema, item, 'list item').metadata?.idempotencyKey === idempotencyKey) return item;
-      }
-      return null;
-    } catch (err) {
-      throw mapStripeError(err);
-    }
+  /** The PaymentIntent carrying our key in its metadata (Search API: one bounded page). */
+  private async paymentIntentByKey(idempotencyKey: string): Promise<ProviderPayment | null> {
+    const result = await this.call((s) =>
+      s.paymentIntents.search({ query: metadataQuery(idempotencyKey), limit: SEARCH_LIMIT }),
+    );
+    const match = withKey(result.data, idempotencyKey);
+    return match ? mapPaymentIntent(match) : null;
+  }
+
+  /**
+   * A hosted payment's Checkout Session by our key. Sessions are not searchable, but a paid
+   * session's PaymentIntent carries our metadata (payment_intent_data): found by search, then its
+   * session by the list filtered by that PaymentIntent. None: nothing was paid through a session
+   * of ours (an unpaid one has expired by the time this is asked: Stripe keeps them 24 h at most).
+   */
+  private async paymentSessionByKey(idempotencyKey: string): Promise<ProviderPayment | null> {
+    const result = await this.call((s) =>
+      s.paymentIntents.search({ query: metadataQuery(idempotencyKey), limit: SEARCH_LIMIT }),
+    );
+    const pi = withKey(result.data, idempotencyKey);
+    if (!pi) return null;
+    const sessions = await this.call((s) =>
+      s.checkout.sessions.list({ payment_intent: parseStripe(listItemSchema, pi, 'PaymentIntent').id, limit: 10 }),
+    );
+    return this.sessionWithKey(sessions.data, idempotencyKey);
+  }
+
+  /**
+   * A subscription's setup session by our key: its Customer was created for it, with our key
+   * (searchable), and the session is one of that Customer's (a list filtered by the Customer).
+   */
+  private async setupSessionByKey(idempotencyKey: string): Promise<ProviderPayment | null> {
+    const customers = await this.call((s) =>
+      s.customers.search({ query: metadataQuery(idempotencyKey), limit: SEARCH_LIMIT }),
+    );
+    const customer = withKey(customers.data, idempotencyKey);
+    if (!customer) return null;
+    const sessions = await this.call((s) =>
+      s.checkout.sessions.list({ customer: parseStripe(listItemSchema, customer, 'Customer').id, limit: 100 }),
+    );
+    return this.sessionWithKey(sessions.data, idempotencyKey);
+  }
+
+  /** The session of a list that carries our key, read again with what the mapping needs expanded. */
+  private async sessionWithKey(items: unknown[], idempotencyKey: string): Promise<ProviderPayment | null> {
+    const match = withKey(items, idempotencyKey);
+    if (!match) return null;
+    const session = await this.retrieveSession(parseStripe(listItemSchema, match, 'list item').id);
+    return session ? mapCheckoutSession(session) : null;
   }
 
   async cancelPayment(transactionId: string): Promise<ProviderPayment> {
@@ -355,4 +426,17 @@ export class StripeProvider implements PaymentProvider {
     }
     return mapEvent(event);
   }
+}
+
+/** A Search API query for our key in metadata (our keys are ids: [A-Za-z0-9_.:-]; quotes escaped anyway). */
+function metadataQuery(idempotencyKey: string): string {
+  return `metadata['idempotencyKey']:'${idempotencyKey.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** The item carrying exactly our key in its metadata (a search result is checked, never trusted). */
+function withKey<T>(items: readonly T[], idempotencyKey: string): T | null {
+  return (
+    items.find((item) => parseStripe(listItemSchema, item, 'list item').metadata?.idempotencyKey === idempotencyKey) ??
+    null
+  );
 }

@@ -93,18 +93,35 @@ const lastError = z
   .nullable()
   .optional();
 
+/**
+ * A PaymentIntent's statuses (docs.stripe.com/payments/paymentintents/lifecycle). The schema
+ * takes any string: a status Stripe adds later is an answer we cannot read (mapPaymentIntent),
+ * never a shape error.
+ */
+export const PAYMENT_INTENT_STATUSES = [
+  'requires_payment_method',
+  'requires_confirmation',
+  'requires_action',
+  'processing',
+  'requires_capture',
+  'canceled',
+  'succeeded',
+] as const;
+
+/** Where Stripe sends the customer to authenticate (`next_action.redirect_to_url`). */
+const nextAction = z
+  .object({
+    type: z.string().nullish(),
+    redirect_to_url: z.object({ url: z.string().nullish() }).loose().nullish(),
+  })
+  .loose()
+  .nullable()
+  .optional();
+
 export const paymentIntentSchema = z.object({
   object: z.literal('payment_intent'),
   id: z.string().min(1),
-  status: z.enum([
-    'requires_payment_method',
-    'requires_confirmation',
-    'requires_action',
-    'processing',
-    'requires_capture',
-    'canceled',
-    'succeeded',
-  ]),
+  status: z.string().min(1),
   amount: z.number().int().nonnegative(),
   currency: z.string().length(3),
   customer: expandableId,
@@ -112,6 +129,8 @@ export const paymentIntentSchema = z.object({
   setup_future_usage: z.string().nullable().optional(),
   last_payment_error: lastError,
   cancellation_reason: z.string().nullable().optional(),
+  next_action: nextAction,
+  livemode: z.boolean().optional(),
   metadata,
 });
 
@@ -168,6 +187,7 @@ const eventSchema = z.object({
   object: z.literal('event'),
   id: z.string(),
   type: z.string(),
+  livemode: z.boolean(),
   data: z.object({ object: z.object({ object: z.string(), metadata }).loose() }),
 });
 
@@ -210,10 +230,22 @@ const CARD_TOKEN = /^(?:(cus_[A-Za-z0-9_]+):)?(pm_[A-Za-z0-9_]+)$/;
 // Objects -> our types.
 
 /**
- * A PaymentIntent we created confirmed and off-session. Anything still asking for the customer
- * (requires_action / requires_confirmation) cannot finish without them: failed,
- * `authentication_required`, which the dunning rules treat as a decline. requires_capture
- * cannot happen (we never ask for manual capture) and is pending if it ever does.
+ * Stripe's code when the customer failed (or abandoned) authentication; our `authentication_failed`
+ * (PRODUCT.md, "Processor lifecycle").
+ */
+const STRIPE_AUTHENTICATION_FAILED = 'payment_intent_authentication_failure';
+
+/**
+ * A PaymentIntent we created and confirmed (decision 0058):
+ * - `requires_action`: the customer must authenticate (3-D Secure) at `next_action.redirect_to_url`
+ *   (`actionUrl`; null when Stripe gave no page, e.g. an off-session charge: the caller offers its own).
+ * - `processing`: accepted, decided later (a webhook or a later read says how).
+ * - `requires_payment_method`: declined (a failed authentication is `authentication_failed`).
+ * - `requires_confirmation` / `requires_capture`: never asked for (we confirm at once and capture
+ *   automatically), and any status Stripe adds later: an answer we cannot read, `invalid_response`.
+ *   That kind is ambiguous: an attempt goes on to ask the provider, and asking is retried (backing
+ *   off, visible as a reconcile retry) until the answer is one we know: the record stays where it
+ *   is and no workflow fails on it.
  */
 export function mapPaymentIntent(value: unknown): ProviderPayment {
   const pi = parseStripe(paymentIntentSchema, value, 'PaymentIntent');
@@ -224,29 +256,25 @@ export function mapPaymentIntent(value: unknown): ProviderPayment {
     redirectUrl: null,
     savedCardToken: null,
     actionUrl: null,
+    failureCode: null,
+    failureMessage: null,
   };
   switch (pi.status) {
     case 'succeeded':
-      return { ...base, status: 'succeeded', failureCode: null, failureMessage: null };
+      return { ...base, status: 'succeeded' };
     case 'processing':
-    case 'requires_capture':
-      return { ...base, status: 'pending', failureCode: null, failureMessage: null };
+      return { ...base, status: 'processing' };
     case 'requires_action':
-    case 'requires_confirmation':
+      return { ...base, status: 'requires_action', actionUrl: pi.next_action?.redirect_to_url?.url ?? null };
+    case 'requires_payment_method': {
+      const code = pi.last_payment_error?.decline_code ?? pi.last_payment_error?.code ?? 'payment_failed';
       return {
         ...base,
         status: 'failed',
-        failureCode: 'authentication_required',
-        failureMessage:
-          'The card issuer requires the customer to authenticate, which an off-session payment cannot do.',
-      };
-    case 'requires_payment_method':
-      return {
-        ...base,
-        status: 'failed',
-        failureCode: pi.last_payment_error?.decline_code ?? pi.last_payment_error?.code ?? 'payment_failed',
+        failureCode: code === STRIPE_AUTHENTICATION_FAILED ? 'authentication_failed' : code,
         failureMessage: pi.last_payment_error?.message ?? 'The payment was declined.',
       };
+    }
     case 'canceled':
       return {
         ...base,
@@ -254,6 +282,11 @@ export function mapPaymentIntent(value: unknown): ProviderPayment {
         failureCode: pi.cancellation_reason ?? 'canceled',
         failureMessage: 'The payment was canceled.',
       };
+    default:
+      throw new ProviderError(
+        'invalid_response',
+        `Stripe answered PaymentIntent ${pi.id} with status ${pi.status.slice(0, 50)}, which we do not act on`,
+      );
   }
 }
 
@@ -417,10 +450,12 @@ export function checkoutExpiresAt(expiresAt: Date, now: Date): number {
 // Webhooks.
 
 /**
- * A verified Stripe event -> our event. payment_intent.* and checkout.session.* are payments,
+ * A verified Stripe event -> our event, with its `livemode`. payment_intent.* (requires_action,
+ * processing, succeeded, payment_failed, canceled, ...) and checkout.session.* are payments,
  * refund.* and charge.refund.updated are refunds (each with the object's metadata, which the
  * route routes by). Anything else is `ignored`: acknowledged (2xx, so Stripe stops resending),
- * routed nowhere.
+ * routed nowhere; so is a verified event whose object we cannot read (e.g. a PaymentIntent
+ * status we do not know), with the reason: the record's workflow asks Stripe itself.
  */
 export function mapEvent(value: unknown): ProviderWebhookEvent {
   const parsed = eventSchema.safeParse(value);
@@ -428,17 +463,23 @@ export function mapEvent(value: unknown): ProviderWebhookEvent {
   const event = parsed.data;
   const object = event.data.object;
   const meta = object.metadata ?? {};
+  const { livemode } = event;
   try {
     if (event.type.startsWith('payment_intent.') && object.object === 'payment_intent')
-      return { kind: 'payment', type: event.type, payment: mapPaymentIntent(object), metadata: meta };
+      return { kind: 'payment', type: event.type, payment: mapPaymentIntent(object), metadata: meta, livemode };
     if (event.type.startsWith('checkout.session.') && object.object === 'checkout.session')
-      return { kind: 'payment', type: event.type, payment: mapCheckoutSession(object), metadata: meta };
+      return { kind: 'payment', type: event.type, payment: mapCheckoutSession(object), metadata: meta, livemode };
     if ((event.type.startsWith('refund.') || event.type === 'charge.refund.updated') && object.object === 'refund')
-      return { kind: 'refund', type: event.type, refund: mapRefund(object), metadata: meta };
+      return { kind: 'refund', type: event.type, refund: mapRefund(object), metadata: meta, livemode };
   } catch (err) {
-    throw new ProviderWebhookError(`unexpected ${event.type} object: ${(err as Error).message.slice(0, 200)}`);
+    return {
+      kind: 'ignored',
+      type: event.type,
+      reason: `unexpected ${object.object} object: ${(err as Error).message.slice(0, 200)}`,
+      livemode,
+    };
   }
-  return { kind: 'ignored', type: event.type };
+  return { kind: 'ignored', type: event.type, livemode };
 }
 
 // ---------------------------------------------------------------------------------------------
