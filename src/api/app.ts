@@ -95,7 +95,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     },
   });
   const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
-  const webhooks = webhookRoutes({ ...gateways, providers: deps.providers, logger: deps.logger });
+  const webhooks = webhookRoutes({ ...gateways, em: deps.orm.em, providers: deps.providers, logger: deps.logger });
   const api = new Router<AppState>();
   const limits = rateLimiters(deps.orm.em, deps.settings.rateLimit, deps.logger);
   mountRoutes(api, routes, authenticate(authenticator, limits));

@@ -51,9 +51,30 @@ function refuseBadInput(input: SetProviderInput, secrets: ProviderSecrets | null
       'PROVIDER_SECRETS_KEY is not set: provider secrets are stored only encrypted (32 bytes, base64; e.g. `openssl rand -base64 32`)',
     );
   }
-  if (input.environment === 'test' && input.secretKey !== undefined && /^(sk|rk)_live_/.test(input.secretKey)) {
-    throw new ProviderSettingRefused('a live Stripe key cannot serve the test environment');
+  if (input.processor === 'stripe' && input.secretKey !== undefined) {
+    const mode = stripeKeyMode(input.secretKey);
+    if (mode === null) {
+      throw new ProviderSettingRefused(
+        '--secret-key is not a Stripe secret or restricted key (sk_live_..., rk_live_..., sk_test_... or rk_test_...)',
+      );
+    }
+    if (mode !== input.environment) {
+      throw new ProviderSettingRefused(
+        mode === 'live'
+          ? 'a live Stripe key cannot serve the test environment'
+          : 'a test Stripe key (sk_test_/rk_test_) cannot serve the live environment: it would take no real money',
+      );
+    }
   }
+}
+
+/**
+ * The mode of a Stripe secret (`sk_`) or restricted (`rk_`) key from its prefix, which Stripe
+ * fixes (docs.stripe.com/keys): `test` or `live`; null when it is neither (decision 0058).
+ */
+export function stripeKeyMode(secretKey: string): KeyEnvironment | null {
+  const match = /^(?:sk|rk)_(test|live)_/.exec(secretKey);
+  return match ? (match[1] as KeyEnvironment) : null;
 }
 
 async function findMerchant(em: EntityManager, merchantId: string): Promise<Merchant> {

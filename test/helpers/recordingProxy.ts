@@ -13,9 +13,11 @@ export interface RecordedRequest {
 /**
  * An HTTP proxy in front of a real server (stripe-mock) that keeps every request and the status
  * it was answered with: what the adapter really sent, for assertions on idempotency keys and
- * metadata. Nothing is changed on the way.
+ * metadata. Nothing is changed on the way, except the bearer keys listed in `keys` (a live key
+ * the product must be configured with, to the test key stripe-mock takes: stripe-mock refuses
+ * live keys, as Stripe itself refuses a revoked one). The recorded headers are what was sent.
  */
-export async function startRecordingProxy(target: string) {
+export async function startRecordingProxy(target: string, keys: Record<string, string> = {}) {
   const requests: RecordedRequest[] = [];
   /** Requests matching one of these are forwarded (performed) but never answered: a lost answer. */
   const swallow: Array<(req: { method: string; path: string }) => boolean> = [];
@@ -27,6 +29,8 @@ export async function startRecordingProxy(target: string) {
       const headers = Object.fromEntries(
         Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
       ) as Record<string, string>;
+      const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
+      if (bearer && keys[bearer]) headers.authorization = `Bearer ${keys[bearer]}`;
       fetch(`${target}${req.url}`, {
         method: req.method,
         headers,

@@ -23,6 +23,11 @@ import { subscriptionClient } from '../helpers/subscriptions';
  * A recording proxy in front of each keeps what was really sent.
  */
 const STRIPE_KEY = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc';
+/**
+ * The live key the merchants are configured with (a test key is refused for live): the recording
+ * proxies hand stripe-mock, which takes test keys only, STRIPE_KEY in its place.
+ */
+const LIVE_KEY = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc';
 const WEBHOOK_SECRET = 'whsec_merchant_test_secret';
 // stripe-mock's fixtures are 10.99 USD: reads (not creates) of a PaymentIntent answer that amount.
 const AMOUNT = 10.99;
@@ -74,19 +79,24 @@ describe('Stripe for a live key (through stripe-mock)', () => {
   let counter = 0;
   const externalId = (what: string) => `stripe-${what}-${Date.now()}-${++counter}`;
 
-  const configure = (merchantId: string, secretKey = STRIPE_KEY) =>
+  const configure = (
+    merchantId: string,
+    secretKey = LIVE_KEY,
+    webhookSecret = WEBHOOK_SECRET,
+    environment: 'live' | 'test' = 'live',
+  ) =>
     runCli([
       'providers:set',
       '--merchant',
       merchantId,
       '--environment',
-      'live',
+      environment,
       '--processor',
       'stripe',
       '--secret-key',
       secretKey,
       '--webhook-secret',
-      WEBHOOK_SECRET,
+      webhookSecret,
     ]);
   const liveKeyOf = async (m: TestMerchant): Promise<TestMerchant> => {
     const { apiKey, secretKey } = await createKey(settled.orm.em.fork(), m.merchantId, {
@@ -108,8 +118,8 @@ describe('Stripe for a live key (through stripe-mock)', () => {
 
   beforeAll(async () => {
     [settledProxy, bundledProxy] = await Promise.all([
-      startRecordingProxy(testStack().settledStripeApiBase),
-      startRecordingProxy(testStack().stripeApiBase),
+      startRecordingProxy(testStack().settledStripeApiBase, { [LIVE_KEY]: STRIPE_KEY }),
+      startRecordingProxy(testStack().stripeApiBase, { [LIVE_KEY]: STRIPE_KEY }),
     ]);
     [settled, bundled] = await Promise.all([
       startPaymentStack('stripe-settled', {}, 3000, { stripeApiBase: settledProxy.url }),
@@ -119,7 +129,7 @@ describe('Stripe for a live key (through stripe-mock)', () => {
     live = await liveKeyOf(merchant);
     const set = await configure(merchant.merchantId);
     expect(set.code).toBe(0);
-    expect(set.stdout).not.toContain(STRIPE_KEY);
+    expect(set.stdout).not.toContain(LIVE_KEY);
     expect(set.json.provider).toMatchObject({
       merchantId: merchant.merchantId,
       environment: 'live',
@@ -375,6 +385,100 @@ describe('Stripe for a live key (through stripe-mock)', () => {
         100,
       );
       expect(reads().every((r) => r.status === 200)).toBe(true);
+    });
+
+    /** Reads of a Checkout Session at Stripe: what a woken payment workflow does first. */
+    const sessionReads = (session: string) =>
+      bundledProxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/v1/checkout/sessions/${session}`))
+        .length;
+    const woken = (session: string, before: number) =>
+      eventually(
+        async () => sessionReads(session),
+        (n) => n > before,
+        10_000,
+        100,
+      );
+    /** Long enough for a signalled workflow to have read its session (it does within ~100 ms). */
+    const quiet = () => new Promise((resolve) => setTimeout(resolve, 1500));
+
+    describe("only records of the verifying secret's merchant, environment and mode", () => {
+      let other: TestMerchant;
+      const OTHER_SECRET = 'whsec_other_merchant_secret';
+      const TEST_SECRET = 'whsec_merchant_test_mode_secret';
+
+      beforeAll(async () => {
+        const m = await createTestMerchant(settled.orm, 'Stripe merchant B');
+        other = await liveKeyOf(m);
+        expect((await configure(m.merchantId, LIVE_KEY, OTHER_SECRET)).code).toBe(0);
+        // Merchant A's test environment on Stripe too, with its own endpoint secret.
+        expect((await configure(merchant.merchantId, STRIPE_KEY, TEST_SECRET, 'test')).code).toBe(0);
+      });
+
+      it("merchant A's secret naming merchant B's payment: acknowledged, B's workflow is not woken", async () => {
+        const created = await pay(bundled, other, { returnUrl: 'https://shop.example.com/b' });
+        expect(created.status).toBe(200);
+        const session = created.body.providerTransactionId as string;
+        await quiet();
+        const before = sessionReads(session);
+        const payload = event({ paymentId: created.body.id as string, merchantId: other.merchantId });
+        // A's endpoint and secret: B's payment is not A's.
+        const res = await post(merchant.merchantId, payload, sign(payload));
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ received: true });
+        // B's secret at A's endpoint does not even verify.
+        expect((await post(merchant.merchantId, payload, sign(payload, OTHER_SECRET))).status).toBe(400);
+        await quiet();
+        expect(sessionReads(session)).toBe(before);
+        // The same event at B's endpoint with B's secret wakes it.
+        const own = await post(other.merchantId, payload, sign(payload, OTHER_SECRET));
+        expect(own.status).toBe(200);
+        await woken(session, before);
+      });
+
+      it('a test-mode event under the live secret, or a live record named under the test secret: routed nowhere', async () => {
+        const created = await pay(bundled, live, { returnUrl: 'https://shop.example.com/a' });
+        const session = created.body.providerTransactionId as string;
+        await quiet();
+        const before = sessionReads(session);
+        const testMode = JSON.stringify({
+          ...JSON.parse(event({ paymentId: created.body.id as string })),
+          livemode: false,
+        });
+        const liveMode = event({ paymentId: created.body.id as string });
+        for (const [payload, secret] of [
+          [testMode, WEBHOOK_SECRET], // livemode false, verified by the live secret
+          [liveMode, TEST_SECRET], // livemode true, verified by the test secret
+          [testMode, TEST_SECRET], // test mode and test secret: but the payment is live
+        ] as const) {
+          const res = await post(merchant.merchantId, payload, sign(payload, secret));
+          expect(res.status).toBe(200);
+          expect(await res.json()).toEqual({ received: true });
+        }
+        await quiet();
+        expect(sessionReads(session)).toBe(before);
+        const res = await post(merchant.merchantId, liveMode, sign(liveMode));
+        expect(res.status).toBe(200);
+        await woken(session, before);
+      });
+
+      it('a replayed event is harmless: acknowledged again; the workflow asks Stripe again, nothing else', async () => {
+        const created = await pay(bundled, live, { returnUrl: 'https://shop.example.com/replay' });
+        const id = created.body.id as string;
+        const session = created.body.providerTransactionId as string;
+        const payload = event({ paymentId: id });
+        const signature = sign(payload);
+        const before = sessionReads(session);
+        for (let i = 0; i < 3; i++) {
+          const res = await post(merchant.merchantId, payload, signature);
+          expect(res.status).toBe(200);
+        }
+        await woken(session, before);
+        const creates = bundledProxy.requests.filter((r) => r.method === 'POST' && r.headers['idempotency-key'] === id);
+        expect(creates).toHaveLength(1);
+        const payment = await call(bundled.api.baseUrl, 'GET', `/payments/${id}`, live.auth);
+        // stripe-mock's session stays open: the payment stays created, with its one session.
+        expect(payment.body).toMatchObject({ id, status: 'created', providerTransactionId: session });
+      });
     });
 
     it('refuses a wrong signature, another merchant, or a tampered body with 400 invalid_signature', async () => {

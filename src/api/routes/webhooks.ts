@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../errors';
 import type { Logger } from '../../logger';
 import type { ProviderRegistry } from '../../providers/registry';
@@ -8,29 +9,40 @@ import type { PaymentProvider, ProviderWebhookEvent } from '../../providers/type
 import type { PaymentGateway } from '../../temporal/paymentGateway';
 import type { RefundGateway } from '../../temporal/refundGateway';
 import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
+import type { KeyEnvironment } from '../../db/entities';
+import type { RecordScope } from '../../domain/scope';
+import { webhookMayWake } from '../../domain/webhookTargets';
 import type { AppState } from '../context';
 import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
 
 const invalidSignature = () => new AppError('invalid_signature', 'The webhook signature does not verify.');
 
 /**
- * The first provider whose secret verifies the raw body, and its event. None: 400
- * `invalid_signature` (also when no provider could have signed it, so nothing is revealed).
+ * The providers whose secret verifies the raw body, and the event: the one of the event's own mode
+ * when it says (a merchant may have given its test and live endpoints one secret), else the first.
+ * None: 400 `invalid_signature` (also when no provider could have signed it, so nothing is revealed).
  */
-function verified(
-  providers: PaymentProvider[],
+function verified<C extends { provider: PaymentProvider; environment?: KeyEnvironment }>(
+  candidates: C[],
   raw: string,
   headers: Context['req']['headers'],
-): { provider: PaymentProvider; event: ProviderWebhookEvent } {
-  for (const provider of providers) {
+): C & { event: ProviderWebhookEvent } {
+  const verifiedBy: Array<C & { event: ProviderWebhookEvent }> = [];
+  for (const candidate of candidates) {
     try {
-      return { provider, event: provider.parseWebhook(raw, headers) };
+      verifiedBy.push({ ...candidate, event: candidate.provider.parseWebhook(raw, headers) });
     } catch (err) {
       if (!(err instanceof ProviderWebhookError)) throw err;
     }
   }
-  throw invalidSignature();
+  const first = verifiedBy.find((v) => sameMode(v.event, v.environment)) ?? verifiedBy[0];
+  if (!first) throw invalidSignature();
+  return first;
 }
+
+/** Whether an event's own mode (when it says) is the environment's: live events for live only. */
+const sameMode = (event: ProviderWebhookEvent, environment: KeyEnvironment | undefined): boolean =>
+  event.livemode === undefined || environment === undefined || event.livemode === (environment === 'live');
 
 /**
  * Provider webhooks: verified by signature (no merchant auth), then handed to the workflow as a
@@ -38,9 +50,13 @@ function verified(
  *
  * - `/webhooks/sandbox`: the built-in sandbox, one secret for the whole service.
  * - `/webhooks/stripe/{merchantId}`: Stripe, signed with that merchant's webhook secret (its
- *   test and live configurations may each have one: either verifies).
+ *   test and live configurations may each have one: either verifies). The event wakes only a
+ *   record of that merchant, in the environment of the secret that verified it, and only when
+ *   its `livemode` is that environment's (decision 0058); anything else is acknowledged and
+ *   routed nowhere, logged. A replayed event only wakes a workflow that asks Stripe again.
  */
 export function webhookRoutes(deps: {
+  em: EntityManager;
   payments: Pick<PaymentGateway, 'workflowId' | 'providerEvent'>;
   refunds: Pick<RefundGateway, 'workflowId' | 'providerEvent'>;
   subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent'>;
@@ -49,45 +65,71 @@ export function webhookRoutes(deps: {
 }): Router<AppState> {
   const router = new Router<AppState>();
 
-  const deliver = async (ctx: Context & { state: AppState }, processor: string, event: ProviderWebhookEvent) => {
-    const target =
+  /**
+   * Wakes the workflow of the record the event names. `scope` (a merchant's own secret verified
+   * it): only a record of that merchant, environment and processor; any other is routed nowhere.
+   */
+  const deliver = async (
+    ctx: Context & { state: AppState },
+    processor: string,
+    event: ProviderWebhookEvent,
+    scope?: RecordScope,
+  ) => {
+    const named =
       event.kind === 'payment' && event.metadata.paymentId
-        ? { gateway: deps.payments, id: event.metadata.paymentId }
+        ? { kind: 'payment' as const, gateway: deps.payments, id: event.metadata.paymentId }
         : event.kind === 'payment' && event.metadata.subscriptionId && !event.metadata.invoiceId
-          ? { gateway: deps.subscriptions, id: event.metadata.subscriptionId }
+          ? { kind: 'subscription' as const, gateway: deps.subscriptions, id: event.metadata.subscriptionId }
           : event.kind === 'refund' && event.metadata.refundId
-            ? { gateway: deps.refunds, id: event.metadata.refundId }
+            ? { kind: 'refund' as const, gateway: deps.refunds, id: event.metadata.refundId }
             : undefined;
+    const foreign = named && scope ? !(await webhookMayWake(deps.em, { ...scope, processor }, named)) : false;
+    const target = foreign ? undefined : named;
     // A closed workflow has already settled its record; the event is a late duplicate.
     if (target) await target.gateway.providerEvent(target.id);
-    ctx.state.log.info(
-      {
-        processor,
-        type: event.type,
-        kind: event.kind,
-        workflowId: target ? target.gateway.workflowId(target.id) : null,
-      },
-      'provider webhook',
-    );
+    const fields = {
+      processor,
+      type: event.type,
+      kind: event.kind,
+      ...(scope ?? {}),
+      workflowId: target ? target.gateway.workflowId(target.id) : null,
+    };
+    if (foreign) {
+      ctx.state.log.warn(
+        { ...fields, named: `${named!.kind} ${named!.id}` },
+        "provider webhook names a record not of the verifying secret's merchant and environment: routed nowhere",
+      );
+    } else if (event.kind === 'ignored' && event.reason) {
+      ctx.state.log.warn({ ...fields, reason: event.reason }, 'provider webhook not readable: routed nowhere');
+    } else {
+      ctx.state.log.info(fields, 'provider webhook');
+    }
     ctx.body = { received: true };
   };
 
   router.post('/webhooks/stripe/:merchantId', async (ctx) => {
+    const merchantId = ctx.params.merchantId!;
     const raw = await readLimited(ctx.req, MAX_BODY_BYTES);
-    const candidates = await deps.providers.stripeWebhookCandidates(ctx.params.merchantId!);
-    const { event } = verified(
-      candidates.map((c) => c.provider),
-      raw,
-      ctx.req.headers,
-    );
-    await deliver(ctx, 'stripe', event);
+    const candidates = await deps.providers.stripeWebhookCandidates(merchantId);
+    const { event, environment } = verified(candidates, raw, ctx.req.headers);
+    if (!sameMode(event, environment)) {
+      // A test-mode event under a live secret, or the reverse: acknowledged (Stripe stops
+      // resending), routed nowhere, and logged for the operator (the endpoints are crossed).
+      ctx.state.log.warn(
+        { processor: 'stripe', merchantId, environment, livemode: event.livemode, type: event.type },
+        "Stripe webhook of the other mode than its secret's environment: routed nowhere",
+      );
+      ctx.body = { received: true };
+      return;
+    }
+    await deliver(ctx, 'stripe', event, { merchantId, environment });
   });
 
   router.post('/webhooks/:processor', async (ctx) => {
     const provider = deps.providers.builtIn(ctx.params.processor!);
     if (!provider) throw new AppError('not_found', 'Route not found.');
     const raw = await readLimited(ctx.req, MAX_BODY_BYTES);
-    await deliver(ctx, provider.name, verified([provider], raw, ctx.req.headers).event);
+    await deliver(ctx, provider.name, verified([{ provider }], raw, ctx.req.headers).event);
   });
   return router;
 }
