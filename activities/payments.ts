@@ -80,21 +80,22 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     metadata: { paymentId: payment.id, merchantId: payment.merchantId, reference_id: payment.externalId },
   });
   /**
-   * How the provider finds what became of this payment's request (its idempotency key, and the
-   * request itself for a provider that replays it). Null when no call is marked sent (decision
-   * 0012: the mark is committed before every call): there is nothing to ask about.
+   * How the provider finds what became of this payment's request: its idempotency key, and with
+   * `replay` the request itself, for a provider that replays it (which performs it if it never
+   * arrived: wanted by the attempt's reconciliation, never at expiry). Null when no call is marked
+   * sent (decision 0012: the mark is committed before every call): there is nothing to ask about.
    */
-  const lookupOf = (payment: Payment): PaymentLookup | null =>
+  const lookupOf = (payment: Payment, replay: boolean): PaymentLookup | null =>
     payment.providerCallSentAt
       ? {
           idempotencyKey: payment.id,
           mode: payment.cardToken ? 'card' : 'checkout',
           notBefore: payment.providerCallSentAt,
-          request: requestOf({ ...payment, merchantId: payment.merchant.id }),
+          ...(replay ? { request: requestOf({ ...payment, merchantId: payment.merchant.id }) } : {}),
         }
       : null;
-  const lookUp = async (provider: PaymentProvider, payment: Payment): Promise<ProviderPayment | null> => {
-    const lookup = lookupOf(payment);
+  const lookUp = async (provider: PaymentProvider, payment: Payment, replay: boolean) => {
+    const lookup = lookupOf(payment, replay);
     return lookup ? provider.findPayment(lookup) : null;
   };
   const apply = async (paymentId: string, pp: ProviderPayment): Promise<'settled' | 'created' | 'missing'> => {
@@ -199,7 +200,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         const pp =
           (payment.providerTransactionId
             ? await provider.findPayment({ transactionId: payment.providerTransactionId })
-            : null) ?? (await lookUp(provider, payment));
+            : null) ?? (await lookUp(provider, payment, true));
         if (pp) return await apply(paymentId, ours(payment, pp));
         // Nothing under our key: no call was performed; a next attempt is a first call again.
         await clearProviderCallSent(orm, 'payments', paymentId);
@@ -220,7 +221,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       if (payment.status !== 'created') return 'settled';
       const provider = await providerOf(payment);
       try {
-        const found = payment.providerTransactionId ? null : await lookUp(provider, payment);
+        const found = payment.providerTransactionId ? null : await lookUp(provider, payment, false);
         // Never cancel a payment that is not ours.
         const known = payment.providerTransactionId ?? (found ? ours(payment, found).transactionId : null);
         if (known) {

@@ -7,7 +7,6 @@ import {
   type ChargeResult,
   type InvoiceForCharge,
 } from '../../src/domain/subscriptions';
-import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
 import type { ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { EMAIL_CLAIM_SECONDS } from '../emails';
@@ -21,7 +20,7 @@ import {
   refusal,
   rejectionOf,
 } from '../providerFailures';
-import { chargeLookup, chargeResultOf, metadataOf } from './shared';
+import { chargeLookup, chargeRequest, chargeResultOf } from './shared';
 import type { ChargeOutcome, ChargeRequest } from './types';
 import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 
@@ -82,16 +81,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
         orm,
         'invoices',
         invoice.id,
-        () =>
-          provider.createPayment({
-            idempotencyKey: invoiceAttemptKey(invoice.id, req.attempt),
-            amountMinor: invoice.amountMinor,
-            currency: invoice.currency,
-            mode: 'card',
-            cardToken,
-            ...(s.description ? { description: s.description } : {}),
-            metadata: metadataOf(s, invoice.id),
-          }),
+        () => provider.createPayment(chargeRequest(invoice, req.attempt, cardToken)),
         markedAtOpen ? { sentBefore: false } : undefined,
       );
     } catch (err) {
@@ -142,8 +132,13 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     if (!provider) {
       throw ApplicationFailure.retryable(`no provider ${invoice.subscription.processor}`, PROVIDER_NOT_CONFIGURED);
     }
+    // No call marked sent (decision 0012): nothing to ask about.
+    if (!invoice.providerCallSentAt) return { kind: 'not_found' };
     try {
-      const pp = await provider.findPayment(chargeLookup(invoice, req.attempt));
+      const card = invoice.subscription.cardToken;
+      const pp = await provider.findPayment(
+        chargeLookup(invoice, req.attempt, card ? chargeRequest(invoice, req.attempt, card) : undefined),
+      );
       if (!pp) {
         // Nothing under this attempt's key: no call was performed; the next one is a first call.
         await clearProviderCallSent(orm, 'invoices', invoice.id);

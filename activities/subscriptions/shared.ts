@@ -8,7 +8,7 @@ import {
 } from '../../src/domain/subscriptions';
 import type { Logger } from '../../src/logger';
 import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
-import type { PaymentLookup, PaymentProvider, ProviderPayment } from '../../src/providers/types';
+import type { CreatePaymentInput, PaymentLookup, PaymentProvider, ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
 import { PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED, RECONCILIATION_MISMATCH } from '../../src/rules/providerFailures';
@@ -63,17 +63,37 @@ export function chargeResultOf(logger: Logger, invoice: InvoiceForCharge, pp: Pr
   throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, PROVIDER_FAILURE.invalidResponse);
 }
 
-/** How the provider finds what became of one charge attempt of an invoice. */
+/** The request of one charge attempt of an invoice with this card: the same every time (its key's). */
+export function chargeRequest(invoice: InvoiceForCharge, attempt: number, cardToken: string): CreatePaymentInput {
+  const s = invoice.subscription;
+  return {
+    idempotencyKey: invoiceAttemptKey(invoice.id, attempt),
+    amountMinor: invoice.amountMinor,
+    currency: invoice.currency,
+    mode: 'card',
+    cardToken,
+    ...(s.description ? { description: s.description } : {}),
+    metadata: metadataOf(s, invoice.id),
+  };
+}
+
+/**
+ * How the provider finds what became of one charge attempt of an invoice. `request`: that
+ * attempt's request, for a provider that replays it (which performs it if it never arrived: give
+ * it only where that is wanted, the attempt's own reconciliation; never a cancellation).
+ */
 export function chargeLookup(
   invoice: Pick<Invoice, 'id' | 'providerCallSentAt' | 'createdAt'>,
   attempt: number,
+  request?: CreatePaymentInput,
 ): PaymentLookup {
   // The mark is this attempt's (cleared once an attempt is known declined): a retry days after the
-  // invoice opened lists only what was created since it was sent, not since the invoice opened.
+  // invoice opened asks about what was sent since, not since the invoice opened.
   return {
     idempotencyKey: invoiceAttemptKey(invoice.id, attempt),
     mode: 'card',
     notBefore: invoice.providerCallSentAt ?? invoice.createdAt,
+    ...(request ? { request } : {}),
   };
 }
 

@@ -82,7 +82,11 @@ export interface PaymentLookup {
   mode: ProviderPaymentMode;
   /** When the request was first sent under this key (the record's creation when not marked). */
   notBefore: Date;
-  /** The very request sent under this key, when the caller can rebuild it (same parameters). */
+  /**
+   * The very request sent under this key, when the caller can rebuild it (same parameters) AND
+   * performing it now, if it never reached the provider, is what the caller wants (the attempt's
+   * own reconciliation; never an expiry or a cancellation asking whether anything happened).
+   */
   request?: CreatePaymentInput;
 }
 

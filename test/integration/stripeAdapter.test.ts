@@ -1,3 +1,4 @@
+import http from 'node:http';
 import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,6 +38,12 @@ const rejection = async (promise: Promise<unknown>): Promise<ProviderError> => {
 };
 
 const metadata = { paymentId: 'pay_01J0STRIPE', merchantId: 'mer_01J0STRIPE' };
+
+const fixture = (name: string) =>
+  JSON.parse(fs.readFileSync(path.join(__dirname, '../fixtures/stripe', `${name}.json`), 'utf8')) as Record<
+    string,
+    unknown
+  >;
 
 describe('Stripe adapter against stripe-mock', () => {
   const stripe = provider();
@@ -297,6 +304,64 @@ describe('Stripe adapter against stripe-mock', () => {
       },
     );
 
+    it('a replay Stripe refuses outright (nothing is kept of a refused request): null, never performed', async () => {
+      const refused = { ...request('card', 'pay_01J0REFUSED'), amountMinor: 12345, currency: 'KWD' };
+      const found = await recorded.provider.findPayment({
+        idempotencyKey: 'pay_01J0REFUSED',
+        mode: 'card',
+        notBefore: new Date(),
+        request: refused,
+      });
+      expect(found).toBeNull();
+    });
+
+    it('a replay answered idempotency_error (the key holds other parameters): asked by search instead', async () => {
+      // A stand-in for Stripe: stripe-mock cannot answer a key conflict.
+      const pi = {
+        ...fixture('payment_intent'),
+        status: 'succeeded',
+        metadata: { idempotencyKey: 'inv_1.attempt-2' },
+      };
+      const seen: string[] = [];
+      const server = http.createServer((req, res) => {
+        seen.push(`${req.method} ${req.url}`);
+        res.setHeader('content-type', 'application/json');
+        if (req.method === 'POST') {
+          res.writeHead(400);
+          res.end(
+            JSON.stringify({
+              error: {
+                type: 'idempotency_error',
+                message:
+                  'Keys for idempotent requests can only be used with the same parameters they were first used with.',
+              },
+            }),
+          );
+          return;
+        }
+        res.end(
+          JSON.stringify({ object: 'search_result', data: [{ ...pi, metadata: {} }, pi], has_more: false, url: '/' }),
+        );
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const standIn = provider({ apiBase: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}` });
+        const found = await standIn.findPayment({
+          idempotencyKey: 'inv_1.attempt-2',
+          mode: 'card',
+          notBefore: new Date(),
+          request: request('card', 'inv_1.attempt-2'),
+        });
+        expect(found).toMatchObject({ transactionId: 'pi_1PgafyB7WZ01zgkWSjxsAJo3', status: 'succeeded' });
+        expect(seen.map((r) => r.split('?')[0])).toEqual([
+          'POST /v1/payment_intents',
+          'GET /v1/payment_intents/search',
+        ]);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
+
     it('a search that finds nothing right after the call is no answer yet: timeout (ambiguous, asked again)', async () => {
       // No request to replay (a caller that cannot rebuild it): searched; Stripe's search may
       // not show a new object for a while, so "nothing" is not "never performed" yet.
@@ -425,11 +490,6 @@ describe('Stripe adapter against stripe-mock', () => {
   });
 
   describe('webhooks', () => {
-    const fixture = (name: string) =>
-      JSON.parse(fs.readFileSync(path.join(__dirname, '../fixtures/stripe', `${name}.json`), 'utf8')) as Record<
-        string,
-        unknown
-      >;
     const payload = JSON.stringify({
       ...fixture('event'),
       type: 'payment_intent.succeeded',
@@ -445,6 +505,35 @@ describe('Stripe adapter against stripe-mock', () => {
         payment: { transactionId: 'pi_1PgafyB7WZ01zgkWSjxsAJo3', status: 'succeeded' },
         metadata,
       });
+    });
+
+    it.each([
+      ['payment_intent.requires_action', 'requires_action'],
+      ['payment_intent.processing', 'processing'],
+      ['payment_intent.succeeded', 'succeeded'],
+      ['payment_intent.payment_failed', 'requires_payment_method'],
+      ['payment_intent.canceled', 'canceled'],
+    ])('a signed %s verifies and maps to the payment status, with livemode', (type, status) => {
+      const url = 'https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=pi_1';
+      const body = JSON.stringify({
+        ...fixture('event'),
+        type,
+        livemode: true,
+        data: {
+          object: {
+            ...fixture('payment_intent'),
+            status,
+            next_action: status === 'requires_action' ? { type: 'redirect_to_url', redirect_to_url: { url } } : null,
+            metadata,
+          },
+        },
+      });
+      const event = stripe.parseWebhook(body, {
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: WEBHOOK_SECRET }),
+      });
+      const ours = { requires_payment_method: 'failed' }[status as 'requires_payment_method'] ?? status;
+      expect(event).toMatchObject({ kind: 'payment', type, payment: { status: ours }, metadata, livemode: true });
+      if (event.kind === 'payment') expect(event.payment.actionUrl).toBe(status === 'requires_action' ? url : null);
     });
 
     it('a wrong secret, a changed body, no signature, or no configured secret: ProviderWebhookError', () => {

@@ -257,9 +257,8 @@ export class StripeProvider implements PaymentProvider {
     }
     const age = Date.now() - by.notBefore.getTime();
     if (by.request && by.request.idempotencyKey === by.idempotencyKey && age < REPLAY_WINDOW_MS) {
-      // The same request under the same key: Stripe answers what it did with it (or does it now,
-      // if it never reached Stripe: the outcome the caller is waiting for either way).
-      return this.create(by.request, by.notBefore);
+      const replayed = await this.replay(by.request, by.notBefore);
+      if (replayed !== 'conflict') return replayed;
     }
     const found =
       by.mode === 'card'
@@ -275,6 +274,23 @@ export class StripeProvider implements PaymentProvider {
       );
     }
     return null;
+  }
+
+  /**
+   * The same request under the same key: Stripe answers what it did with it, or performs it now if
+   * it never began (the outcome the caller waits for either way). Refused (400): Stripe keeps no
+   * outcome of a request that failed validation, and a replayed refusal was a refusal the first
+   * time too, so nothing was performed: null. `conflict`: Stripe holds the key with other
+   * parameters (the record changed since, e.g. a new card) or is still performing the first
+   * request: it cannot answer this way.
+   */
+  private async replay(request: CreatePaymentInput, firstSentAt: Date): Promise<ProviderPayment | null | 'conflict'> {
+    try {
+      return await this.create(request, firstSentAt);
+    } catch (err) {
+      if (err instanceof ProviderError && err.kind === 'rejected') return err.conflict ? 'conflict' : null;
+      throw err;
+    }
   }
 
   /** The PaymentIntent carrying our key in its metadata (Search API: one bounded page). */
