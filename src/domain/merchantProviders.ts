@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { KEY_ENVIRONMENTS, Merchant, MerchantProvider, type KeyEnvironment, type Processor } from '../db/entities';
 import { AppError } from '../errors';
 import type { ProviderSecrets } from '../providers/secrets';
+import { stripeKeyMode } from '../providers/stripe/mapping';
 
 /**
  * Merchants' provider configuration (PRODUCT.md, "Providers"), for the operator CLI. At most
@@ -66,15 +67,6 @@ function refuseBadInput(input: SetProviderInput, secrets: ProviderSecrets | null
       );
     }
   }
-}
-
-/**
- * The mode of a Stripe secret (`sk_`) or restricted (`rk_`) key from its prefix, which Stripe
- * fixes (docs.stripe.com/keys): `test` or `live`; null when it is neither (decision 0058).
- */
-export function stripeKeyMode(secretKey: string): KeyEnvironment | null {
-  const match = /^(?:sk|rk)_(test|live)_/.exec(secretKey);
-  return match ? (match[1] as KeyEnvironment) : null;
 }
 
 async function findMerchant(em: EntityManager, merchantId: string): Promise<Merchant> {

@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import { SandboxProvider } from './sandbox/client';
 import { instrumentProvider } from './instrumented';
 import { StripeProvider } from './stripe/client';
+import { stripeKeyMode } from './stripe/mapping';
 import { ProviderSecrets, type ProviderSecretField } from './secrets';
 import type { PaymentProvider } from './types';
 
@@ -183,6 +184,10 @@ export class ProviderRegistry {
         const secretKey = this.reveal(row.secretKeyCiphertext, merchantId, environment, 'secret_key');
         if (secretKey === null) {
           throw this.unusable(merchantId, environment, 'its stripe configuration has no secret key');
+        }
+        // Refused when configured (decision 0058); a row stored before, or altered, is refused here.
+        if (stripeKeyMode(secretKey) !== environment) {
+          throw this.unusable(merchantId, environment, `its Stripe key is not a ${environment}-mode key`);
         }
         const provider = this.stripeFactory({
           secretKey,

@@ -115,6 +115,37 @@ describe('provider registry (merchant_providers)', () => {
     expect(built).toEqual([]);
   });
 
+  it("refuses a stored Stripe key of the other mode than its environment's (a row from before the check)", async () => {
+    const a = await merchant('Registry test key for live');
+    await configure({ merchantId: a, environment: 'test', processor: 'stripe', secretKey: 'sk_test_moved' });
+    // Moved to live behind the CLI's back (the CLI refuses a test key for live).
+    await orm.em
+      .getConnection()
+      .execute(`update merchant_providers set environment = 'live' where merchant_id = ? and environment = 'test'`, [
+        a,
+      ]);
+    // Bound to (merchant, environment, field), the ciphertext no longer decrypts once moved: seal
+    // a test key for live directly, as a row stored before the check would be.
+    const sealed = ProviderSecrets.fromBase64(KEY).encrypt('sk_test_old_row', {
+      merchantId: a,
+      environment: 'live',
+      field: 'secret_key',
+    });
+    await orm.em
+      .getConnection()
+      .execute(
+        `update merchant_providers set secret_key_ciphertext = ? where merchant_id = ? and environment = 'live'`,
+        [sealed, a],
+      );
+    const failure = await registry()
+      .forNewRecord(a, 'live')
+      .catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(ProviderConfigurationError);
+    expect((failure as Error).message).toMatch(/not a live-mode key/);
+    expect((failure as Error).message).not.toContain('sk_test_old_row');
+    expect(built).toEqual([]);
+  });
+
   it('sees a change within the cache TTL, rebuilding the adapter only when the row changed', async () => {
     const a = await merchant('Registry cache');
     const ttl = 1500;

@@ -14,6 +14,7 @@ import {
   mapStripeError,
   parseCardToken,
   refundReason,
+  stripeKeyMode,
   toStripeAmount,
 } from '../../src/providers/stripe/mapping';
 
@@ -379,6 +380,21 @@ describe('Refund', () => {
       metadata: { reason: 'customer changed their mind' },
     });
     expect(refundReason(undefined)).toEqual({ metadata: {} });
+  });
+});
+
+describe('key modes', () => {
+  it.each([
+    ['sk_live_abc', 'live'],
+    ['rk_live_abc', 'live'],
+    ['sk_test_abc', 'test'],
+    ['rk_test_abc', 'test'],
+    ['pk_live_abc', null],
+    ['whsec_abc', null],
+    ['sk_abc', null],
+    ['xsk_live_abc', null],
+  ])('%s is %s', (key, mode) => {
+    expect(stripeKeyMode(key)).toBe(mode);
   });
 });
 

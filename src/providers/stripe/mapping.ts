@@ -209,6 +209,15 @@ export function parseStripe<T extends z.ZodType>(schema: T, value: unknown, what
 const idOf = (v: string | { id: string } | null | undefined): string | null =>
   v == null ? null : typeof v === 'string' ? v : v.id;
 
+/**
+ * The mode of a Stripe secret (`sk_`) or restricted (`rk_`) key from its prefix, which Stripe
+ * fixes (docs.stripe.com/keys): `test` or `live`; null when it is neither (decision 0058).
+ */
+export function stripeKeyMode(secretKey: string): 'test' | 'live' | null {
+  const match = /^(?:sk|rk)_(test|live)_/.exec(secretKey);
+  return match ? (match[1] as 'test' | 'live') : null;
+}
+
 /** Our saved-card token for Stripe (PRODUCT.md): `cus_...:pm_...`, or `pm_...` alone. */
 export function cardToken(customer: string | null, paymentMethod: string | null): string | null {
   if (!paymentMethod) return null;
