@@ -229,7 +229,7 @@ describe('Checkout Session', () => {
     ['open', 'paid', 'pending'],
     ['complete', 'paid', 'succeeded'],
     ['complete', 'no_payment_required', 'succeeded'],
-    ['complete', 'unpaid', 'pending'], // an asynchronous payment method still settling
+    ['complete', 'unpaid', 'processing'], // an asynchronous payment method, decided later
     ['expired', 'unpaid', 'canceled'],
     [null, 'unpaid', 'pending'],
   ])('status %s, payment_status %s: %s', (status, paymentStatus, ours) => {

@@ -388,7 +388,10 @@ export function mapCheckoutSession(
       savedCardToken: saved ? cardToken(idOf(s.customer) ?? idOf(pi.customer), idOf(pi.payment_method)) : null,
     };
   }
-  // open, or complete but unpaid (an asynchronous payment method still settling).
+  // Complete but unpaid: the customer paid with an asynchronous method (a bank debit) that
+  // Stripe decides later (checkout.session.async_payment_succeeded / _failed): processing.
+  if (s.status === 'complete') return { ...base, status: 'processing' };
+  // Open: the page awaits the customer.
   return { ...base, status: 'pending', redirectUrl: s.status === 'open' ? (s.url ?? null) : null };
 }
 
