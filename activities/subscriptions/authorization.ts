@@ -8,7 +8,7 @@ import type { Subscription } from '../../src/db/entities';
 import type { ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { attemptFailure, reconcileFailure, refusal, rejectionOf } from '../providerFailures';
-import { metadataOf, setupLookup, subscriptionRecords } from './shared';
+import { setupLookup, setupRequest, subscriptionRecords } from './shared';
 
 /**
  * A subscription created without a card token: the customer authorizes a card on the provider's
@@ -41,16 +41,7 @@ export function createCardAuthorizationActivities(deps: ActivityDeps) {
       const provider = await providerOf(s);
       let pp: ProviderPayment;
       try {
-        pp = await provider.createPayment({
-          idempotencyKey: s.id,
-          amountMinor: 0,
-          currency: s.currency,
-          mode: 'setup',
-          ...(s.returnUrl ? { returnUrl: s.returnUrl } : {}),
-          webhookUrl: `${publicBaseUrl}/webhooks/${s.processor}`,
-          ...(s.description ? { description: s.description } : {}),
-          metadata: metadataOf(s),
-        });
+        pp = await provider.createPayment(setupRequest(s, publicBaseUrl));
       } catch (err) {
         const refused = refusal(err, logger, { subscriptionId: s.id, processor: s.processor });
         if (refused) {
@@ -72,7 +63,7 @@ export function createCardAuthorizationActivities(deps: ActivityDeps) {
       if (!s) return 'missing';
       if (s.status !== 'created') return 'pending';
       try {
-        const pp = await (await providerOf(s)).findPayment(setupLookup(s));
+        const pp = await (await providerOf(s)).findPayment(setupLookup(s, setupRequest(s, publicBaseUrl)));
         if (!pp) return 'not_found';
         await markAwaitingAuthorization(orm.em.fork(), s.id, {
           transactionId: pp.transactionId,

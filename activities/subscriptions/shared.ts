@@ -97,7 +97,24 @@ export function chargeLookup(
   };
 }
 
-/** How the provider finds what became of a subscription's hosted card authorization. */
-export function setupLookup(s: Subscription): PaymentLookup {
-  return { idempotencyKey: s.id, mode: 'setup', notBefore: s.createdAt };
+/** The request of a subscription's hosted card authorization: the same every time (its key's). */
+export function setupRequest(s: Subscription, publicBaseUrl: string): CreatePaymentInput {
+  return {
+    idempotencyKey: s.id,
+    amountMinor: 0,
+    currency: s.currency,
+    mode: 'setup',
+    ...(s.returnUrl ? { returnUrl: s.returnUrl } : {}),
+    webhookUrl: `${publicBaseUrl}/webhooks/${s.processor}`,
+    ...(s.description ? { description: s.description } : {}),
+    metadata: metadataOf(s),
+  };
+}
+
+/**
+ * How the provider finds what became of a subscription's hosted card authorization. `request`:
+ * for a provider that replays it (a setup moves no money: performing it is harmless).
+ */
+export function setupLookup(s: Subscription, request?: CreatePaymentInput): PaymentLookup {
+  return { idempotencyKey: s.id, mode: 'setup', notBefore: s.createdAt, ...(request ? { request } : {}) };
 }
