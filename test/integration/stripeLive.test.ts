@@ -334,6 +334,19 @@ describe('Stripe for a live key (through stripe-mock)', () => {
     expect(declined.body).toMatchObject({ status: 'failed', processor: 'stripe', failureCode: 'payment_failed' });
   });
 
+  it('a token payment with a returnUrl is confirmed on-session with it as return_url (3-D Secure can redirect)', async () => {
+    const paid = await pay(settled, live, {
+      cardToken: 'cus_QXg1o8vcGmoR32:pm_1Pgc75B7WZ01zgkWlHVgdEGJ',
+      returnUrl: 'https://shop.example.com/after-3ds',
+    });
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: 'succeeded', processor: 'stripe' });
+    const [create] = sent(settledProxy, '/v1/payment_intents', paid.body.id as string);
+    expect(create!.status).toBe(200);
+    expect(create!.form).toMatchObject({ confirm: 'true', return_url: 'https://shop.example.com/after-3ds' });
+    expect(create!.form.off_session).toBeUndefined();
+  });
+
   it('refuses a card token that is not a Stripe PaymentMethod with 400 invalid_card_token, keeping nothing', async () => {
     const ext = externalId('badtoken');
     const bad = await pay(settled, live, { externalId: ext, cardToken: 'tok_success' });
