@@ -80,6 +80,8 @@ export const envSchema = z.object({
   SANDBOX_WEBHOOK_SECRET: z.string().min(1).default(DEV_SANDBOX_WEBHOOK_SECRET),
   /** When set, the sandbox's `/_admin/*` routes need `Authorization: Bearer <token>`; required in production. */
   SANDBOX_ADMIN_TOKEN: z.string().min(1).optional(),
+  /** How long the sandbox keeps a `tok_processing` charge `processing` before it settles it. */
+  SANDBOX_PROCESSING_SECONDS: z.coerce.number().nonnegative().default(5),
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
   PROVIDER_TIMEOUT_MS: positiveInt(3000),
   /**

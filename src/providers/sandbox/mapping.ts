@@ -13,13 +13,15 @@ export const sandboxPaymentSchema = z.object({
   object: z.literal('payment'),
   id: z.string().min(1),
   mode: z.enum(['card', 'checkout', 'setup']),
-  status: z.enum(['pending', 'succeeded', 'failed', 'canceled']),
+  status: z.enum(['pending', 'requires_action', 'processing', 'succeeded', 'failed', 'canceled']),
   amount: z.number(),
   currency: z.string().length(3),
   idempotencyKey: z.string(),
   failureCode: z.string().nullable(),
   failureMessage: z.string().nullable(),
   checkoutUrl: z.string().nullable(),
+  /** Where the customer authenticates while `requires_action` (absent from older sandboxes). */
+  actionUrl: z.string().nullable().optional(),
   savedCardToken: z.string().nullable(),
   metadata,
 });
@@ -67,7 +69,7 @@ export function mapPayment(p: z.infer<typeof sandboxPaymentSchema>): ProviderPay
     failureMessage: p.failureMessage,
     redirectUrl: p.checkoutUrl,
     savedCardToken: p.savedCardToken,
-    actionUrl: null,
+    actionUrl: p.status === 'requires_action' ? (p.actionUrl ?? null) : null,
   };
 }
 
