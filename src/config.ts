@@ -101,6 +101,8 @@ export const envSchema = z.object({
   // Timing knobs of PRODUCT.md (used by the money workflows).
   PAYMENT_WAIT_MS: positiveInt(5000),
   PAYMENT_EXPIRY_SECONDS: positiveInt(86400),
+  /** A processing payment without a webhook asks the provider after this long, doubling to daily. */
+  PAYMENT_PROCESSING_POLL_SECONDS: positiveInt(60),
   REFUND_WAIT_MS: positiveInt(5000),
   /** A refund the provider holds pending is polled after this long, doubling to hourly (webhooks settle it sooner). */
   REFUND_POLL_INITIAL_SECONDS: positiveInt(30),
