@@ -11,6 +11,7 @@ import {
   REFUND_FAULT_MODES,
   SandboxError,
   SandboxStore,
+  UNKNOWN_PAYMENT_STATUS,
   ledgerEntryJson,
   paymentJson,
   refundJson,
@@ -197,6 +198,14 @@ function garble(ctx: Ctx): void {
   ctx.type = 'application/json';
 }
 
+/** `unknown_status` mode: every payment answered (alone or in a list) has a status nobody knows. */
+function unknownStatus(ctx: Ctx): void {
+  if (ctx.status !== 200 || typeof ctx.body !== 'object' || ctx.body === null) return;
+  const body = ctx.body as { object?: string; data?: Array<{ object?: string }> };
+  const mark = (p: { object?: string }) => (p.object === 'payment' ? { ...p, status: UNKNOWN_PAYMENT_STATUS } : p);
+  ctx.body = Array.isArray(body.data) ? { ...body, data: body.data.map(mark) } : mark(body);
+}
+
 function wantsHtml(ctx: Ctx): boolean {
   return (
     Boolean(ctx.is('application/x-www-form-urlencoded', 'multipart/form-data')) ||
@@ -328,6 +337,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         renderError(ctx, err, log);
       }
       if (mode === 'invalid') garble(ctx);
+      else if (mode === 'unknown_status') unknownStatus(ctx);
       else if (mode === 'timeout') await pause(TIMEOUT_HOLD_MS, gone.signal);
     } catch (err) {
       renderError(ctx, err, log);

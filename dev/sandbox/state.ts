@@ -18,8 +18,15 @@ export class SandboxError extends Error {
   }
 }
 
-/** `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that stopped working. */
-export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'decline'] as const;
+/**
+ * `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that
+ * stopped working. `unknown_status`: the operation is performed, then the payment is answered with
+ * a status nobody knows (`on_hold`), otherwise well-formed (a processor's new state).
+ */
+export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'decline', 'unknown_status'] as const;
+
+/** The status a payment is answered with in the `unknown_status` fault mode. */
+export const UNKNOWN_PAYMENT_STATUS = 'on_hold';
 export const REFUND_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'pending', 'fail'] as const;
 export type PaymentFaultMode = (typeof PAYMENT_FAULT_MODES)[number];
 export type RefundFaultMode = (typeof REFUND_FAULT_MODES)[number];

@@ -144,6 +144,33 @@ describe('processing payments', () => {
     expect((await stack.ledger('capture', id)).map((e) => e.status)).toEqual(['failed']);
   }, 40_000);
 
+  it('a status nobody knows: the payment stays as it is and is asked again until a known answer settles it', async () => {
+    await stack.sandbox('/_admin/faults', { payments: 'unknown_status' });
+    let id: string;
+    try {
+      const res = await create('tok_success');
+      // An answer whose outcome is unknown: never a decline, never a 500; the outcome follows.
+      expect(res.status).toBe(502);
+      expect(res.body.code).toBe('provider_invalid_response');
+      const payment = (res.body.details as { payment: Record<string, unknown> }).payment;
+      expect(payment).toMatchObject({ status: 'created' });
+      id = payment.id as string;
+      await new Promise((r) => setTimeout(r, 2500));
+      expect((await get(id)).body.status).toBe('created');
+    } finally {
+      await stack.sandbox('/_admin/faults', {});
+    }
+    const settled = await eventually(
+      () => get(id),
+      (r) => r.body.status !== 'created',
+      20_000,
+      250,
+    );
+    expect(settled.body).toMatchObject({ status: 'succeeded' });
+    await waitForEvents(id, ['payment.succeeded']);
+    expect((await stack.ledger('capture', id)).map((e) => e.status)).toEqual(['succeeded']);
+  }, 40_000);
+
   it('the webhook lost: the workflow asks the processor and follows its decision', async () => {
     const res = await create('tok_processing');
     const id = res.body.id as string;

@@ -803,6 +803,21 @@ describe('faults', () => {
     expect(Date.now() - started).toBeLessThan(300);
   });
 
+  it('unknown_status: performed, then payments are answered with a status nobody knows', async () => {
+    await setFaults({ payments: 'unknown_status' });
+    const key = newKey();
+    const res = await createPayment(card('tok_success'), key);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ object: 'payment', status: 'on_hold', amount: 12.34 });
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json.status).toBe('on_hold');
+    expect((await call('GET', `/v1/payments?idempotencyKey=${key}`)).json.data[0].status).toBe('on_hold');
+    // Performed: the capture is in the ledger; refunds are answered as usual.
+    expect((await ledger()).map((e) => e.status)).toEqual(['succeeded']);
+    expect((await refund(res.json.id, 1)).json.status).toBe('succeeded');
+    await setFaults({});
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json.status).toBe('succeeded');
+  });
+
   it('refuses an unknown mode', async () => {
     const res = await call('POST', '/_admin/faults', { body: { payments: 'pending' } });
     expect(res.status).toBe(400);
