@@ -175,6 +175,28 @@ describe('payment authentication (3-D Secure)', () => {
     expect((await get(id)).body.status).toBe('voided');
   }, 40_000);
 
+  it('a customer who authenticated just before the expiry wins: succeeded, never voided', async () => {
+    const res = await create();
+    const id = res.body.id as string;
+    expect(res.body.status).toBe('requires_action');
+    // Listed by its status.
+    const listed = await call(stack.api.baseUrl, 'GET', '/payments?status=requires_action&limit=100', merchant.auth);
+    expect(listed.status).toBe(200);
+    expect((listed.body.payments as Array<{ id: string }>).map((p) => p.id)).toContain(id);
+    // Authenticated at the processor, its webhook lost: the expiry's cancel finds it captured.
+    stack.sandboxStore.authenticationAct(res.body.providerTransactionId as string, 'authenticate');
+    const settled = await eventually(
+      () => get(id),
+      (r) => r.body.status !== 'requires_action',
+      (EXPIRY_SECONDS + 15) * 1000,
+      250,
+    );
+    expect(settled.body).toMatchObject({ status: 'succeeded', nextAction: null });
+    await waitForEvents(id, ['payment.succeeded']);
+    expect(eventTypes(id).sort()).toEqual(['payment.requires_action', 'payment.succeeded']);
+    expect((await stack.ledger('capture', id)).map((e) => e.status)).toEqual(['succeeded']);
+  }, 40_000);
+
   it('the provider down while the customer authenticates: the payment follows once it answers again', async () => {
     const res = await create();
     const id = res.body.id as string;
