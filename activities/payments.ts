@@ -2,6 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Payment } from '../src/db/entities';
 import { publishPaymentOutcome } from '../src/db/outcomeHints';
 import {
+  AWAITING_PAYMENT_STATUSES,
+  OPEN_PAYMENT_STATUSES,
+  answerOfStatus,
+  hintKindOf,
   applyProviderPayment,
   applyProviderPaymentToRead,
   claimPaymentForAttempt,
@@ -24,8 +28,13 @@ import {
 } from './providerFailures';
 import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../src/rules/providerFailures';
 
+/**
+ * `created`: the customer acts on a hosted page; `action`: the customer authenticates
+ * (`requires_action`); `processing`: the processor decides later; `settled`: final.
+ */
 export type AttemptResult =
-  { kind: 'settled' | 'created' | 'missing' } | { kind: 'rejected'; code: string; message: string };
+  | { kind: 'settled' | 'created' | 'action' | 'processing' | 'missing' }
+  | { kind: 'rejected'; code: string; message: string };
 
 /** What a payment's provider request is built from (the claimed row, or the entity). */
 type PaymentRequestFields = Pick<
@@ -42,7 +51,7 @@ type PaymentRequestFields = Pick<
   | 'externalId'
 > & { merchantId: string };
 
-export type ReconcileResult = 'settled' | 'created' | 'not_found' | 'missing';
+export type ReconcileResult = 'settled' | 'created' | 'action' | 'processing' | 'not_found' | 'missing';
 
 export function createPaymentActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Payment, { id });
@@ -98,10 +107,13 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     const lookup = lookupOf(payment, replay);
     return lookup ? provider.findPayment(lookup) : null;
   };
-  const apply = async (paymentId: string, pp: ProviderPayment): Promise<'settled' | 'created' | 'missing'> => {
+  const apply = async (
+    paymentId: string,
+    pp: ProviderPayment,
+  ): Promise<'settled' | 'created' | 'action' | 'processing' | 'missing'> => {
     const payment = await applyProviderPayment(orm.em.fork(), paymentId, pp);
     if (!payment) return 'missing';
-    return payment.status === 'created' ? 'created' : 'settled';
+    return answerOfStatus(payment.status);
   };
   /** A provider payment found under our key is ours only with our amount and currency. */
   const ours = (payment: Payment, pp: ProviderPayment): ProviderPayment => {
@@ -137,7 +149,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       const claimed = await claimPaymentForAttempt(orm.em, paymentId);
       if (!claimed) return { kind: 'missing' };
       const { payment, sentBefore } = claimed;
-      if (payment.status !== 'created') return { kind: 'settled' };
+      if (payment.status !== 'created') return { kind: answerOfStatus(payment.status) };
       const provider = await providerForClaimedCall(orm, 'payments', paymentId, sentBefore, () =>
         recordProvider(providers, {
           merchant: { id: payment.merchantId },
@@ -184,7 +196,10 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         // Not retried here: the workflow goes on to reconcile, where it is retried visibly.
         throw unmatched(payment, err, false);
       }
-      if (!hinted && kind !== 'missing') await publishPaymentOutcome(orm, paymentId, { kind }, logger);
+      if (!hinted && kind !== 'missing') {
+        // `processing` is an answer for the API to read (hint `settled`): it no longer waits.
+        await publishPaymentOutcome(orm, paymentId, { kind: hintKindOf(kind) }, logger);
+      }
       return { kind };
     },
 
@@ -192,7 +207,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     async reconcileProviderPayment(paymentId: string): Promise<ReconcileResult> {
       const payment = await load(paymentId);
       if (!payment) return 'missing';
-      if (payment.status !== 'created') return 'settled';
+      if (!OPEN_PAYMENT_STATUSES.includes(payment.status)) return 'settled';
       try {
         const provider = await providerOf(payment);
         // A known transaction (a hosted page, a webhook) is read directly; else what became of the
@@ -212,13 +227,14 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     },
 
     /**
-     * At expiry: cancel the hosted payment at the provider (a customer who paid just before
-     * wins: the payment follows), or void a payment the provider never saw.
+     * At expiry: cancel the hosted payment or the authentication at the provider (a customer who
+     * paid or authenticated just before wins: the payment follows), or void a payment the
+     * provider never saw. A `processing` payment has no expiry: the processor decides.
      */
     async expireProviderPayment(paymentId: string): Promise<ReconcileResult> {
       const payment = await load(paymentId);
       if (!payment) return 'missing';
-      if (payment.status !== 'created') return 'settled';
+      if (!AWAITING_PAYMENT_STATUSES.includes(payment.status)) return answerOfStatus(payment.status);
       const provider = await providerOf(payment);
       try {
         const found = payment.providerTransactionId ? null : await lookUp(provider, payment, false);
@@ -231,6 +247,10 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
         }
       } catch (err) {
         throw reconcileFailure(unmatched(payment, err, true));
+      }
+      // An authentication the provider did not cancel may still capture: asked again, never voided here.
+      if (payment.status === 'requires_action') {
+        throw ApplicationFailure.retryable(`the provider did not cancel the authentication of ${paymentId}`);
       }
       await voidPayment(orm.em.fork(), paymentId);
       return 'settled';

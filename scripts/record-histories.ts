@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|subscriptions|card-updates|sweeps|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|sweeps|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   await globalSetup();
   try {
     if (which === 'all' || which === 'payments') await recordPaymentsAndRefunds();
+    if (which === 'all' || which === 'payment-lifecycle') await recordPaymentLifecycle();
     if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
     if (which === 'all' || which === 'card-updates') await recordCardUpdates();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
@@ -146,6 +147,64 @@ async function recordPaymentsAndRefunds(): Promise<void> {
       ...Object.entries(refundScenarios).map(([name, id]) => [name, refundWorkflowId(id)] as const),
     ];
     for (const [name, workflowId] of workflowIds) {
+      const handle = stack.api.client.workflow.getHandle(workflowId);
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, workflowId);
+    }
+  } finally {
+    await receiver.close();
+    await stack.close();
+  }
+}
+
+/**
+ * Payments the processor does not decide at once (issue 42): authentication (3-D Secure)
+ * authenticated, failed and expired; processing decided by its webhook, and by the workflow asking
+ * when the webhook is lost. Each with a callbackUrl, so the in-flight events are sent too.
+ */
+async function recordPaymentLifecycle(): Promise<void> {
+  const stack = await startPaymentStack(
+    'record-lifecycle',
+    { paymentExpirySeconds: 3, callbackRetryInitialSeconds: 1, processingPollSeconds: 1 },
+    undefined,
+    undefined,
+    { sandboxProcessingSeconds: 2 },
+  );
+  const receiver = await startCallbackReceiver();
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Recorder');
+    const post = (name: string, cardToken: string) =>
+      call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+        amount: 10,
+        currency: 'USD',
+        externalId: `${name}-${Date.now()}`,
+        customer: { email: 'r@example.com' },
+        cardToken,
+        callbackUrl: receiver.url,
+      });
+    const page = (r: { body: Record<string, unknown> }) => (r.body.nextAction as { url: string }).url;
+    const scenarios: Record<string, string> = {};
+
+    const authenticated = await post('3ds-ok', 'tok_3ds');
+    await fetch(`${page(authenticated)}/authenticate`, { method: 'POST' });
+    scenarios['payment-3ds-authenticated'] = authenticated.body.id as string;
+    const failed = await post('3ds-fail', 'tok_3ds');
+    await fetch(`${page(failed)}/fail`, { method: 'POST' });
+    scenarios['payment-3ds-failed'] = failed.body.id as string;
+    scenarios['payment-3ds-expired'] = (await post('3ds-expire', 'tok_3ds')).body.id as string;
+    scenarios['payment-processing-webhook'] = (await post('processing', 'tok_processing')).body.id as string;
+    const lost = await post('processing-lost', 'tok_processing');
+    // Decided at the processor without a webhook: the workflow asks.
+    stack.sandboxStore.settleProcessing(lost.body.providerTransactionId as string, 'failed');
+    scenarios['payment-processing-polled'] = lost.body.id as string;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const workflowId = paymentWorkflowId(id);
       const handle = stack.api.client.workflow.getHandle(workflowId);
       await eventually(
         async () => (await handle.describe()).status.name,

@@ -80,6 +80,8 @@ export const envSchema = z.object({
   SANDBOX_WEBHOOK_SECRET: z.string().min(1).default(DEV_SANDBOX_WEBHOOK_SECRET),
   /** When set, the sandbox's `/_admin/*` routes need `Authorization: Bearer <token>`; required in production. */
   SANDBOX_ADMIN_TOKEN: z.string().min(1).optional(),
+  /** How long the sandbox keeps a `tok_processing` charge `processing` before it settles it. */
+  SANDBOX_PROCESSING_SECONDS: z.coerce.number().nonnegative().default(5),
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
   PROVIDER_TIMEOUT_MS: positiveInt(3000),
   /**
@@ -99,6 +101,8 @@ export const envSchema = z.object({
   // Timing knobs of PRODUCT.md (used by the money workflows).
   PAYMENT_WAIT_MS: positiveInt(5000),
   PAYMENT_EXPIRY_SECONDS: positiveInt(86400),
+  /** A processing payment without a webhook asks the provider after this long, doubling to daily. */
+  PAYMENT_PROCESSING_POLL_SECONDS: positiveInt(60),
   REFUND_WAIT_MS: positiveInt(5000),
   /** A refund the provider holds pending is polled after this long, doubling to hourly (webhooks settle it sooner). */
   REFUND_POLL_INITIAL_SECONDS: positiveInt(30),

@@ -152,3 +152,14 @@ const V2_BEGAN_WITH: ReadonlySet<string> = new Set([
 
 /** `HasChange` of the V2 types. */
 export const hasChangeSinceV2: HasChange = (patchId) => V2_BEGAN_WITH.has(patchId) || patched(patchId);
+
+// issue 42: payments
+
+/**
+ * A payment the processor decides later (`processing`) waits for its webhook and, without one,
+ * asks the provider at doubling intervals (1 minute to a day), with no expiry
+ * (workflows/payment/waits.ts `waitForProcessor`). Marked when a run first takes this wait, so
+ * that a later change of it can tell the runs that took it under this code; runs of older code
+ * never reach it (no provider answered `processing` before).
+ */
+export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';

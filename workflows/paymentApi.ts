@@ -21,6 +21,11 @@ export interface PaymentWorkflowInput {
    * sweeper starts a run for an orphan (nothing is attempted without a request).
    */
   attemptOnStart?: boolean;
+  /**
+   * A `processing` payment without a webhook asks the provider after this long, then at doubling
+   * intervals up to daily (default 60; tests lower it).
+   */
+  processingPollSeconds?: number;
   /** Continue-as-new at a wait once a run has this many events (default 1,000; tests lower it). */
   historyEventLimit?: number;
   /** Set by continue-as-new: where the previous run stopped. */
@@ -29,7 +34,7 @@ export interface PaymentWorkflowInput {
 
 /** What a continued run of a payment needs to go on where the previous one stopped. */
 export interface PaymentCursor {
-  state: 'awaiting_attempt' | 'awaiting_customer';
+  state: 'awaiting_attempt' | 'awaiting_customer' | 'awaiting_authentication' | 'awaiting_processor';
   /** Provider attempts made so far (all runs). */
   completedAttempts: number;
   /** What the latest attempt established (a repeat is answered with it when nothing is tried). */
@@ -38,6 +43,10 @@ export interface PaymentCursor {
   ambiguous: boolean;
   /** A provider webhook not looked at yet. */
   providerEvent: boolean;
+  /** While `awaiting_processor`: the next wait before the provider is asked (absent: the first). */
+  pollDelayMs?: number;
+  /** A move to `requires_action` / `processing` whose merchant event is still to be sent (absent: none). */
+  announce?: boolean;
   /** Runs before this one. */
   runs: number;
 }
@@ -46,7 +55,7 @@ export interface PaymentCursor {
 export type SubmitOutcome =
   /** The payment has a final outcome (succeeded, failed, voided...): read it from PostgreSQL. */
   | { kind: 'settled' }
-  /** Accepted by the provider, waiting for the customer on the hosted page. */
+  /** Accepted by the provider, waiting for the customer (hosted page, authentication). */
   | { kind: 'created' }
   /** The provider refused the request; the payment was discarded (its externalId stays free). */
   | { kind: 'rejected'; code: string; message: string }

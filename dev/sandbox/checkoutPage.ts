@@ -64,6 +64,27 @@ export function renderCheckoutPage(payment: PaymentRecord): string {
   return layout(setup ? 'Save your card' : 'Checkout', lines.join('\n'));
 }
 
+/**
+ * The authentication (3-D Secure) page of a charge awaiting its customer: Authenticate and Fail,
+ * forms posting to `<page>/authenticate` and `<page>/fail`.
+ */
+export function renderAuthenticationPage(payment: PaymentRecord): string {
+  const id = encodeURIComponent(payment.id);
+  const amount = `${formatMinor(payment.amountMinor, payment.currency)} ${payment.currency}`;
+  const lines = [
+    '<h1>Confirm your payment</h1>',
+    `<p class="note">Sandbox payment provider: test mode, no real money moves.</p>`,
+    '<p>Your bank asks you to confirm this payment (3-D Secure).</p>',
+    `<p class="amount">${escapeHtml(amount)}</p>`,
+  ];
+  if (payment.description) lines.push(`<p class="description">${escapeHtml(payment.description)}</p>`);
+  lines.push(
+    `<form method="post" action="/authenticate/${id}/authenticate"><button class="pay" type="submit">Authenticate</button></form>`,
+    `<form method="post" action="/authenticate/${id}/fail"><button type="submit">Fail</button></form>`,
+  );
+  return layout('Confirm your payment', lines.join('\n'));
+}
+
 /** A short HTML answer for a browser (unknown or canceled checkout). */
 export function renderMessagePage(title: string, message: string): string {
   return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);

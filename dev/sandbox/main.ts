@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     adminToken: config.SANDBOX_ADMIN_TOKEN,
     // Checkout pages are addressed where customers (browsers) reach the sandbox.
     publicBaseUrl: config.sandboxUrl,
+    processingSeconds: config.SANDBOX_PROCESSING_SECONDS,
     log: logger,
   });
   const running = await sandbox.listen(config.SANDBOX_PORT, '0.0.0.0');

@@ -11,6 +11,7 @@ import {
   REFUND_FAULT_MODES,
   SandboxError,
   SandboxStore,
+  UNKNOWN_PAYMENT_STATUS,
   ledgerEntryJson,
   paymentJson,
   refundJson,
@@ -18,8 +19,8 @@ import {
   type PaymentRecord,
   type RefundFaultMode,
 } from './state';
-import { renderCheckoutPage, renderMessagePage } from './checkoutPage';
-import { WebhookSender } from './webhooks';
+import { renderAuthenticationPage, renderCheckoutPage, renderMessagePage } from './checkoutPage';
+import { WebhookSender, paymentWebhookType } from './webhooks';
 
 export interface SandboxOptions {
   apiKey: string;
@@ -28,6 +29,8 @@ export interface SandboxOptions {
   publicBaseUrl?: string;
   /** When set, `/_admin/*` needs `Authorization: Bearer <adminToken>` (required in production). */
   adminToken?: string;
+  /** How long a `tok_processing` charge stays `processing` (SANDBOX_PROCESSING_SECONDS, default 5). */
+  processingSeconds?: number;
   log?: Logger;
 }
 
@@ -70,6 +73,8 @@ const createPaymentBody = z.strictObject({
   currency: currencySchema,
   mode: z.enum(['card', 'checkout', 'setup']),
   cardToken: z.string().min(1).max(255).nullish(),
+  /** A charge without the customer (renewals, retries): `tok_3ds_offsession` then asks to authenticate. */
+  offSession: z.boolean().nullish(),
   returnUrl: urlSchema.nullish(),
   webhookUrl: urlSchema.nullish(),
   saveCard: z.boolean().nullish(),
@@ -98,6 +103,11 @@ const settleBody = z.strictObject({
   status: z.enum(['succeeded', 'failed']),
   /** Names the refund when several payment transactions carry the reference. */
   paymentTransactionId: z.string().min(1).max(255).optional(),
+});
+
+const settlePaymentBody = z.strictObject({
+  transactionId: z.string().min(1).max(255),
+  status: z.enum(['succeeded', 'failed']),
 });
 
 const paymentLookupQuery = z.strictObject({ idempotencyKey: z.string().min(1).max(255) });
@@ -188,6 +198,14 @@ function garble(ctx: Ctx): void {
   ctx.type = 'application/json';
 }
 
+/** `unknown_status` mode: every payment answered (alone or in a list) has a status nobody knows. */
+function unknownStatus(ctx: Ctx): void {
+  if (ctx.status !== 200 || typeof ctx.body !== 'object' || ctx.body === null) return;
+  const body = ctx.body as { object?: string; data?: Array<{ object?: string }> };
+  const mark = (p: { object?: string }) => (p.object === 'payment' ? { ...p, status: UNKNOWN_PAYMENT_STATUS } : p);
+  ctx.body = Array.isArray(body.data) ? { ...body, data: body.data.map(mark) } : mark(body);
+}
+
 function wantsHtml(ctx: Ctx): boolean {
   return (
     Boolean(ctx.is('application/x-www-form-urlencoded', 'multipart/form-data')) ||
@@ -208,6 +226,33 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   const store = new SandboxStore();
   const webhooks = new WebhookSender(opts.webhookSecret, log);
   const expectedKey = digest(`Bearer ${opts.apiKey}`);
+  const processingMs = (opts.processingSeconds ?? 5) * 1000;
+  // A `processing` charge's settlement, one timer per transaction (forgotten on reset and close).
+  const processing = new Map<string, NodeJS.Timeout>();
+  const settleNow = (id: string, status: 'succeeded' | 'failed'): PaymentRecord => {
+    const timer = processing.get(id);
+    if (timer) clearTimeout(timer);
+    processing.delete(id);
+    const payment = store.settleProcessing(id, status);
+    webhooks.send(payment.webhookUrl, paymentWebhookType(status), paymentJson(payment));
+    return payment;
+  };
+  const scheduleSettlement = (payment: PaymentRecord): void => {
+    if (payment.status !== 'processing' || processing.has(payment.id)) return;
+    const outcome = store.processingOutcome(payment);
+    const timer = setTimeout(() => {
+      processing.delete(payment.id);
+      if (store.payments.get(payment.id) !== payment || payment.status !== 'processing') return;
+      settleNow(payment.id, outcome);
+      log.info({ transactionId: payment.id, status: outcome }, 'processing payment settled');
+    }, processingMs);
+    timer.unref();
+    processing.set(payment.id, timer);
+  };
+  const forgetSettlements = (): void => {
+    for (const timer of processing.values()) clearTimeout(timer);
+    processing.clear();
+  };
   const expectedAdmin = opts.adminToken === undefined ? undefined : digest(`Bearer ${opts.adminToken}`);
   let listeningUrl: string | undefined;
 
@@ -292,6 +337,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         renderError(ctx, err, log);
       }
       if (mode === 'invalid') garble(ctx);
+      else if (mode === 'unknown_status') unknownStatus(ctx);
       else if (mode === 'timeout') await pause(TIMEOUT_HOLD_MS, gone.signal);
     } catch (err) {
       renderError(ctx, err, log);
@@ -325,6 +371,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         currency: body.currency,
         mode: body.mode,
         cardToken: body.cardToken ?? null,
+        offSession: body.offSession ?? false,
         returnUrl: body.returnUrl ?? null,
         webhookUrl: body.webhookUrl ?? null,
         saveCard: body.saveCard ?? false,
@@ -334,6 +381,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       checkoutBase(ctx),
       ctx.state.declineCards,
     );
+    scheduleSettlement(payment);
     ctx.body = paymentJson(payment);
   });
 
@@ -442,6 +490,57 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   router.post('/checkout/:id/pay', act('pay'));
   router.post('/checkout/:id/decline', act('decline'));
 
+  // ---- the authentication (3-D Secure) page of a `requires_action` charge ----
+
+  /** A page that may no longer be acted on: 404 unknown, 409 settled, 410 cancelled (HTML for a browser). */
+  const authenticationRefused = (ctx: Ctx, err: unknown, html: boolean): boolean => {
+    if (!html || !(err instanceof SandboxError) || ![404, 409, 410].includes(err.status)) return false;
+    ctx.status = err.status;
+    ctx.type = 'text/html';
+    const title = err.status === 404 ? 'Not found' : err.status === 410 ? 'Payment canceled' : 'Nothing to confirm';
+    ctx.body = renderMessagePage(title, err.message);
+    return true;
+  };
+
+  router.get('/authenticate/:id', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    let payment: PaymentRecord;
+    try {
+      payment = store.authenticationOf(ctx.params.id ?? '');
+    } catch (err) {
+      if (authenticationRefused(ctx, err, true)) return;
+      throw err;
+    }
+    ctx.type = 'text/html';
+    ctx.body = renderAuthenticationPage(payment);
+  });
+
+  const authenticate = (action: 'authenticate' | 'fail') => async (ctx: Ctx) => {
+    const html = wantsHtml(ctx);
+    await readText(ctx); // a form's fields, or nothing: the outcome is the button pressed
+    let payment: PaymentRecord;
+    try {
+      payment = store.authenticationAct(ctx.params.id ?? '', action).record;
+    } catch (err) {
+      if (authenticationRefused(ctx, err, html)) return;
+      throw err;
+    }
+    webhooks.send(
+      payment.webhookUrl,
+      paymentWebhookType(payment.status === 'succeeded' ? 'succeeded' : 'failed'),
+      paymentJson(payment),
+    );
+    if (html && payment.returnUrl) {
+      ctx.status = 303;
+      ctx.set('Location', payment.returnUrl);
+      ctx.body = { redirect: payment.returnUrl };
+      return;
+    }
+    ctx.body = paymentJson(payment);
+  };
+  router.post('/authenticate/:id/authenticate', authenticate('authenticate'));
+  router.post('/authenticate/:id/fail', authenticate('fail'));
+
   // ---- test surface ----
 
   router.use('/_admin', async (ctx, next) => {
@@ -478,8 +577,14 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     ctx.body = refundJson(refund);
   });
 
+  router.post('/_admin/settle-payment', async (ctx) => {
+    const body = parse(settlePaymentBody, await readJson(ctx), 'body');
+    ctx.body = paymentJson(settleNow(body.transactionId, body.status));
+  });
+
   router.post('/_admin/reset', async (ctx) => {
     await readText(ctx);
+    forgetSettlements();
     store.reset();
     webhooks.cancelAll();
     log.info('state reset');
@@ -515,6 +620,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     const close = (): Promise<void> => {
       closing ??= new Promise<void>((resolve) => {
         webhooks.cancelAll();
+        forgetSettlements();
         for (const release of [...sleepers]) release();
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();

@@ -18,8 +18,15 @@ export class SandboxError extends Error {
   }
 }
 
-/** `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that stopped working. */
-export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'decline'] as const;
+/**
+ * `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that
+ * stopped working. `unknown_status`: the operation is performed, then the payment is answered with
+ * a status nobody knows (`on_hold`), otherwise well-formed (a processor's new state).
+ */
+export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'decline', 'unknown_status'] as const;
+
+/** The status a payment is answered with in the `unknown_status` fault mode. */
+export const UNKNOWN_PAYMENT_STATUS = 'on_hold';
 export const REFUND_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'pending', 'fail'] as const;
 export type PaymentFaultMode = (typeof PAYMENT_FAULT_MODES)[number];
 export type RefundFaultMode = (typeof REFUND_FAULT_MODES)[number];
@@ -33,7 +40,11 @@ export interface Faults {
 export const NO_FAULTS: Faults = { payments: 'ok', refunds: 'ok', latencyMs: 0 };
 
 export type PaymentMode = 'card' | 'checkout' | 'setup';
-export type PaymentStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+/**
+ * `requires_action`: a card charge waits for the customer to authenticate (3-D Secure) at its
+ * `actionUrl`; `processing`: accepted, the processor decides later (a timer, or /_admin/settle-payment).
+ */
+export type PaymentStatus = 'pending' | 'requires_action' | 'processing' | 'succeeded' | 'failed' | 'canceled';
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface PaymentRecord {
@@ -47,6 +58,12 @@ export interface PaymentRecord {
   failureCode: string | null;
   failureMessage: string | null;
   checkoutUrl: string | null;
+  /** Where the customer authenticates while `requires_action` (`<base>/authenticate/<id>`), else null. */
+  actionUrl: string | null;
+  /** The charge was made without the customer (a renewal, a retry): `tok_3ds_offsession` asks to authenticate. */
+  offSession: boolean;
+  /** The charge asked the customer to authenticate (its page exists, whatever became of it). */
+  authenticationRequired: boolean;
   savedCardToken: string | null;
   saveCard: boolean;
   returnUrl: string | null;
@@ -76,7 +93,12 @@ export interface RefundRecord {
 export interface LedgerEntry {
   id: string;
   type: 'capture' | 'refund';
-  status: 'succeeded' | 'failed' | 'pending';
+  /**
+   * A capture: `requires_action` while its customer authenticates, `processing` while the
+   * processor decides, then `succeeded` / `failed` (or `canceled`: an authentication cancelled
+   * before the customer acted), changed in place. A refund: `pending`, then its outcome.
+   */
+  status: 'succeeded' | 'failed' | 'pending' | 'requires_action' | 'processing' | 'canceled';
   amountMinor: number;
   currency: string;
   idempotencyKey: string | null;
@@ -93,6 +115,8 @@ export interface CreatePaymentInput {
   currency: string;
   mode: PaymentMode;
   cardToken: string | null;
+  /** A charge made without the customer present (renewals, retries). */
+  offSession: boolean;
   returnUrl: string | null;
   webhookUrl: string | null;
   saveCard: boolean;
@@ -125,6 +149,20 @@ const DECLINES: Record<string, { code: string; message: string }> = {
   tok_decline: { code: 'card_declined', message: 'The card was declined.' },
   tok_insufficient_funds: { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
 };
+
+/**
+ * Cards whose charges are not decided at once: `tok_3ds` always asks the customer to authenticate,
+ * `tok_3ds_offsession` only for charges made without the customer (`offSession`); the
+ * `tok_processing` ones are accepted and settled `SANDBOX_PROCESSING_SECONDS` later.
+ */
+export const AUTHENTICATION_TOKENS = ['tok_3ds', 'tok_3ds_offsession'] as const;
+export const PROCESSING_OUTCOMES: Record<string, 'succeeded' | 'failed'> = {
+  tok_processing: 'succeeded',
+  tok_processing_fail: 'failed',
+};
+const DEBIT_FAILED = { code: 'debit_failed', message: 'The processor could not collect the payment.' };
+const AUTHENTICATION_FAILED = { code: 'authentication_failed', message: 'The customer failed to authenticate.' };
+const OTHER_CARDS = new Set<string>(['tok_success', ...AUTHENTICATION_TOKENS, ...Object.keys(PROCESSING_OUTCOMES)]);
 
 export class SandboxStore {
   readonly payments = new Map<string, PaymentRecord>();
@@ -175,19 +213,17 @@ export class SandboxStore {
     let failure: { code: string; message: string } | undefined;
     if (input.mode === 'card') {
       const token = input.cardToken ?? '';
-      failure = DECLINES[token];
-      if (!failure && token !== 'tok_success' && !this.savedTokens.has(token)) {
-        throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
-      }
+      if (!this.knownToken(token)) throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
+      const card = this.cardOf(token);
+      failure = DECLINES[card];
       if (declineCards) failure ??= DECLINES.tok_decline;
-      status = failure ? 'failed' : 'succeeded';
+      status = failure ? 'failed' : this.firstAnswer(card, input.offSession);
     }
     // A setup with a token verifies the card and saves it at once: no page, nothing moves. A
     // token whose charges decline is still a card (as a Stripe SetupIntent attaches it).
     const verify = input.mode === 'setup' && input.cardToken !== null;
     if (verify) {
-      const token = input.cardToken ?? '';
-      if (!DECLINES[token] && token !== 'tok_success' && !this.savedTokens.has(token)) {
+      if (!this.knownToken(input.cardToken ?? '')) {
         throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
       }
       status = 'succeeded';
@@ -205,6 +241,9 @@ export class SandboxStore {
       failureCode: failure?.code ?? null,
       failureMessage: failure?.message ?? null,
       checkoutUrl: input.mode === 'card' || verify ? null : `${checkoutBaseUrl}/checkout/${id}`,
+      actionUrl: status === 'requires_action' ? `${checkoutBaseUrl}/authenticate/${id}` : null,
+      offSession: input.offSession,
+      authenticationRequired: status === 'requires_action',
       savedCardToken: verify ? input.cardToken : null,
       saveCard: input.saveCard,
       returnUrl: input.returnUrl,
@@ -228,12 +267,114 @@ export class SandboxStore {
     return payment;
   }
 
-  /** A pending checkout/setup payment becomes `canceled`; any other status is left as it is. */
+  /**
+   * A pending checkout/setup payment, or a charge awaiting authentication, becomes `canceled`
+   * (its page then captures nothing); any other status (`processing` included) is left as it is.
+   */
   cancelPayment(id: string): Settlement<PaymentRecord> {
     const payment = this.getPayment(id);
-    if (payment.status !== 'pending') return { record: payment, changed: false };
+    if (payment.status !== 'pending' && payment.status !== 'requires_action')
+      return { record: payment, changed: false };
     payment.status = 'canceled';
+    payment.actionUrl = null;
+    this.updateLedger(payment.id, 'canceled');
     return { record: payment, changed: true };
+  }
+
+  /**
+   * The customer's Authenticate or Fail on the authentication page of a `requires_action` charge:
+   * it captures or fails, once. A cancelled attempt is 410; a settled one 409 (nothing moves again).
+   */
+  authenticationAct(id: string, action: 'authenticate' | 'fail'): Settlement<PaymentRecord> {
+    const payment = this.authenticationOf(id);
+    payment.status = action === 'authenticate' ? 'succeeded' : 'failed';
+    payment.actionUrl = null;
+    if (action === 'authenticate') {
+      if (payment.saveCard) payment.savedCardToken = this.savedToken(payment);
+    } else {
+      payment.failureCode = AUTHENTICATION_FAILED.code;
+      payment.failureMessage = AUTHENTICATION_FAILED.message;
+    }
+    this.updateLedger(payment.id, payment.status);
+    return { record: payment, changed: true };
+  }
+
+  /** The charge an authentication page is for, while it may still be acted on (else a 4xx). */
+  authenticationOf(id: string): PaymentRecord {
+    const payment = this.payments.get(id);
+    if (!payment?.authenticationRequired) {
+      throw new SandboxError(404, 'not_found', 'No such authentication.');
+    }
+    if (payment.status === 'canceled') {
+      throw new SandboxError(410, 'payment_canceled', 'This payment was canceled: nothing can be authenticated.');
+    }
+    if (payment.status !== 'requires_action') {
+      throw new SandboxError(
+        409,
+        'authentication_not_pending',
+        payment.status === 'processing' || payment.status === 'pending'
+          ? 'This payment does not need authentication.'
+          : `This payment has already ${payment.status}: nothing more is captured.`,
+      );
+    }
+    return payment;
+  }
+
+  /**
+   * A `processing` charge settles (its timer, or `/_admin/settle-payment`): captured, or failed
+   * with `debit_failed`. Unknown: 404; not processing: 409.
+   */
+  settleProcessing(id: string, status: 'succeeded' | 'failed'): PaymentRecord {
+    const payment = this.payments.get(id);
+    if (!payment) throw new SandboxError(404, 'not_found', `No payment ${id}.`);
+    if (payment.status !== 'processing') {
+      throw new SandboxError(409, 'payment_not_processing', `The payment is ${payment.status}, not processing.`);
+    }
+    payment.status = status;
+    if (status === 'failed') {
+      payment.failureCode = DEBIT_FAILED.code;
+      payment.failureMessage = DEBIT_FAILED.message;
+    } else if (payment.saveCard) {
+      payment.savedCardToken = this.savedToken(payment);
+    }
+    this.updateLedger(payment.id, status);
+    return payment;
+  }
+
+  /** What a `tok_processing...` charge settles as by itself. */
+  processingOutcome(payment: PaymentRecord): 'succeeded' | 'failed' {
+    return PROCESSING_OUTCOMES[this.cardOf(payment.cardToken ?? '')] ?? 'succeeded';
+  }
+
+  private knownToken(token: string): boolean {
+    return DECLINES[token] !== undefined || OTHER_CARDS.has(token) || this.savedTokens.has(token);
+  }
+
+  /**
+   * The test card a token stands for: a token this sandbox saved behaves as the card it was saved
+   * from (a `tok_3ds` card saved stays one); one saved from a hosted page as `tok_success`.
+   */
+  private cardOf(token: string): string {
+    const from = this.savedTokens.get(token);
+    if (from === undefined) return token;
+    return this.payments.get(from)?.cardToken ?? 'tok_success';
+  }
+
+  /** A card charge's first answer for a card that is not declined. */
+  private firstAnswer(card: string, offSession: boolean): PaymentStatus {
+    if (card === 'tok_3ds' || (card === 'tok_3ds_offsession' && offSession)) return 'requires_action';
+    if (PROCESSING_OUTCOMES[card] !== undefined) return 'processing';
+    return 'succeeded';
+  }
+
+  private savedToken(payment: PaymentRecord): string {
+    const token = payment.cardToken ?? '';
+    return this.savedTokens.has(token) ? token : this.issueToken(payment.id);
+  }
+
+  private updateLedger(transactionId: string, status: LedgerEntry['status']): void {
+    const entry = this.ledgerByTransaction.get(transactionId);
+    if (entry) entry.status = status;
   }
 
   /** The customer's Pay or Decline on the hosted page. */
@@ -265,7 +406,10 @@ export class SandboxStore {
     this.addLedgerEntry({
       id: newSandboxId('le'),
       type: 'capture',
-      status: payment.status === 'succeeded' ? 'succeeded' : 'failed',
+      status:
+        payment.status === 'requires_action' || payment.status === 'processing' || payment.status === 'succeeded'
+          ? payment.status
+          : 'failed',
       amountMinor: payment.amountMinor,
       currency: payment.currency,
       idempotencyKey: payment.idempotencyKey,
@@ -447,6 +591,8 @@ export function paymentJson(p: PaymentRecord) {
     failureCode: p.failureCode,
     failureMessage: p.failureMessage,
     checkoutUrl: p.checkoutUrl,
+    actionUrl: p.actionUrl,
+    offSession: p.offSession,
     savedCardToken: p.savedCardToken,
     metadata: { ...p.metadata },
     createdAt: p.createdAt,

@@ -5,6 +5,11 @@ import { newSandboxId } from './state';
 export type WebhookType =
   'payment.succeeded' | 'payment.failed' | 'payment.canceled' | 'refund.succeeded' | 'refund.failed';
 
+/** The webhook of a payment that settled after its first answer. */
+export function paymentWebhookType(status: 'succeeded' | 'failed' | 'canceled'): WebhookType {
+  return `payment.${status}`;
+}
+
 export const WEBHOOK_ATTEMPTS = 8;
 export const WEBHOOK_FIRST_RETRY_MS = 1000;
 const WEBHOOK_TIMEOUT_MS = 5000;

@@ -81,7 +81,20 @@ export const ApiKeySchema = new EntitySchema<ApiKey>({
   },
 });
 
-export const PAYMENT_STATUSES = ['created', 'succeeded', 'failed', 'refunded', 'voided', 'partially_refunded'] as const;
+/**
+ * `requires_action`: the customer authenticates at `actionUrl` (3-D Secure); `processing`: the
+ * processor accepted and decides later. Both are in flight, like `created` (PRODUCT.md, "Processor lifecycle").
+ */
+export const PAYMENT_STATUSES = [
+  'created',
+  'requires_action',
+  'processing',
+  'succeeded',
+  'failed',
+  'refunded',
+  'voided',
+  'partially_refunded',
+] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 export interface Customer {
@@ -112,6 +125,8 @@ export class Payment {
    */
   providerCallSentAt!: Date | null;
   redirectUrl!: string | null;
+  /** Where the customer authenticates this payment's charge while `requires_action` (the API's `nextAction`). */
+  actionUrl!: string | null;
   /** Provider card token of the token flow (a provider reference, never card data). */
   cardToken!: string | null;
   saveCardEnabled!: boolean;
@@ -146,10 +161,16 @@ export const PaymentSchema = new EntitySchema<Payment>({
       name: 'payments_sweep_candidates_idx',
       expression: `create index "payments_sweep_candidates_idx" on "payments" ("created_at", "id") where status = 'created' and provider_transaction_id is null`,
     },
-    // Payments in flight by expiry: the payments_stuck_created gauge (src/metrics/backlog.ts).
+    // Payments in flight by expiry, awaiting an attempt or an authentication: the
+    // payments_stuck_created gauge (src/metrics/backlog.ts).
     {
-      name: 'payments_created_expiry_idx',
-      expression: `create index "payments_created_expiry_idx" on "payments" ("expires_at") where status = 'created'`,
+      name: 'payments_awaiting_expiry_idx',
+      expression: `create index "payments_awaiting_expiry_idx" on "payments" ("expires_at") where status in ('created', 'requires_action')`,
+    },
+    // Payments the processor decides later, by age: the payments_stuck_processing gauge.
+    {
+      name: 'payments_processing_created_idx',
+      expression: `create index "payments_processing_created_idx" on "payments" ("created_at") where status = 'processing'`,
     },
   ],
   checks: [
@@ -175,6 +196,7 @@ export const PaymentSchema = new EntitySchema<Payment>({
     providerTransactionId: { type: 'string', length: 64, nullable: true },
     providerCallSentAt: { ...timestamp, nullable: true },
     redirectUrl: { type: 'text', nullable: true },
+    actionUrl: { type: 'text', nullable: true },
     cardToken: { type: 'string', length: 255, nullable: true },
     saveCardEnabled: { type: 'boolean', default: false },
     savedCardToken: { type: 'string', length: 255, nullable: true },

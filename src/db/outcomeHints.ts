@@ -58,9 +58,8 @@ export function parseHint(payload: string | undefined): PaymentHintMessage | nul
   }
   const { payment, ...outcome } = m.outcome!;
   // A view that is not this payment's, in the state the kind says, is dropped: the API reads the row.
-  const usable =
-    payment?.id === m.paymentId &&
-    (kind === 'settled' ? payment.status !== 'created' : kind === 'created' && payment.status === 'created');
+  const awaiting = payment?.status === 'created' || payment?.status === 'requires_action';
+  const usable = payment?.id === m.paymentId && (kind === 'settled' ? !awaiting : kind === 'created' && awaiting);
   return { paymentId: m.paymentId, outcome: (usable ? { ...outcome, payment } : outcome) as PaymentOutcomeHint };
 }
 

@@ -4,6 +4,8 @@ import { newId } from '../ids';
 
 /** Event types sent to merchants' callbackUrls (PRODUCT.md, Events). */
 export type MerchantEventType =
+  | 'payment.requires_action'
+  | 'payment.processing'
   | 'payment.succeeded'
   | 'payment.failed'
   | 'payment.voided'

@@ -25,6 +25,21 @@ export const TERMINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = [
 ];
 const REFUNDABLE: readonly PaymentStatus[] = ['succeeded', 'partially_refunded'];
 
+/**
+ * In flight: no outcome yet. `created` awaits its attempt or the customer's hosted page,
+ * `requires_action` the customer's authentication (both voided at expiry), `processing` the
+ * processor's decision (however long it takes). Only these follow the provider's answers.
+ */
+export const OPEN_PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'requires_action', 'processing'];
+
+/** Awaiting an attempt or the customer: voided at the payment's expiry (`processing` never is). */
+export const AWAITING_PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'requires_action'];
+
+/** `nextAction` of the API's payment: where the customer authenticates while `requires_action`, else null. */
+export function nextActionOf(p: Pick<Payment, 'status' | 'actionUrl'>): { type: 'redirect'; url: string } | null {
+  return p.status === 'requires_action' && p.actionUrl ? { type: 'redirect', url: p.actionUrl } : null;
+}
+
 export function refundableMinor(
   p: Pick<Payment, 'status' | 'amountMinor' | 'amountRefundedMinor' | 'amountPendingRefundMinor'>,
 ): number {
@@ -46,6 +61,7 @@ export function presentPayment(p: PaymentView) {
     processor: p.processor,
     providerTransactionId: p.providerTransactionId,
     redirectUrl: p.redirectUrl,
+    nextAction: nextActionOf(p),
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
     expiresAt: p.expiresAt.toISOString(),
@@ -91,7 +107,7 @@ export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created
 }
 
 export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, currency, status, amount_refunded_minor,
-  amount_pending_refund_minor, provider_transaction_id, redirect_url, save_card_enabled, customer, billing, metadata,
+  amount_pending_refund_minor, provider_transaction_id, redirect_url, action_url, save_card_enabled, customer, billing, metadata,
   description, callback_url, return_url, failure_code, failure_message, expires_at, created_at, updated_at`;
 
 const PAYMENT_VIEW_BY_ID: PreparedStatement = {
@@ -283,6 +299,7 @@ export function paymentViewOfRow(row: Record<string, unknown>): PaymentView {
     amountPendingRefundMinor: Number(row.amount_pending_refund_minor),
     providerTransactionId: row.provider_transaction_id as string | null,
     redirectUrl: row.redirect_url as string | null,
+    actionUrl: (row.action_url ?? null) as string | null,
     saveCardEnabled: row.save_card_enabled as boolean,
     customer: row.customer as Payment['customer'],
     billing: row.billing as Payment['billing'],
@@ -318,10 +335,44 @@ function statusOfProviderPayment(pp: ProviderPayment): PaymentStatus {
       return 'failed';
     case 'canceled':
       return 'voided';
+    case 'requires_action':
+      return 'requires_action';
+    case 'processing':
+      return 'processing';
     default:
       return 'created';
   }
 }
+
+/**
+ * Where a payment in flight goes on the provider's answer (PRODUCT.md, "Processor lifecycle"):
+ * forward only. A hosted page still `pending` leaves it as it is, and so does an answer that
+ * would move it back (a `processing` payment never asks for authentication again).
+ */
+export function nextPaymentStatus(current: PaymentStatus, pp: ProviderPayment): PaymentStatus {
+  if (!OPEN_PAYMENT_STATUSES.includes(current)) return current;
+  const next = statusOfProviderPayment(pp);
+  if (next === 'created') return current;
+  if (current === 'processing' && next === 'requires_action') return current;
+  return next;
+}
+
+/**
+ * What a payment's status means to its workflow: waiting for the customer on a hosted page
+ * (`created`) or to authenticate (`action`), for the processor (`processing`), or settled.
+ */
+export type PaymentAnswer = 'created' | 'action' | 'processing' | 'settled';
+
+export function answerOfStatus(status: PaymentStatus): PaymentAnswer {
+  if (status === 'created') return 'created';
+  if (status === 'requires_action') return 'action';
+  if (status === 'processing') return 'processing';
+  return 'settled';
+}
+
+/** The API's hint of an answer: `created` while the customer acts, else `settled` (the API reads the row). */
+export const hintKindOf = (answer: PaymentAnswer): 'created' | 'settled' =>
+  answer === 'created' || answer === 'action' ? 'created' : 'settled';
 
 /** A failed provider payment's code and message, with ours when the provider gave none. */
 function failureOf(pp: ProviderPayment): { failureCode: string; failureMessage: string } {
@@ -337,14 +388,17 @@ function settledOutcome(status: PaymentStatus): PaymentOutcome | null {
 }
 
 const EVENT_OF: Partial<Record<PaymentStatus, MerchantEventType>> = {
+  requires_action: 'payment.requires_action',
+  processing: 'payment.processing',
   succeeded: 'payment.succeeded',
   failed: 'payment.failed',
   voided: 'payment.voided',
 };
 
 /**
- * Moves a `created` payment to what the provider says, in one transaction with its outbox
- * event. Settled payments never move back: a late or repeated answer changes nothing.
+ * Moves a payment in flight (`created`, `requires_action`, `processing`) to what the provider
+ * says, in one transaction with its outbox event. Settled payments never move back: a late or
+ * repeated answer changes nothing.
  */
 export async function applyProviderPayment(
   em: EntityManager,
@@ -356,7 +410,7 @@ export async function applyProviderPayment(
     // Its row only: with the merchant populated, `for update` would lock the merchant's row too.
     const payment = await tx.findOne(Payment, { id: paymentId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!payment) return null;
-    if (payment.status !== 'created') return payment;
+    if (!OPEN_PAYMENT_STATUSES.includes(payment.status)) return payment;
     // A provider payment of another amount, currency or transaction than ours is a fault to
     // show an operator (typed: the activity makes it a visible failure), never an outcome to record.
     const differ = differences(
@@ -371,7 +425,9 @@ export async function applyProviderPayment(
     payment.providerTransactionId = pp.transactionId;
     payment.redirectUrl = pp.redirectUrl ?? payment.redirectUrl;
     if (pp.savedCardToken) payment.savedCardToken = pp.savedCardToken;
-    const next = statusOfProviderPayment(pp);
+    const next = nextPaymentStatus(payment.status, pp);
+    // The page stays known while the customer may still use it; it is shown only while requires_action.
+    if (next === 'requires_action') payment.actionUrl = pp.actionUrl ?? payment.actionUrl;
     if (next === 'failed') Object.assign(payment, failureOf(pp));
     moved = await settle(tx, payment, next);
     return payment;
@@ -433,7 +489,7 @@ export async function applyProviderPaymentToRead(
   em: EntityManager,
   read: PaymentForAttempt,
   pp: ProviderPayment,
-): Promise<'settled' | 'created' | null> {
+): Promise<PaymentAnswer | null> {
   if (read.status !== 'created') return null;
   const ours = {
     ...(read.providerTransactionId ? { transactionId: read.providerTransactionId } : {}),
@@ -441,7 +497,7 @@ export async function applyProviderPaymentToRead(
     currency: read.currency,
   };
   if (differences(ours, pp).length > 0) return null;
-  const next = statusOfProviderPayment(pp);
+  const next = nextPaymentStatus(read.status, pp);
   const now = new Date();
   const failure = next === 'failed' ? failureOf(pp) : undefined;
   const after: PaymentView = {
@@ -449,15 +505,17 @@ export async function applyProviderPaymentToRead(
     status: next,
     providerTransactionId: pp.transactionId,
     redirectUrl: pp.redirectUrl ?? read.redirectUrl,
+    actionUrl: next === 'requires_action' ? pp.actionUrl : read.actionUrl,
     ...failure,
     updatedAt: now,
   };
   const type = EVENT_OF[next];
   const event = type ? outboxEventFields(paymentEvent(type, after), now) : null;
   const evented = event ? outboxEventCte('evented', 'moved', event) : undefined;
-  const kind = next === 'created' ? 'created' : 'settled';
+  const answer = answerOfStatus(next);
+  const kind = hintKindOf(answer);
   const sql = `with moved as (
-       update payments set status = ?, provider_transaction_id = ?, redirect_url = ?,
+       update payments set status = ?, provider_transaction_id = ?, redirect_url = ?, action_url = ?,
               saved_card_token = coalesce(?, saved_card_token), failure_code = ?, failure_message = ?, updated_at = ?
         where id = ? and status = 'created'
           and provider_transaction_id is not distinct from ? and redirect_url is not distinct from ?
@@ -470,6 +528,7 @@ export async function applyProviderPaymentToRead(
     next,
     after.providerTransactionId,
     after.redirectUrl,
+    after.actionUrl,
     pp.savedCardToken ?? null,
     after.failureCode,
     after.failureMessage,
@@ -486,7 +545,7 @@ export async function applyProviderPaymentToRead(
   if (row?.moved !== 1) return null;
   const outcome = settledOutcome(next);
   if (outcome) workerMetrics.payment(outcome);
-  return kind;
+  return answer;
 }
 
 /** Voids a payment that never reached the provider (or was cancelled there) at its expiry. */

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
       paymentWaitMs: config.PAYMENT_WAIT_MS,
       paymentExpirySeconds: config.PAYMENT_EXPIRY_SECONDS,
       callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
+      processingPollSeconds: config.PAYMENT_PROCESSING_POLL_SECONDS,
       refundWaitMs: config.REFUND_WAIT_MS,
       refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
       billingDaySeconds: config.BILLING_DAY_SECONDS,

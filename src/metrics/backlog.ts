@@ -4,8 +4,10 @@ import type { Logger } from '../logger';
 
 /**
  * Records stuck where nothing should be, as gauges the alert rules read (ops/prometheus/alerts.yml):
- * - `payments_stuck_created`: payments still `created` more than PAYMENT_EXPIRY_GRACE_SECONDS
- *   after their expiresAt (their workflow voids them at expiry);
+ * - `payments_stuck_created`: payments still `created` or `requires_action` more than
+ *   PAYMENT_EXPIRY_GRACE_SECONDS after their expiresAt (their workflow voids them at expiry);
+ * - `payments_stuck_processing`: payments `processing` (the processor decides later, no expiry)
+ *   created more than PAYMENT_PROCESSING_MAX_SECONDS (7 days) ago: their workflow keeps asking;
  * - `refunds_stuck_pending`: refunds `pending` for more than REFUND_PENDING_MAX_SECONDS.
  * Counted by the API at scrape time, by key environment, with two small queries over partial
  * indexes (rows in flight only), answered from a cache for CACHE_MS so several scrapers (or a
@@ -14,10 +16,12 @@ import type { Logger } from '../logger';
  */
 export const PAYMENT_EXPIRY_GRACE_SECONDS = 300;
 export const REFUND_PENDING_MAX_SECONDS = 86_400;
+export const PAYMENT_PROCESSING_MAX_SECONDS = 7 * 86_400;
 const CACHE_MS = 15_000;
 
 interface Snapshot {
   payments: Array<{ environment: string; n: number }>;
+  processing: Array<{ environment: string; n: number }>;
   refunds: Array<{ environment: string; n: number }>;
 }
 
@@ -34,8 +38,14 @@ export function registerBacklogGauges(orm: MikroORM, logger: Logger): void {
     const taken = Promise.all([
       sql.execute(
         `select environment, count(*)::int as n from payments
-          where status = 'created' and expires_at < now() - make_interval(secs => ?) group by environment`,
+          where status in ('created', 'requires_action') and expires_at < now() - make_interval(secs => ?)
+          group by environment`,
         [PAYMENT_EXPIRY_GRACE_SECONDS],
+      ),
+      sql.execute(
+        `select environment, count(*)::int as n from payments
+          where status = 'processing' and created_at < now() - make_interval(secs => ?) group by environment`,
+        [PAYMENT_PROCESSING_MAX_SECONDS],
       ),
       sql.execute(
         `select p.environment, count(*)::int as n from refunds r join payments p on p.id = r.payment_id
@@ -43,7 +53,7 @@ export function registerBacklogGauges(orm: MikroORM, logger: Logger): void {
         [REFUND_PENDING_MAX_SECONDS],
       ),
     ]).then(
-      ([payments, refunds]) => ({ payments, refunds }) as Snapshot,
+      ([payments, processing, refunds]) => ({ payments, processing, refunds }) as Snapshot,
       (err: unknown) => {
         logger.warn({ err }, 'backlog gauges: query failed');
         cached = undefined;
@@ -71,8 +81,13 @@ export function registerBacklogGauges(orm: MikroORM, logger: Logger): void {
     });
   gauge(
     'payments_stuck_created',
-    `Payments still created more than ${PAYMENT_EXPIRY_GRACE_SECONDS} s past their expiry`,
+    `Payments still created or requires_action more than ${PAYMENT_EXPIRY_GRACE_SECONDS} s past their expiry`,
     (s) => s.payments,
+  );
+  gauge(
+    'payments_stuck_processing',
+    `Payments processing for more than ${PAYMENT_PROCESSING_MAX_SECONDS} s (the processor has not decided)`,
+    (s) => s.processing,
   );
   gauge('refunds_stuck_pending', `Refunds pending for more than ${REFUND_PENDING_MAX_SECONDS} s`, (s) => s.refunds);
 }

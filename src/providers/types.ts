@@ -31,6 +31,11 @@ export interface CreatePaymentInput {
   currency: string;
   mode: ProviderPaymentMode;
   cardToken?: string;
+  /**
+   * A charge made without the customer present (a subscription's renewal or retry): the processor
+   * may then ask for authentication (`requires_action`). Absent: on-session (API payments).
+   */
+  offSession?: boolean;
   returnUrl?: string;
   webhookUrl?: string;
   saveCard?: boolean;

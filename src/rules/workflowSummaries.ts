@@ -146,7 +146,7 @@ export interface MerchantEventsSummaryInput {
   /** The event type, when one event is relayed. */
   type?: string;
   /** Who started the delivery: the record's own workflow, or the sweeper relaying a lost one. */
-  startedBy: 'subscription' | 'sweeper';
+  startedBy: 'subscription' | 'payment' | 'sweeper';
 }
 
 export function merchantEventsWorkflowSummary(e: MerchantEventsSummaryInput): WorkflowSummary {
@@ -165,7 +165,7 @@ export function merchantEventsWorkflowSummary(e: MerchantEventsSummaryInput): Wo
         'Started by',
         e.startedBy === 'sweeper'
           ? 'the orphan sweeper (relaying an event a lost run never handed on)'
-          : 'the subscription workflow',
+          : `the ${e.startedBy} workflow`,
       ],
     ]),
   };

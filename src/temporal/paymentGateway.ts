@@ -39,6 +39,8 @@ export interface PaymentGatewaySettings {
   callbackRetryInitialSeconds: number;
   /** Bounded wait for a submit's outcome (PAYMENT_WAIT_MS); only the API submits. */
   paymentWaitMs?: number;
+  /** A processing payment's first question to the provider without a webhook (PAYMENT_PROCESSING_POLL_SECONDS). */
+  processingPollSeconds?: number;
 }
 
 /** What a submit came to within the API's wait. */
@@ -74,6 +76,7 @@ function startOptions(
         callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
         callbacks: payment.callbackUrl !== null,
         ...(attemptOnStart ? { attemptOnStart: true } : {}),
+        ...(settings.processingPollSeconds ? { processingPollSeconds: settings.processingPollSeconds } : {}),
       },
     ],
     workflowIdConflictPolicy: 'USE_EXISTING',

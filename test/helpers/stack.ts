@@ -16,6 +16,7 @@ import { createWorkers } from '../../src/worker';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
 import { createSandbox } from '../../dev/sandbox/server';
+import type { SandboxStore } from '../../dev/sandbox/state';
 import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
@@ -248,7 +249,7 @@ export async function startTestWorker(
 export interface LedgerEntry {
   id: string;
   type: 'capture' | 'refund';
-  status: 'succeeded' | 'failed' | 'pending';
+  status: 'succeeded' | 'failed' | 'pending' | 'requires_action' | 'processing' | 'canceled';
   amount: number;
   currency: string;
   idempotencyKey: string | null;
@@ -264,6 +265,8 @@ export interface PaymentStack {
   api: TestApi;
   worker: TestWorker;
   sandboxUrl: string;
+  /** The sandbox's state, in this process: a change made here sends no webhook (a lost one). */
+  sandboxStore: SandboxStore;
   taskQueue: string;
   providers: ProviderRegistry;
   /** Starts another worker on the same task queues (after a simulated crash), or on its role's. */
@@ -317,11 +320,18 @@ export async function startPaymentStack(
   settings: Partial<ApiSettings> = {},
   providerTimeoutMs = 1500,
   providerOptions: Partial<ProviderSettings> = {},
-  /** One logger for the API and the worker (default: the quiet test logger). */
-  { logger }: { logger?: Logger } = {},
+  /**
+   * One logger for the API and the worker (default: the quiet test logger); how long the sandbox
+   * keeps a `tok_processing` charge processing (default 5 s, as SANDBOX_PROCESSING_SECONDS).
+   */
+  { logger, sandboxProcessingSeconds }: { logger?: Logger; sandboxProcessingSeconds?: number } = {},
 ): Promise<PaymentStack> {
   const orm = await openTestOrm();
-  const sandbox = createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET });
+  const sandbox = createSandbox({
+    apiKey: SANDBOX_API_KEY,
+    webhookSecret: SANDBOX_WEBHOOK_SECRET,
+    ...(sandboxProcessingSeconds === undefined ? {} : { processingSeconds: sandboxProcessingSeconds }),
+  });
   const running = await sandbox.listen(0);
   const providers = testProviders(orm, running.url, providerTimeoutMs, providerOptions);
   const taskQueue = uniqueTaskQueue(name);
@@ -343,6 +353,7 @@ export async function startPaymentStack(
       return worker;
     },
     sandboxUrl: running.url,
+    sandboxStore: sandbox.store,
     taskQueue,
     providers,
     restartWorker: async (role?: WorkerRole) => {

@@ -231,6 +231,31 @@ describe('metrics endpoints of the API and worker processes', () => {
     }
   }, 30_000);
 
+  it('API: payments processing for over 7 days are counted by the processing backlog gauge', async () => {
+    const stuck = await orm.em.fork().findOneOrFail(Payment, { merchant: merchant.merchantId, status: 'succeeded' });
+    const sql = orm.em.getConnection();
+    // The processor has not decided in 8 days (own database); its expiry does not apply.
+    await sql.execute(
+      `update payments set status = 'processing', created_at = now() - interval '8 days' where id = ?`,
+      [stuck.id],
+    );
+    try {
+      const after = await eventually(
+        () => scrape(apiMetrics),
+        (s) => sumOf(s, 'payments_stuck_processing', { environment: 'test' }) === 1,
+        25_000,
+        500,
+      );
+      expect(sumOf(after, 'payments_stuck_processing', { environment: 'live' })).toBe(0);
+      expect(sumOf(after, 'payments_stuck_created')).toBe(0);
+    } finally {
+      await sql.execute(`update payments set status = 'succeeded', created_at = ? where id = ?`, [
+        stuck.createdAt,
+        stuck.id,
+      ]);
+    }
+  }, 35_000);
+
   it('worker: the SDK metrics and ours on one endpoint; money movements counted once each', async () => {
     const before = await scrape(workerMetrics);
     // The Temporal SDK's own metrics, in seconds.

@@ -139,7 +139,8 @@ function refund(paymentId: string, amount: number, reference = `re_${randomUUID(
 
 beforeAll(async () => {
   await hooks.start();
-  sandbox = await createSandbox({ apiKey: API_KEY, webhookSecret: SECRET }).listen(0);
+  // tok_processing charges settle after half a second here (SANDBOX_PROCESSING_SECONDS, default 5).
+  sandbox = await createSandbox({ apiKey: API_KEY, webhookSecret: SECRET, processingSeconds: 0.5 }).listen(0);
   base = sandbox.url;
 });
 
@@ -413,6 +414,182 @@ describe('hosted checkout', () => {
   });
 });
 
+describe('authentication (3-D Secure)', () => {
+  const threeDs = (extra: Record<string, unknown> = {}) => ({
+    ...card('tok_3ds'),
+    webhookUrl: hooks.url,
+    ...extra,
+  });
+  const pagePath = (actionUrl: string) => new URL(actionUrl).pathname;
+
+  it('tok_3ds answers requires_action with a page whose Authenticate captures once, then a signed webhook', async () => {
+    const key = newKey();
+    const res = await createPayment(threeDs({ description: 'Order 7' }), key);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ status: 'requires_action', failureCode: null, checkoutUrl: null });
+    const page = pagePath(res.json.actionUrl);
+    expect(res.json.actionUrl).toBe(`${base}/authenticate/${res.json.id}`);
+    expect(await ledger()).toEqual([
+      expect.objectContaining({
+        type: 'capture',
+        status: 'requires_action',
+        transactionId: res.json.id,
+        amount: 12.34,
+      }),
+    ]);
+    // The same key again: the same attempt, nothing more in the ledger.
+    const again = await createPayment(threeDs({ description: 'Order 7' }), key);
+    expect(again.json).toMatchObject({ id: res.json.id, status: 'requires_action' });
+
+    const html = await call('GET', page);
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-type')).toContain('text/html');
+    expect(html.text).toContain(`action="${page}/authenticate"`);
+    expect(html.text).toContain(`action="${page}/fail"`);
+    expect(html.text).toContain('Order 7');
+
+    const done = await call('POST', `${page}/authenticate`);
+    expect(done.status).toBe(200);
+    expect(done.json).toMatchObject({ id: res.json.id, status: 'succeeded', actionUrl: null });
+    const [hook] = await hooks.waitFor(1);
+    expect(verifySignature(hook!)).toBe(true);
+    expect(hook!.event).toMatchObject({ type: 'payment.succeeded', data: { id: res.json.id, status: 'succeeded' } });
+    const entries = await ledger();
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ status: 'succeeded', transactionId: res.json.id });
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json.status).toBe('succeeded');
+  });
+
+  it('Fail settles failed authentication_failed; a settled page (GET or POST, twice) is 409 and captures nothing', async () => {
+    const res = await createPayment(threeDs());
+    const page = pagePath(res.json.actionUrl);
+    const failed = await call('POST', `${page}/fail`);
+    expect(failed.status).toBe(200);
+    expect(failed.json).toMatchObject({ status: 'failed', failureCode: 'authentication_failed' });
+    await hooks.waitFor(1);
+    expect(hooks.received[0]!.event.type).toBe('payment.failed');
+
+    for (const action of ['authenticate', 'fail']) {
+      const late = await call('POST', `${page}/${action}`);
+      expect(late.status).toBe(409);
+      expect(late.json.error.code).toBe('authentication_not_pending');
+    }
+    const browser = await call('GET', page);
+    expect(browser.status).toBe(409);
+    expect(browser.text).toContain('already failed');
+    const form = await call('POST', `${page}/authenticate`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.status).toBe(409);
+    expect(form.headers.get('content-type')).toContain('text/html');
+    expect((await ledger()).map((e) => e.status)).toEqual(['failed']);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hooks.received).toHaveLength(1);
+  });
+
+  it('a form post is redirected to the returnUrl; an unknown page is 404', async () => {
+    const res = await createPayment(threeDs({ returnUrl: 'https://shop.example/back' }));
+    const form = await call('POST', `${pagePath(res.json.actionUrl)}/authenticate`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.status).toBe(303);
+    expect(form.headers.get('location')).toBe('https://shop.example/back');
+    expect((await call('GET', '/authenticate/txn_000000000000000000000000')).status).toBe(404);
+    const success = await createPayment(card('tok_success'));
+    expect((await call('POST', `/authenticate/${success.json.id}/authenticate`)).status).toBe(404);
+  });
+
+  it('cancel: a requires_action attempt is canceled (webhook); its page is 410 and captures nothing', async () => {
+    const res = await createPayment(threeDs());
+    const cancelled = await call('POST', `/v1/payments/${res.json.id}/cancel`, { body: {} });
+    expect(cancelled.json).toMatchObject({ status: 'canceled', actionUrl: null });
+    await hooks.waitFor(1);
+    expect(hooks.received[0]!.event.type).toBe('payment.canceled');
+    const page = pagePath(res.json.actionUrl);
+    expect((await call('GET', page)).status).toBe(410);
+    const late = await call('POST', `${page}/authenticate`);
+    expect(late.status).toBe(410);
+    expect(late.json.error.code).toBe('payment_canceled');
+    expect((await ledger()).map((e) => e.status)).toEqual(['canceled']);
+  });
+
+  it('tok_3ds_offsession: on-session charges capture, off-session ones ask to authenticate', async () => {
+    const on = await createPayment(card('tok_3ds_offsession'));
+    expect(on.json).toMatchObject({ status: 'succeeded', actionUrl: null, offSession: false });
+    const off = await createPayment({ ...card('tok_3ds_offsession'), offSession: true });
+    expect(off.json).toMatchObject({ status: 'requires_action', offSession: true });
+    expect(off.json.actionUrl).toContain('/authenticate/');
+    expect((await ledger()).map((e) => e.status)).toEqual(['succeeded', 'requires_action']);
+  });
+
+  it('a card saved from a tok_3ds charge still asks to authenticate', async () => {
+    const first = await createPayment(threeDs({ saveCard: true }));
+    const done = await call('POST', `${pagePath(first.json.actionUrl)}/authenticate`);
+    expect(done.json.savedCardToken).toMatch(/^tok_saved_/);
+    const again = await createPayment(card(done.json.savedCardToken as string));
+    expect(again.json.status).toBe('requires_action');
+  });
+});
+
+describe('processing (delayed outcomes)', () => {
+  const debit = (token: string) => ({ ...card(token), webhookUrl: hooks.url });
+
+  it('tok_processing answers processing, then settles succeeded by itself with a webhook', async () => {
+    const res = await createPayment(debit('tok_processing'));
+    expect(res.json).toMatchObject({ status: 'processing', actionUrl: null, failureCode: null });
+    expect(await ledger()).toEqual([
+      expect.objectContaining({ type: 'capture', status: 'processing', transactionId: res.json.id }),
+    ]);
+    // Cancel leaves a processing charge as it is.
+    const cancel = await call('POST', `/v1/payments/${res.json.id}/cancel`, { body: {} });
+    expect(cancel.json.status).toBe('processing');
+    // Not refundable while processing.
+    expect((await refund(res.json.id, 1)).json.error.code).toBe('payment_not_refundable');
+
+    const [hook] = await hooks.waitFor(1, 3000);
+    expect(verifySignature(hook!)).toBe(true);
+    expect(hook!.event).toMatchObject({ type: 'payment.succeeded', data: { id: res.json.id, status: 'succeeded' } });
+    const entries = await ledger();
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('tok_processing_fail settles failed with debit_failed', async () => {
+    const res = await createPayment(debit('tok_processing_fail'));
+    expect(res.json.status).toBe('processing');
+    const [hook] = await hooks.waitFor(1, 3000);
+    expect(hook!.event).toMatchObject({
+      type: 'payment.failed',
+      data: { id: res.json.id, status: 'failed', failureCode: 'debit_failed' },
+    });
+    expect((await ledger()).map((e) => e.status)).toEqual(['failed']);
+  });
+
+  it('/_admin/settle-payment settles now (once); unknown is 404, not processing is 409, bad input 400', async () => {
+    const res = await createPayment(debit('tok_processing'));
+    const settled = await call('POST', '/_admin/settle-payment', {
+      body: { transactionId: res.json.id, status: 'failed' },
+    });
+    expect(settled.status).toBe(200);
+    expect(settled.json).toMatchObject({ status: 'failed', failureCode: 'debit_failed' });
+    const again = await call('POST', '/_admin/settle-payment', {
+      body: { transactionId: res.json.id, status: 'succeeded' },
+    });
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe('payment_not_processing');
+    const unknown = await call('POST', '/_admin/settle-payment', {
+      body: { transactionId: 'txn_000000000000000000000000', status: 'succeeded' },
+    });
+    expect(unknown.status).toBe(404);
+    const bad = await call('POST', '/_admin/settle-payment', { body: { transactionId: res.json.id, status: 'maybe' } });
+    expect(bad.status).toBe(400);
+    // The timer that was due finds it settled: one webhook, one ledger entry, failed.
+    await new Promise((r) => setTimeout(r, 800));
+    expect(hooks.received.map((h) => h.event.type)).toEqual(['payment.failed']);
+    expect((await ledger()).map((e) => e.status)).toEqual(['failed']);
+  });
+});
+
 describe('refunds', () => {
   it('settles at once, is deduplicated by reference_id, and is in the ledger', async () => {
     const txn = await capture(10);
@@ -624,6 +801,21 @@ describe('faults', () => {
     started = Date.now();
     expect((await createPayment(card('tok_success'))).status).toBe(200);
     expect(Date.now() - started).toBeLessThan(300);
+  });
+
+  it('unknown_status: performed, then payments are answered with a status nobody knows', async () => {
+    await setFaults({ payments: 'unknown_status' });
+    const key = newKey();
+    const res = await createPayment(card('tok_success'), key);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ object: 'payment', status: 'on_hold', amount: 12.34 });
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json.status).toBe('on_hold');
+    expect((await call('GET', `/v1/payments?idempotencyKey=${key}`)).json.data[0].status).toBe('on_hold');
+    // Performed: the capture is in the ledger; refunds are answered as usual.
+    expect((await ledger()).map((e) => e.status)).toEqual(['succeeded']);
+    expect((await refund(res.json.id, 1)).json.status).toBe('succeeded');
+    await setFaults({});
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json.status).toBe('succeeded');
   });
 
   it('refuses an unknown mode', async () => {

@@ -175,3 +175,58 @@ describe('the sandbox adapter over HTTP', () => {
     }
   });
 });
+
+describe('payments decided later (issue 42)', () => {
+  it('maps requires_action with its actionUrl, its cancel, and an off-session tok_3ds_offsession charge', async () => {
+    const provider = adapter(sandbox.url);
+    const pp = await provider.createPayment({ ...cardPayment(), cardToken: 'tok_3ds' });
+    expect(pp).toMatchObject({
+      status: 'requires_action',
+      actionUrl: `${sandbox.url}/authenticate/${pp.transactionId}`,
+    });
+    const cancelled = await provider.cancelPayment(pp.transactionId);
+    expect(cancelled).toMatchObject({ status: 'canceled', actionUrl: null });
+
+    const onSession = await provider.createPayment({ ...cardPayment(), cardToken: 'tok_3ds_offsession' });
+    expect(onSession).toMatchObject({ status: 'succeeded', actionUrl: null });
+    const offSession = await provider.createPayment({
+      ...cardPayment(),
+      cardToken: 'tok_3ds_offsession',
+      offSession: true,
+    });
+    expect(offSession.status).toBe('requires_action');
+    expect(offSession.actionUrl).toContain('/authenticate/');
+  });
+
+  it('maps processing, found again by transaction once settled', async () => {
+    const provider = adapter(sandbox.url);
+    const pp = await provider.createPayment({ ...cardPayment(), cardToken: 'tok_processing_fail' });
+    expect(pp).toMatchObject({ status: 'processing', actionUrl: null, failureCode: null });
+    await fetch(`${sandbox.url}/_admin/settle-payment`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transactionId: pp.transactionId, status: 'failed' }),
+    });
+    expect(await provider.findPayment({ transactionId: pp.transactionId })).toMatchObject({
+      status: 'failed',
+      failureCode: 'debit_failed',
+    });
+  });
+
+  it('a status nobody knows is invalid_response (the outcome unknown, asked again), never a refusal', async () => {
+    const key = `pay_${randomUUID()}`;
+    await setFaults({ payments: 'unknown_status' });
+    const err = await failure(adapter(sandbox.url).createPayment(cardPayment(key)));
+    expect(err.kind).toBe('invalid_response');
+    expect(err.ambiguous).toBe(true);
+    expect(err.message).toContain('on_hold');
+    // Performed: found under its key once the answers are known again.
+    await setFaults({});
+    expect(
+      await adapter(sandbox.url).findPayment({ idempotencyKey: key, mode: 'card', notBefore: new Date(0) }),
+    ).toMatchObject({
+      status: 'succeeded',
+    });
+    expect(await capturesUnder(key)).toBe(1);
+  });
+});

@@ -28,6 +28,7 @@ const API_METRICS = [
   'http_auth_failures_total',
   'http_requests_in_flight',
   'payments_stuck_created',
+  'payments_stuck_processing',
   'refunds_stuck_pending',
 ];
 const KNOWN = new Set<string>([...API_METRICS, ...Object.values(WORKER_METRIC_NAMES), 'up']);

@@ -40,7 +40,8 @@ async function attempt(s: PaymentState): Promise<SubmitOutcome> {
       return result;
     }
     s.follow(result.kind);
-    return result.kind === 'created' ? { kind: 'created' } : { kind: 'settled' };
+    // `processing`: no further answer to wait for; the API reads the payment.
+    return result.kind === 'created' || result.kind === 'action' ? { kind: 'created' } : { kind: 'settled' };
   } catch (err) {
     const type = failureType(err);
     // Anything but `unavailable` may have happened after the provider acted: find out, never guess.

@@ -21,7 +21,9 @@ export function installHandlers(s: PaymentState): void {
 /** A merchant request: attempt it if nothing is known yet (the loop makes it), then answer. */
 async function submit(s: PaymentState): Promise<SubmitOutcome> {
   if (s.status === 'settled') return { kind: 'settled' };
-  if (s.status === 'awaiting_customer') return { kind: 'created' };
+  if (s.status === 'awaiting_customer' || s.status === 'awaiting_authentication') return { kind: 'created' };
+  // Decided by the processor later: the API reads the payment (`processing`).
+  if (s.status === 'awaiting_processor') return { kind: 'settled' };
   if (s.status === 'discarded' || s.ambiguous) return s.lastOutcome;
   const target = s.completedAttempts + 1;
   s.attemptRequested = true;

@@ -2,12 +2,13 @@ import { allHandlersFinished, condition, patched } from '@temporalio/workflow';
 import type { PaymentWorkflowInput } from '../paymentApi';
 import { deliverEvents } from '../deliverEvents';
 import { HANDLERS_DRAINED, LOCAL_PROVIDER_ATTEMPT, hasChangeSinceV2, type HasChange } from '../patches';
+import { announce } from './announce';
 import { attemptIfRequested } from './attempt';
 import { expire } from './expiry';
 import { installHandlers } from './handlers';
 import { reconcileAmbiguous, reconcileProviderEvent } from './reconcile';
 import { PaymentState, type PaymentStatus } from './state';
-import { waitForRequest } from './waits';
+import { waitForProcessor, waitForRequest } from './waits';
 
 /**
  * One payment, from the merchant's request to a final status and the merchant's callbacks.
@@ -40,14 +41,23 @@ async function runPayment(input: PaymentWorkflowInput, hasChange: HasChange): Pr
   const s = new PaymentState(input, hasChange);
   installHandlers(s);
   while (s.open()) {
+    if (s.announce) await announce(s);
     if (s.ambiguous) {
       await reconcileAmbiguous(s);
+      continue;
+    }
+    // Decided by the processor, however long it takes: no expiry (only `processing` answers lead here).
+    if (s.awaitsProcessor()) {
+      await waitForProcessor(s);
+      if (s.providerEvent) await reconcileProviderEvent(s);
       continue;
     }
     const remainingMs = s.expiresAtMs - Date.now();
     if (remainingMs <= 0) {
       await expire(s);
-      break;
+      // An authentication completed just before the expiry may leave the payment processing.
+      if (!s.awaitsProcessor()) break;
+      continue;
     }
     await waitForRequest(s, remainingMs);
     if (s.providerEvent) await reconcileProviderEvent(s);

@@ -5,10 +5,19 @@ import { runIsLong } from '../runBound';
 import { PaymentStatusKey } from '../searchAttributes';
 import { PROVIDER_OUTCOME } from '../failures';
 
-export type PaymentStatus = 'awaiting_attempt' | 'awaiting_customer' | 'settled' | 'discarded';
+/**
+ * `awaiting_authentication`: the customer authenticates (`requires_action`), voided at expiry
+ * like `awaiting_customer`; `awaiting_processor`: the processor decides later (`processing`), no expiry.
+ */
+export type PaymentStatus =
+  'awaiting_attempt' | 'awaiting_customer' | 'awaiting_authentication' | 'awaiting_processor' | 'settled' | 'discarded';
 
 /** What the provider says of the payment, as an attempt's result or a reconciliation's answer. */
-export type ProviderAnswer = 'settled' | 'created' | 'not_found' | 'missing';
+export type ProviderAnswer = 'settled' | 'created' | 'action' | 'processing' | 'not_found' | 'missing';
+
+/** A processing payment's first question to the provider without a webhook, then doubling up to daily. */
+export const PROCESSING_POLL_FIRST_MS = 60_000;
+export const PROCESSING_POLL_MAX_MS = 86_400_000;
 
 /** The PaymentStatus search attribute of a status (`created` as the API starts it). */
 const paymentStatusOf = (status: PaymentStatus) => (status === 'awaiting_attempt' ? 'created' : status);
@@ -46,6 +55,10 @@ export class PaymentState {
   ambiguous: boolean;
   /** A provider webhook not looked at yet. */
   providerEvent: boolean;
+  /** While `awaiting_processor`: how long the next wait for a webhook lasts before the provider is asked. */
+  pollDelayMs: number;
+  /** Moved to `requires_action` or `processing`: its merchant event is to be sent now (./announce.ts). */
+  announce = false;
 
   constructor(input: PaymentWorkflowInput, hasChange: HasChange) {
     const resume = input.resume;
@@ -63,11 +76,29 @@ export class PaymentState {
     this.lastOutcome = resume?.lastOutcome ?? { kind: PROVIDER_OUTCOME.unavailable };
     this.ambiguous = resume?.ambiguous ?? false;
     this.providerEvent = resume?.providerEvent ?? false;
+    this.pollDelayMs = resume?.pollDelayMs ?? this.firstPollDelayMs();
+    this.announce = resume?.announce ?? false;
   }
 
-  /** Still waiting for an attempt or for the customer. */
+  /** The first wait of a processing payment (its input's `processingPollSeconds`, tests lower it). */
+  firstPollDelayMs(): number {
+    const seconds = this.input.processingPollSeconds;
+    return seconds !== undefined && seconds > 0 ? seconds * 1000 : PROCESSING_POLL_FIRST_MS;
+  }
+
+  /** Still waiting for an attempt, the customer or the processor. */
   open(): boolean {
-    return this.status === 'awaiting_attempt' || this.status === 'awaiting_customer';
+    return (
+      this.status === 'awaiting_attempt' ||
+      this.status === 'awaiting_customer' ||
+      this.status === 'awaiting_authentication' ||
+      this.status === 'awaiting_processor'
+    );
+  }
+
+  /** Waiting for the processor's decision (`processing`); read through a method (no narrowing). */
+  awaitsProcessor(): boolean {
+    return this.status === 'awaiting_processor';
   }
 
   /** Read through a method where an await may have changed it (no narrowing). */
@@ -91,8 +122,17 @@ export class PaymentState {
   follow(answer: ProviderAnswer): void {
     if (answer === 'settled') this.setStatus('settled');
     else if (answer === 'created') this.setStatus('awaiting_customer');
+    else if (answer === 'action') this.moveAndAnnounce('awaiting_authentication');
+    else if (answer === 'processing') this.moveAndAnnounce('awaiting_processor');
     else if (answer === 'missing') this.setStatus('discarded');
     // not_found: the provider never saw the request; it may be attempted again.
+  }
+
+  /** A move the merchant hears of while the payment is in flight (payment.requires_action, payment.processing). */
+  private moveAndAnnounce(next: PaymentStatus): void {
+    if (next === this.status) return;
+    this.setStatus(next);
+    this.announce = true;
   }
 
   /** What the next run needs to go on exactly where this one stopped (taken at a wait: open). */
@@ -103,6 +143,8 @@ export class PaymentState {
       lastOutcome: this.lastOutcome,
       ambiguous: this.ambiguous,
       providerEvent: this.providerEvent,
+      ...(this.status === 'awaiting_processor' ? { pollDelayMs: this.pollDelayMs } : {}),
+      ...(this.announce ? { announce: true } : {}),
       runs: (this.input.resume?.runs ?? 0) + 1,
     };
   }

@@ -36,7 +36,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment (hosted page, or saved-card token) or return the one this externalId names.
-         * @description With `cardToken` the answer carries the outcome (`succeeded` or `failed`); without, the payment is `created` with a `redirectUrl` for the customer. The same externalId with the same amount and currency returns the existing payment.
+         * @description With `cardToken` the answer carries the outcome (`succeeded` or `failed`), or `requires_action` (send the customer to `nextAction.url` to authenticate; the outcome follows as an event) or `processing` (the processor decides later; the outcome follows as an event); without, the payment is `created` with a `redirectUrl` for the customer. The same externalId with the same amount and currency returns the existing payment.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -292,13 +292,22 @@ export interface components {
             metadata: {
                 [key: string]: string;
             } | null;
+            /** @description While `requires_action`: where to send the customer to authenticate; else null. */
+            nextAction: {
+                /** @constant */
+                type: "redirect";
+                url: string;
+            } | null;
             processor: string;
             providerTransactionId: string | null;
             redirectUrl: string | null;
             returnUrl: string | null;
             saveCardEnabled: boolean;
-            /** @enum {string} */
-            status: "created" | "succeeded" | "failed" | "refunded" | "voided" | "partially_refunded";
+            /**
+             * @description `requires_action`: the customer authenticates at `nextAction.url` (3-D Secure), voided at `expiresAt` if not; `processing`: the processor decides later (no expiry).
+             * @enum {string}
+             */
+            status: "created" | "requires_action" | "processing" | "succeeded" | "failed" | "refunded" | "voided" | "partially_refunded";
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp with milliseconds
@@ -483,7 +492,7 @@ export interface operations {
                 cursor?: string;
                 externalId?: string;
                 limit?: number;
-                status?: "created" | "succeeded" | "failed" | "refunded" | "voided" | "partially_refunded";
+                status?: "created" | "requires_action" | "processing" | "succeeded" | "failed" | "refunded" | "voided" | "partially_refunded";
             };
             header?: never;
             path?: never;

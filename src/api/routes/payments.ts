@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../errors';
+import { PAYMENT_STATUSES } from '../../db/entities';
 import { isId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
@@ -25,6 +26,8 @@ export interface PaymentSettings {
   paymentWaitMs: number;
   paymentExpirySeconds: number;
   callbackRetryInitialSeconds: number;
+  /** A processing payment's first question to the provider without a webhook, then doubling up to daily. */
+  processingPollSeconds?: number;
 }
 
 export const createPaymentBody = z
@@ -62,10 +65,18 @@ export const paymentSchema = z
     amountRefunded: z.number(),
     amountRefundable: z.number(),
     currency: z.string(),
-    status: z.enum(['created', 'succeeded', 'failed', 'refunded', 'voided', 'partially_refunded']),
+    status: z
+      .enum(PAYMENT_STATUSES)
+      .describe(
+        '`requires_action`: the customer authenticates at `nextAction.url` (3-D Secure), voided at `expiresAt` if not; `processing`: the processor decides later (no expiry).',
+      ),
     processor: z.string(),
     providerTransactionId: z.string().nullable(),
     redirectUrl: z.string().nullable(),
+    nextAction: z
+      .object({ type: z.literal('redirect'), url: z.string() })
+      .nullable()
+      .describe('While `requires_action`: where to send the customer to authenticate; else null.'),
     createdAt: timestamp,
     updatedAt: timestamp,
     expiresAt: timestamp,
@@ -98,7 +109,7 @@ export function paymentRoutes(deps: {
       tag: 'Payments',
       summary: 'Create a payment (hosted page, or saved-card token) or return the one this externalId names.',
       description:
-        'With `cardToken` the answer carries the outcome (`succeeded` or `failed`); without, the payment is `created` with a `redirectUrl` for the customer. The same externalId with the same amount and currency returns the existing payment.',
+        'With `cardToken` the answer carries the outcome (`succeeded` or `failed`), or `requires_action` (send the customer to `nextAction.url` to authenticate; the outcome follows as an event) or `processing` (the processor decides later; the outcome follows as an event); without, the payment is `created` with a `redirectUrl` for the customer. The same externalId with the same amount and currency returns the existing payment.',
       body: createPaymentBody,
       response: paymentSchema,
       errors: [

@@ -134,6 +134,7 @@ export class SandboxProvider implements PaymentProvider {
       currency: input.currency,
       mode: input.mode,
       ...(input.cardToken ? { cardToken: input.cardToken } : {}),
+      ...(input.offSession ? { offSession: true } : {}),
       ...(input.returnUrl ? { returnUrl: input.returnUrl } : {}),
       ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
       ...(input.saveCard ? { saveCard: true } : {}),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toMinor } from '../../rules/money';
 import { ProviderError } from '../errors';
-import type { ProviderPayment, ProviderRefund, ProviderWebhookEvent } from '../types';
+import type { ProviderPayment, ProviderPaymentStatus, ProviderRefund, ProviderWebhookEvent } from '../types';
 
 /**
  * Pure mapping between the sandbox's wire format (docs/provider-sandbox.md) and our provider
@@ -13,13 +13,17 @@ export const sandboxPaymentSchema = z.object({
   object: z.literal('payment'),
   id: z.string().min(1),
   mode: z.enum(['card', 'checkout', 'setup']),
-  status: z.enum(['pending', 'succeeded', 'failed', 'canceled']),
+  // Any string: a status we do not know is a well-formed answer that says nothing we can act on
+  // (mapPayment), not a malformed body.
+  status: z.string().min(1),
   amount: z.number(),
   currency: z.string().length(3),
   idempotencyKey: z.string(),
   failureCode: z.string().nullable(),
   failureMessage: z.string().nullable(),
   checkoutUrl: z.string().nullable(),
+  /** Where the customer authenticates while `requires_action` (absent from older sandboxes). */
+  actionUrl: z.string().nullable().optional(),
   savedCardToken: z.string().nullable(),
   metadata,
 });
@@ -57,17 +61,37 @@ function minor(amount: number, currency: string): number {
   return r.minor;
 }
 
+const KNOWN_PAYMENT_STATUSES: ReadonlySet<string> = new Set<ProviderPaymentStatus>([
+  'pending',
+  'requires_action',
+  'processing',
+  'succeeded',
+  'failed',
+  'canceled',
+]);
+
+const isKnownStatus = (status: string): status is ProviderPaymentStatus => KNOWN_PAYMENT_STATUSES.has(status);
+
+/**
+ * A payment as our types hold it. A status we do not know (a processor's new state) is an answer
+ * whose outcome is unknown: `invalid_response`, so the record stays where it is and the workflow
+ * asks again until the provider answers one we know; never a decline, never a guess.
+ */
 export function mapPayment(p: z.infer<typeof sandboxPaymentSchema>): ProviderPayment {
+  const status = p.status;
+  if (!isKnownStatus(status)) {
+    throw new ProviderError('invalid_response', `provider answered payment ${p.id} with an unknown status "${status}"`);
+  }
   return {
     transactionId: p.id,
-    status: p.status,
+    status,
     amountMinor: minor(p.amount, p.currency),
     currency: p.currency,
     failureCode: p.failureCode,
     failureMessage: p.failureMessage,
     redirectUrl: p.checkoutUrl,
     savedCardToken: p.savedCardToken,
-    actionUrl: null,
+    actionUrl: p.status === 'requires_action' ? (p.actionUrl ?? null) : null,
   };
 }
 
