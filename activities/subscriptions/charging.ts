@@ -89,6 +89,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
             currency: invoice.currency,
             mode: 'card',
             cardToken,
+            ...(req.onSession ? {} : { offSession: true }),
             ...(s.description ? { description: s.description } : {}),
             metadata: metadataOf(s, invoice.id),
           }),

@@ -25,6 +25,11 @@ export interface ChargeRequest {
   retryDelayMs: number | null;
   /** The subscription's very first charge (token flow): a refused token discards it. */
   discardOnReject: boolean;
+  /**
+   * The customer is present: the first attempt of the first invoice. Every other attempt (a
+   * renewal, a retry) is an off-session charge. Absent (runs of older code): off-session.
+   */
+  onSession?: boolean;
 }
 
 /** A billing period's start as the workflow sends it (dates as ISO strings). */

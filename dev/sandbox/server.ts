@@ -73,6 +73,7 @@ const createPaymentBody = z.strictObject({
   returnUrl: urlSchema.nullish(),
   webhookUrl: urlSchema.nullish(),
   saveCard: z.boolean().nullish(),
+  offSession: z.boolean().nullish(),
   description: z.string().max(1000).nullish(),
   metadata: metadataSchema.nullish(),
 });
@@ -178,6 +179,14 @@ function renderError(ctx: Ctx, err: unknown, log: Logger): void {
   if (!(err instanceof SandboxError)) log.error({ err }, 'unhandled error');
   ctx.status = known.status;
   ctx.body = { error: { code: known.code, message: known.message } };
+}
+
+/** `unknown_status` mode: a card charge's answer (or a list of them) says `under_review`. */
+function unknownCardStatus(ctx: Ctx): void {
+  const unknown = (p: unknown) =>
+    (p as { mode?: unknown } | null)?.mode === 'card' ? { ...(p as object), status: 'under_review' } : p;
+  const body = ctx.body as { data?: unknown } | null | undefined;
+  ctx.body = Array.isArray(body?.data) ? { ...body, data: body.data.map(unknown) } : unknown(body);
 }
 
 /** `invalid` mode: status 200, a JSON content type, and a body cut in half (never parseable). */
@@ -292,6 +301,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         renderError(ctx, err, log);
       }
       if (mode === 'invalid') garble(ctx);
+      else if (mode === 'unknown_status') unknownCardStatus(ctx);
       else if (mode === 'timeout') await pause(TIMEOUT_HOLD_MS, gone.signal);
     } catch (err) {
       renderError(ctx, err, log);
@@ -328,6 +338,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         returnUrl: body.returnUrl ?? null,
         webhookUrl: body.webhookUrl ?? null,
         saveCard: body.saveCard ?? false,
+        offSession: body.offSession ?? false,
         description: body.description ?? null,
         metadata: body.metadata ?? {},
       },

@@ -18,8 +18,12 @@ export class SandboxError extends Error {
   }
 }
 
-/** `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that stopped working. */
-export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'decline'] as const;
+/**
+ * `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that stopped working.
+ * `unknown_status`: every answer about a card charge is well formed but says a status nobody knows
+ * (`under_review`); the charge itself is made as usual, so clearing the fault shows what it came to.
+ */
+export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'decline', 'unknown_status'] as const;
 export const REFUND_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'pending', 'fail'] as const;
 export type PaymentFaultMode = (typeof PAYMENT_FAULT_MODES)[number];
 export type RefundFaultMode = (typeof REFUND_FAULT_MODES)[number];
@@ -96,6 +100,8 @@ export interface CreatePaymentInput {
   returnUrl: string | null;
   webhookUrl: string | null;
   saveCard: boolean;
+  /** A charge the customer is not present for (a renewal, a retry). */
+  offSession: boolean;
   description: string | null;
   metadata: Record<string, string>;
 }
@@ -124,6 +130,14 @@ export function newSandboxId(prefix: 'txn' | 'rf' | 'le' | 'whevt' | 'tok_saved'
 const DECLINES: Record<string, { code: string; message: string }> = {
   tok_decline: { code: 'card_declined', message: 'The card was declined.' },
   tok_insufficient_funds: { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
+  tok_lost_card: { code: 'lost_card', message: 'The card was reported lost.' },
+  tok_expired_card: { code: 'expired_card', message: 'The card has expired.' },
+};
+
+/** Cards whose on-session charges capture and whose off-session ones (renewals, retries) decline. */
+const OFF_SESSION_DECLINES: Record<string, { code: string; message: string }> = {
+  tok_renewal_lost_card: DECLINES.tok_lost_card!,
+  tok_renewal_insufficient_funds: DECLINES.tok_insufficient_funds!,
 };
 
 export class SandboxStore {
@@ -174,11 +188,8 @@ export class SandboxStore {
     let status: PaymentStatus = 'pending';
     let failure: { code: string; message: string } | undefined;
     if (input.mode === 'card') {
-      const token = input.cardToken ?? '';
-      failure = DECLINES[token];
-      if (!failure && token !== 'tok_success' && !this.savedTokens.has(token)) {
-        throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
-      }
+      const card = this.cardOf(input.cardToken ?? '');
+      failure = DECLINES[card] ?? (input.offSession ? OFF_SESSION_DECLINES[card] : undefined);
       if (declineCards) failure ??= DECLINES.tok_decline;
       status = failure ? 'failed' : 'succeeded';
     }
@@ -186,10 +197,7 @@ export class SandboxStore {
     // token whose charges decline is still a card (as a Stripe SetupIntent attaches it).
     const verify = input.mode === 'setup' && input.cardToken !== null;
     if (verify) {
-      const token = input.cardToken ?? '';
-      if (!DECLINES[token] && token !== 'tok_success' && !this.savedTokens.has(token)) {
-        throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
-      }
+      this.cardOf(input.cardToken ?? '');
       status = 'succeeded';
     }
 
@@ -253,6 +261,20 @@ export class SandboxStore {
     // A setup only authorizes and saves the card: nothing moves, nothing in the ledger.
     if (payment.mode === 'checkout') this.recordCapture(payment);
     return { record: payment, changed: true };
+  }
+
+  /**
+   * The test card a token stands for: itself, or for a saved token (`tok_saved_...`) the card of
+   * the payment that saved it (a hosted page's card is `tok_success`). Unknown: 400.
+   */
+  private cardOf(token: string): string {
+    const saver = this.savedTokens.get(token);
+    if (saver !== undefined) {
+      const saved = this.payments.get(saver)?.cardToken;
+      return saved && saved !== token ? this.cardOf(saved) : 'tok_success';
+    }
+    if (token === 'tok_success' || DECLINES[token] || OFF_SESSION_DECLINES[token]) return token;
+    throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
   }
 
   private issueToken(paymentId: string): string {

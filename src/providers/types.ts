@@ -34,6 +34,8 @@ export interface CreatePaymentInput {
   returnUrl?: string;
   webhookUrl?: string;
   saveCard?: boolean;
+  /** A charge the customer is not present for: a subscription's renewals and retries. */
+  offSession?: boolean;
   description?: string;
   /**
    * When the payment expires (hosted modes): a provider whose hosted page has its own expiry

@@ -47,6 +47,7 @@ function nextRequest(
     attempt: c.attempts + 1,
     retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
     discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
+    onSession: c.first && c.attempts === 0,
   };
 }
 

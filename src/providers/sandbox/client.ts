@@ -137,6 +137,7 @@ export class SandboxProvider implements PaymentProvider {
       ...(input.returnUrl ? { returnUrl: input.returnUrl } : {}),
       ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
       ...(input.saveCard ? { saveCard: true } : {}),
+      ...(input.offSession ? { offSession: true } : {}),
       ...(input.description ? { description: input.description } : {}),
       metadata: input.metadata,
     };
