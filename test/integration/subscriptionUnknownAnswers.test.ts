@@ -20,7 +20,10 @@ describe('subscriptions: answers the code does not know', () => {
     (await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).describe()).status.name;
 
   beforeAll(async () => {
-    stack = await startPaymentStack('subunknown', { billingDaySeconds: DAY_MS / 1000 });
+    stack = await startPaymentStack('subunknown', {
+      billingDaySeconds: DAY_MS / 1000,
+      subscriptionAuthorizationExpirySeconds: 4,
+    });
     merchant = await createTestMerchant(stack.orm, 'Unknown answers merchant');
     subs = subscriptionClient(stack, merchant);
   });
@@ -114,5 +117,26 @@ describe('subscriptions: answers the code does not know', () => {
     const invoices = await subs.invoices(id);
     expect(invoices.map((i) => i.status)).toEqual(['paid', 'paid']);
     expect(await workflowStatus(id)).toBe('COMPLETED');
+  }, 90_000);
+
+  it('the card authorization while the merchant’s provider configuration is gone: retried, then it goes on', async () => {
+    const created = await subs.create({ billingIntervalDays: 30 });
+    expect(created.body).toMatchObject({ status: 'pending', redirectUrl: expect.any(String) });
+    const id = created.body.id as string;
+    const processor = created.body.processor as string;
+    const setProcessor = (name: string) =>
+      stack.orm.em.getConnection().execute(`update subscriptions set processor = ? where id = ?`, [name, id]);
+    // The configuration is removed, then the customer authorizes the card on the page: checking
+    // it (the webhook) and, later, the expiry's close cannot reach any provider.
+    await setProcessor('retired');
+    expect((await fetch(`${created.body.redirectUrl as string}/pay`, { method: 'POST' })).status).toBeLessThan(400);
+    await sleep(6 * DAY_MS);
+    expect((await subs.get(id)).body.status).toBe('pending');
+    expect(await workflowStatus(id)).toBe('RUNNING');
+    // Configured again: the authorization is found and billing starts.
+    await setProcessor(processor);
+    const active = await subs.until(id, (s) => s.status === 'active', 40_000);
+    expect(active.latestInvoice).toMatchObject({ status: 'paid', attempts: 1 });
+    await subs.cancel(id);
   }, 90_000);
 });
