@@ -142,11 +142,13 @@ export const undecidedBackoffMs = (polls: number) => Math.min(10_000 * 2 ** Math
  */
 async function askForNewCard(s: SubscriptionState, c: Collection): Promise<void> {
   const { plan, billingDaySeconds, subscriptionId } = s.input;
-  const cancelAtMs = Date.now() + retryScheduleTotalMillis(plan, billingDaySeconds);
+  const waitMs = retryScheduleTotalMillis(plan, billingDaySeconds);
+  const cancelAtMs = Date.now() + waitMs;
   c.newCardByMs = cancelAtMs;
-  // A new card on its way already (a merchant's update): it is charged next, nothing to ask.
+  // A new card on its way already (a merchant's update): it is charged next, nothing to ask. No
+  // retries at all in the plan (`retryScheduleDays: []`): nothing to wait for, cancelled at once.
   const newCardComing = () => s.cardCharge === 'requested' || s.cancel !== null;
-  if (newCardComing()) return;
+  if (newCardComing() || waitMs === 0) return;
   const withLink = await openCardPageUntil(s, cancelAtMs);
   if (newCardComing()) return;
   const outbox = await records.requestNewCard({
