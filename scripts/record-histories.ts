@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|sweeps|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|sweeps|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'payment-lifecycle') await recordPaymentLifecycle();
     if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
     if (which === 'all' || which === 'card-updates') await recordCardUpdates();
+    if (which === 'all' || which === 'hard-declines') await recordHardDeclines();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
   } finally {
     await globalTeardown();
@@ -364,6 +365,77 @@ async function recordCardUpdates(): Promise<void> {
     await subs.until(pageId, (s) => s.status === 'active');
     await subs.cancel(pageId);
     scenarios['subscription-card-update-past-due-hosted'] = pageId;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * Hard declines (SUBSCRIPTION_HARD_DECLINES): a first charge declined `expired_card`, then a new
+ * card charged at once; the same left without a new card until the schedule's total cancels it.
+ * And a renewal the provider answered with a status nobody knows (SUBSCRIPTION_UNDECIDED_CHARGE).
+ */
+async function recordHardDeclines(): Promise<void> {
+  const stack = await startPaymentStack('record-hard', {
+    billingDaySeconds: 1,
+    subscriptionAuthorizationExpirySeconds: 30,
+  });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Hard decline recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const update = (id: string, body: unknown) =>
+      call<SubscriptionBody>(stack.api.baseUrl, 'POST', `/subscriptions/${id}/payment-method`, merchant.auth, body);
+    const scenarios: Record<string, string> = {};
+
+    const renewed = await subs.create({
+      cardToken: 'tok_expired_card',
+      billingIntervalDays: 30,
+      retryScheduleDays: [30],
+    });
+    const renewedId = renewed.body.id as string;
+    await eventually(
+      async () => subs.mail(renewedId),
+      (l) => l.some((e) => /A new card is needed/.test(e.subject)),
+    );
+    if ((await update(renewedId, { cardToken: 'tok_success' })).body.status !== 'active') throw new Error('not paid');
+    await subs.cancel(renewedId);
+    scenarios['subscription-hard-decline-new-card'] = renewedId;
+
+    const lapsed = await subs.create({
+      cardToken: 'tok_expired_card',
+      billingIntervalDays: 30,
+      retryScheduleDays: [1, 1],
+    });
+    const lapsedId = lapsed.body.id as string;
+    await subs.until(lapsedId, (s) => s.status === 'cancelled', 20_000);
+    scenarios['subscription-hard-decline-cancelled'] = lapsedId;
+
+    // SUBSCRIPTION_UNDECIDED_CHARGE: a renewal answered with a status nobody knows, asked about
+    // again until the fault is gone, then paid.
+    const undecided = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [1] });
+    const undecidedId = undecided.body.id as string;
+    await stack.sandbox('/_admin/faults', { payments: 'unknown_status' });
+    await eventually(
+      async () => (await subs.captures(undecidedId)).length,
+      (n) => n >= 2,
+      15_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await stack.sandbox('/_admin/faults', {});
+    await subs.untilPaid(undecidedId, 2, 40_000);
+    await subs.cancel(undecidedId);
+    scenarios['subscription-undecided-charge'] = undecidedId;
 
     for (const [name, id] of Object.entries(scenarios)) {
       const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));

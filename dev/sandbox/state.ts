@@ -148,6 +148,14 @@ export function newSandboxId(prefix: 'txn' | 'rf' | 'le' | 'whevt' | 'tok_saved'
 const DECLINES: Record<string, { code: string; message: string }> = {
   tok_decline: { code: 'card_declined', message: 'The card was declined.' },
   tok_insufficient_funds: { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
+  tok_lost_card: { code: 'lost_card', message: 'The card was reported lost.' },
+  tok_expired_card: { code: 'expired_card', message: 'The card has expired.' },
+};
+
+/** Cards whose on-session charges capture and whose off-session ones (renewals, retries) decline. */
+const OFF_SESSION_DECLINES: Record<string, { code: string; message: string }> = {
+  tok_renewal_lost_card: DECLINES.tok_lost_card!,
+  tok_renewal_insufficient_funds: DECLINES.tok_insufficient_funds!,
 };
 
 /**
@@ -215,7 +223,7 @@ export class SandboxStore {
       const token = input.cardToken ?? '';
       if (!this.knownToken(token)) throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
       const card = this.cardOf(token);
-      failure = DECLINES[card];
+      failure = DECLINES[card] ?? (input.offSession ? OFF_SESSION_DECLINES[card] : undefined);
       if (declineCards) failure ??= DECLINES.tok_decline;
       status = failure ? 'failed' : this.firstAnswer(card, input.offSession);
     }
@@ -347,7 +355,12 @@ export class SandboxStore {
   }
 
   private knownToken(token: string): boolean {
-    return DECLINES[token] !== undefined || OTHER_CARDS.has(token) || this.savedTokens.has(token);
+    return (
+      DECLINES[token] !== undefined ||
+      OFF_SESSION_DECLINES[token] !== undefined ||
+      OTHER_CARDS.has(token) ||
+      this.savedTokens.has(token)
+    );
   }
 
   /**
@@ -357,7 +370,8 @@ export class SandboxStore {
   private cardOf(token: string): string {
     const from = this.savedTokens.get(token);
     if (from === undefined) return token;
-    return this.payments.get(from)?.cardToken ?? 'tok_success';
+    const saved = this.payments.get(from)?.cardToken;
+    return saved && saved !== token ? this.cardOf(saved) : 'tok_success';
   }
 
   /** A card charge's first answer for a card that is not declined. */
@@ -396,6 +410,10 @@ export class SandboxStore {
     return { record: payment, changed: true };
   }
 
+  /**
+   * The test card a token stands for: itself, or for a saved token (`tok_saved_...`) the card of
+   * the payment that saved it (a hosted page's card is `tok_success`). Unknown: 400.
+   */
   private issueToken(paymentId: string): string {
     const token = newSandboxId('tok_saved');
     this.savedTokens.set(token, paymentId);

@@ -1,5 +1,6 @@
 import { BigIntType, EntitySchema, PrimaryKeyProp } from '@mikro-orm/core';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../rules/subscriptionPlan';
+import { DECLINE_TYPES, type DeclineType } from '../rules/declines';
 
 /**
  * Persistence model. Plain classes mapped with EntitySchema (no decorators, so the
@@ -514,6 +515,10 @@ export class Invoice {
   providerCallSentAt!: Date | null;
   failureCode!: string | null;
   failureMessage!: string | null;
+  /** The last decline's kind (src/rules/declines.ts); null until one, and once paid. */
+  declineType!: DeclineType | null;
+  /** Where the customer authenticates this invoice's charge; null unless it waits for that. */
+  hostedUrl!: string | null;
   nextAttemptAt!: Date | null;
   paidAt!: Date | null;
   voidedAt!: Date | null;
@@ -552,6 +557,8 @@ export const InvoiceSchema = new EntitySchema<Invoice>({
     providerCallSentAt: { ...timestamp, nullable: true },
     failureCode: { type: 'string', length: 64, nullable: true },
     failureMessage: { type: 'text', nullable: true },
+    declineType: { enum: true, items: () => [...DECLINE_TYPES], nullable: true },
+    hostedUrl: { type: 'text', nullable: true },
     nextAttemptAt: { ...timestamp, nullable: true },
     paidAt: { ...timestamp, nullable: true },
     voidedAt: { ...timestamp, nullable: true },

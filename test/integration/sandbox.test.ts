@@ -234,6 +234,8 @@ describe('card payments', () => {
   it.each([
     ['tok_decline', 'card_declined'],
     ['tok_insufficient_funds', 'insufficient_funds'],
+    ['tok_lost_card', 'lost_card'],
+    ['tok_expired_card', 'expired_card'],
   ])('%s is declined (%s) and the attempt is in the ledger', async (token, code) => {
     const res = await createPayment(card(token));
     expect(res.status).toBe(200);
@@ -241,6 +243,35 @@ describe('card payments', () => {
     expect(await ledger()).toEqual([
       expect.objectContaining({ type: 'capture', status: 'failed', transactionId: res.json.id }),
     ]);
+  });
+
+  it.each([
+    ['tok_renewal_lost_card', 'lost_card'],
+    ['tok_renewal_insufficient_funds', 'insufficient_funds'],
+  ])('%s captures on-session and declines off-session charges (%s), its saved token too', async (token, code) => {
+    expect((await createPayment({ ...card(token), saveCard: true })).json).toMatchObject({ status: 'succeeded' });
+    const offSession = await createPayment({ ...card(token), offSession: true });
+    expect(offSession.json).toMatchObject({ status: 'failed', failureCode: code });
+    // A card saved from it (a setup with the token answers the token itself) keeps its behaviour.
+    const saved = await createPayment({ ...card(token), saveCard: true });
+    const savedToken = saved.json.savedCardToken as string;
+    expect(savedToken).toMatch(/^tok_saved_/);
+    expect((await createPayment({ ...card(savedToken), offSession: true })).json).toMatchObject({
+      status: 'failed',
+      failureCode: code,
+    });
+    expect((await createPayment(card(savedToken))).json.status).toBe('succeeded');
+  });
+
+  it('the unknown_status fault answers card charges with a status nobody knows; the charge is made', async () => {
+    await setFaults({ payments: 'unknown_status' });
+    const key = newKey();
+    const res = await createPayment(card('tok_success'), key);
+    expect(res.status).toBe(200);
+    expect(res.json.status).toBe('on_hold');
+    expect((await call('GET', `/v1/payments?idempotencyKey=${key}`)).json.data[0].status).toBe('on_hold');
+    await setFaults({});
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json.status).toBe('succeeded');
   });
 
   it('an unknown token is 400 invalid_card_token and records nothing, not even the key', async () => {

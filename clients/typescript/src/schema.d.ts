@@ -239,8 +239,12 @@ export interface components {
              */
             createdAt: string;
             currency: string;
+            /** @description `hard`: never retried with this card (a new card is needed); `soft`: retried on schedule */
+            declineType: ("hard" | "soft") | null;
             failureCode: string | null;
             failureMessage: string | null;
+            /** @description where the customer authenticates this invoice’s charge; null unless it waits for that */
+            hostedUrl: string | null;
             id: string;
             nextAttemptAt: string | null;
             paidAt: string | null;
@@ -363,27 +367,8 @@ export interface components {
             environment: "test" | "live";
             externalId: string;
             id: string;
-            latestInvoice: {
-                amount: number;
-                attempts: number;
-                failureCode: string | null;
-                failureMessage: string | null;
-                id: string;
-                nextAttemptAt: string | null;
-                paidAt: string | null;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC timestamp with milliseconds
-                 */
-                periodEnd: string;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC timestamp with milliseconds
-                 */
-                periodStart: string;
-                /** @enum {string} */
-                status: "open" | "paid" | "void" | "uncollectible";
-            } | null;
+            /** @description the latest period’s invoice, as the invoice list shows it (`hostedUrl` and `declineType` included) */
+            latestInvoice: components["schemas"]["Invoice"] | null;
             metadata: {
                 [key: string]: string;
             } | null;

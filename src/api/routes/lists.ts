@@ -5,14 +5,13 @@ import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
 import { presentPayment } from '../../domain/payments';
-import { INVOICE_VIEW_STATUSES, presentInvoice } from '../../domain/invoices';
+import { presentInvoice } from '../../domain/invoices';
 import { listInvoices, listPayments, listSubscriptions, type ListPosition, type Page } from '../../domain/lists';
 import { CursorCodec, MAX_CURSOR_LENGTH, type CursorBinding } from '../cursor';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
-import { timestamp } from '../schemas';
 import { paymentSchema } from './payments';
-import { subscriptionSchema } from './subscriptions';
+import { invoiceSchema, subscriptionSchema } from './subscriptions';
 
 /** PRODUCT.md, "Lists". */
 export interface ListSettings {
@@ -63,24 +62,6 @@ export const listSubscriptionsQuery = z
   .strict();
 
 export const listInvoicesQuery = z.object(page).strict();
-
-export const invoiceSchema = z
-  .object({
-    id: z.string(),
-    subscriptionId: z.string(),
-    status: z.enum(INVOICE_VIEW_STATUSES),
-    amount: z.number(),
-    currency: z.string(),
-    periodStart: timestamp,
-    periodEnd: timestamp,
-    attempts: z.number().int(),
-    nextAttemptAt: timestamp.nullable(),
-    failureCode: z.string().nullable(),
-    failureMessage: z.string().nullable(),
-    paidAt: timestamp.nullable(),
-    createdAt: timestamp,
-  })
-  .meta({ id: 'Invoice' });
 
 const nextCursor = z.string().nullable().describe('pass as `cursor` for the next page; null on the last page');
 
