@@ -15,6 +15,8 @@ async function main(): Promise<void> {
     // Checkout pages are addressed where customers (browsers) reach the sandbox.
     publicBaseUrl: config.sandboxUrl,
     log: logger,
+    disputeSeconds: config.SANDBOX_DISPUTE_SECONDS,
+    disputeEvidenceSeconds: config.SANDBOX_DISPUTE_EVIDENCE_SECONDS,
   });
   const running = await sandbox.listen(config.SANDBOX_PORT, '0.0.0.0');
   logger.info({ port: config.SANDBOX_PORT }, 'sandbox listening');

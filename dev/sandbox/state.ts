@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { toMajor } from './money';
+import type { DisputeStatus } from './disputes';
 
 /**
  * The sandbox's in-memory state and its operations. Every operation here is synchronous:
@@ -75,8 +76,9 @@ export interface RefundRecord {
 
 export interface LedgerEntry {
   id: string;
-  type: 'capture' | 'refund';
-  status: 'succeeded' | 'failed' | 'pending';
+  type: 'capture' | 'refund' | 'dispute';
+  /** A dispute's entry: its status (dev/sandbox/disputes.ts), changed in place. */
+  status: 'succeeded' | 'failed' | 'pending' | DisputeStatus;
   amountMinor: number;
   currency: string;
   idempotencyKey: string | null;
@@ -120,6 +122,9 @@ export interface Settlement<T> {
 export function newSandboxId(prefix: 'txn' | 'rf' | 'le' | 'whevt' | 'tok_saved'): string {
   return `${prefix}_${randomBytes(12).toString('hex')}`;
 }
+
+/** Card tokens that capture: `tok_dispute` is then disputed (dev/sandbox/disputes.ts). */
+const CAPTURES = new Set(['tok_success', 'tok_dispute']);
 
 const DECLINES: Record<string, { code: string; message: string }> = {
   tok_decline: { code: 'card_declined', message: 'The card was declined.' },
@@ -176,7 +181,7 @@ export class SandboxStore {
     if (input.mode === 'card') {
       const token = input.cardToken ?? '';
       failure = DECLINES[token];
-      if (!failure && token !== 'tok_success' && !this.savedTokens.has(token)) {
+      if (!failure && !CAPTURES.has(token) && !this.savedTokens.has(token)) {
         throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
       }
       if (declineCards) failure ??= DECLINES.tok_decline;
@@ -187,7 +192,7 @@ export class SandboxStore {
     const verify = input.mode === 'setup' && input.cardToken !== null;
     if (verify) {
       const token = input.cardToken ?? '';
-      if (!DECLINES[token] && token !== 'tok_success' && !this.savedTokens.has(token)) {
+      if (!DECLINES[token] && !CAPTURES.has(token) && !this.savedTokens.has(token)) {
         throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
       }
       status = 'succeeded';
@@ -427,9 +432,14 @@ export class SandboxStore {
     return refund;
   }
 
-  private addLedgerEntry(entry: LedgerEntry): void {
+  addLedgerEntry(entry: LedgerEntry): void {
     this.ledger.push(entry);
     this.ledgerByTransaction.set(entry.transactionId, entry);
+  }
+
+  /** The ledger entry of a capture, refund or dispute, by its transaction id. */
+  ledgerEntry(transactionId: string): LedgerEntry | undefined {
+    return this.ledgerByTransaction.get(transactionId);
   }
 }
 

@@ -3,7 +3,14 @@ import type { Logger } from '../../src/logger';
 import { newSandboxId } from './state';
 
 export type WebhookType =
-  'payment.succeeded' | 'payment.failed' | 'payment.canceled' | 'refund.succeeded' | 'refund.failed';
+  | 'payment.succeeded'
+  | 'payment.failed'
+  | 'payment.canceled'
+  | 'refund.succeeded'
+  | 'refund.failed'
+  | 'dispute.created'
+  | 'dispute.updated'
+  | 'dispute.closed';
 
 export const WEBHOOK_ATTEMPTS = 8;
 export const WEBHOOK_FIRST_RETRY_MS = 1000;
