@@ -1,10 +1,11 @@
 import Stripe from 'stripe';
-import { ProviderError, ProviderWebhookError } from '../errors';
+import { ProviderError, ProviderUnsupportedError, ProviderWebhookError } from '../errors';
 import type {
   CreatePaymentInput,
   CreateRefundInput,
   PaymentLookup,
   PaymentProvider,
+  ProviderDispute,
   ProviderPayment,
   ProviderRefund,
   ProviderWebhookEvent,
@@ -338,6 +339,20 @@ export class StripeProvider implements PaymentProvider {
     } catch (err) {
       throw mapStripeError(err);
     }
+  }
+
+  // Disputes: not mapped for Stripe yet (charge.dispute.* webhooks are acknowledged and ignored).
+  // A typed refusal, never sent: a dispute's workflow keeps its record and asks again later.
+  findDispute(): Promise<ProviderDispute | null> {
+    return Promise.reject(new ProviderUnsupportedError(this.name, 'findDispute'));
+  }
+
+  submitDisputeEvidence(): Promise<ProviderDispute> {
+    return Promise.reject(new ProviderUnsupportedError(this.name, 'submitDisputeEvidence'));
+  }
+
+  acceptDispute(): Promise<ProviderDispute> {
+    return Promise.reject(new ProviderUnsupportedError(this.name, 'acceptDispute'));
   }
 
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent {
