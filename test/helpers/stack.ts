@@ -15,7 +15,7 @@ import { createMerchant } from '../../src/domain/merchants';
 import { createWorkers } from '../../src/worker';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
-import { createSandbox } from '../../dev/sandbox/server';
+import { createSandbox, type SandboxOptions } from '../../dev/sandbox/server';
 import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
@@ -247,8 +247,8 @@ export async function startTestWorker(
 /** A sandbox ledger entry (docs/provider-sandbox.md). */
 export interface LedgerEntry {
   id: string;
-  type: 'capture' | 'refund';
-  status: 'succeeded' | 'failed' | 'pending';
+  type: 'capture' | 'refund' | 'dispute';
+  status: 'succeeded' | 'failed' | 'pending' | 'needs_response' | 'under_review' | 'won' | 'lost' | 'accepted';
   amount: number;
   currency: string;
   idempotencyKey: string | null;
@@ -317,11 +317,21 @@ export async function startPaymentStack(
   settings: Partial<ApiSettings> = {},
   providerTimeoutMs = 1500,
   providerOptions: Partial<ProviderSettings> = {},
-  /** One logger for the API and the worker (default: the quiet test logger). */
-  { logger }: { logger?: Logger } = {},
+  /**
+   * One logger for the API and the worker (default: the quiet test logger); `sandbox`: the
+   * sandbox's own timings (SANDBOX_DISPUTE_SECONDS, SANDBOX_DISPUTE_EVIDENCE_SECONDS).
+   */
+  {
+    logger,
+    sandbox: sandboxTimings = {},
+  }: { logger?: Logger; sandbox?: Pick<SandboxOptions, 'disputeSeconds' | 'disputeEvidenceSeconds'> } = {},
 ): Promise<PaymentStack> {
   const orm = await openTestOrm();
-  const sandbox = createSandbox({ apiKey: SANDBOX_API_KEY, webhookSecret: SANDBOX_WEBHOOK_SECRET });
+  const sandbox = createSandbox({
+    apiKey: SANDBOX_API_KEY,
+    webhookSecret: SANDBOX_WEBHOOK_SECRET,
+    ...sandboxTimings,
+  });
   const running = await sandbox.listen(0);
   const providers = testProviders(orm, running.url, providerTimeoutMs, providerOptions);
   const taskQueue = uniqueTaskQueue(name);

@@ -5,6 +5,11 @@ import type { Logger } from '../../logger';
 import type { ProviderRegistry } from '../../providers/registry';
 import { ProviderWebhookError } from '../../providers/errors';
 import type { PaymentProvider, ProviderWebhookEvent } from '../../providers/types';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { KeyEnvironment } from '../../db/entities';
+import { ProviderMismatchError } from '../../providers/errors';
+import { recordProviderDispute, type DisputedPaymentRef } from '../../domain/disputes';
+import type { DisputeGateway } from '../../temporal/disputeGateway';
 import type { PaymentGateway } from '../../temporal/paymentGateway';
 import type { RefundGateway } from '../../temporal/refundGateway';
 import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
@@ -21,10 +26,10 @@ function verified(
   providers: PaymentProvider[],
   raw: string,
   headers: Context['req']['headers'],
-): { provider: PaymentProvider; event: ProviderWebhookEvent } {
-  for (const provider of providers) {
+): { provider: PaymentProvider; event: ProviderWebhookEvent; index: number } {
+  for (const [index, provider] of providers.entries()) {
     try {
-      return { provider, event: provider.parseWebhook(raw, headers) };
+      return { provider, event: provider.parseWebhook(raw, headers), index };
     } catch (err) {
       if (!(err instanceof ProviderWebhookError)) throw err;
     }
@@ -44,12 +49,71 @@ export function webhookRoutes(deps: {
   payments: Pick<PaymentGateway, 'workflowId' | 'providerEvent'>;
   refunds: Pick<RefundGateway, 'workflowId' | 'providerEvent'>;
   subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent'>;
+  disputes: Pick<DisputeGateway, 'workflowId' | 'startOrSignal'>;
+  em: EntityManager;
   providers: ProviderRegistry;
   logger: Logger;
 }): Router<AppState> {
   const router = new Router<AppState>();
 
-  const deliver = async (ctx: Context & { state: AppState }, processor: string, event: ProviderWebhookEvent) => {
+  /**
+   * A dispute: recorded (created if new, idempotent on the processor's dispute id) for the
+   * payment of the verified merchant and environment (Stripe) or named by the processor's
+   * metadata (the sandbox, one account for all merchants), whose transaction is the disputed
+   * one; then its workflow is started or told. Anything else is acknowledged and left alone.
+   */
+  const deliverDispute = async (
+    ctx: Context & { state: AppState },
+    event: Extract<ProviderWebhookEvent, { kind: 'dispute' }>,
+    ref: DisputedPaymentRef,
+  ) => {
+    let recorded: Awaited<ReturnType<typeof recordProviderDispute>> = null;
+    if (ref.paymentId !== undefined || ref.merchantId !== undefined) {
+      try {
+        recorded = await recordProviderDispute(deps.em.fork(), ref, event.dispute);
+      } catch (err) {
+        if (!(err instanceof ProviderMismatchError)) throw err;
+        ctx.state.log.error({ err, processor: ref.processor }, 'provider dispute does not match its payment');
+      }
+    }
+    const dispute = recorded?.dispute;
+    if (dispute) {
+      await deps.disputes.startOrSignal({
+        id: dispute.id,
+        paymentId: dispute.payment.id,
+        merchantId: dispute.merchant.id,
+        amountMinor: dispute.amountMinor,
+        currency: dispute.currency,
+        createdAt: dispute.createdAt,
+        evidenceDueBy: dispute.evidenceDueBy,
+        callbackUrl: dispute.payment.callbackUrl,
+      });
+    }
+    ctx.state.log.info(
+      {
+        processor: ref.processor,
+        type: event.type,
+        kind: event.kind,
+        workflowId: dispute ? deps.disputes.workflowId(dispute.id) : null,
+      },
+      'provider webhook',
+    );
+    ctx.body = { received: true };
+  };
+
+  const deliver = async (
+    ctx: Context & { state: AppState },
+    processor: string,
+    event: ProviderWebhookEvent,
+    environment?: KeyEnvironment,
+  ) => {
+    if (event.kind === 'dispute') {
+      const ref: DisputedPaymentRef =
+        processor === 'stripe'
+          ? { processor, merchantId: ctx.params.merchantId, ...(environment ? { environment } : {}) }
+          : { processor, ...(event.metadata.paymentId ? { paymentId: event.metadata.paymentId } : {}) };
+      return deliverDispute(ctx, event, ref);
+    }
     const target =
       event.kind === 'payment' && event.metadata.paymentId
         ? { gateway: deps.payments, id: event.metadata.paymentId }
@@ -75,12 +139,12 @@ export function webhookRoutes(deps: {
   router.post('/webhooks/stripe/:merchantId', async (ctx) => {
     const raw = await readLimited(ctx.req, MAX_BODY_BYTES);
     const candidates = await deps.providers.stripeWebhookCandidates(ctx.params.merchantId!);
-    const { event } = verified(
+    const { event, index } = verified(
       candidates.map((c) => c.provider),
       raw,
       ctx.req.headers,
     );
-    await deliver(ctx, 'stripe', event);
+    await deliver(ctx, 'stripe', event, candidates[index]?.environment);
   });
 
   router.post('/webhooks/:processor', async (ctx) => {

@@ -12,6 +12,7 @@ import { Migration20261126000000MerchantProviders } from './Migration20261126000
 import { Migration20261127120000PaymentExpiryIndex } from './Migration20261127120000PaymentExpiryIndex';
 import { Migration20261128000000ListsAndRateLimits } from './Migration20261128000000ListsAndRateLimits';
 import { Migration20261129000000MerchantEventClaims } from './Migration20261129000000MerchantEventClaims';
+import { Migration20261130010000Disputes } from './Migration20261130010000Disputes';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -28,4 +29,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127120000PaymentExpiryIndex', class: Migration20261127120000PaymentExpiryIndex },
   { name: 'Migration20261128000000ListsAndRateLimits', class: Migration20261128000000ListsAndRateLimits },
   { name: 'Migration20261129000000MerchantEventClaims', class: Migration20261129000000MerchantEventClaims },
+  { name: 'Migration20261130010000Disputes', class: Migration20261130010000Disputes },
 ];
