@@ -56,9 +56,18 @@ export class SandboxDisputes {
     this.disputes.clear();
   }
 
-  /** Whether a payment opens a dispute once captured. */
+  /**
+   * Whether a payment opens a dispute once captured: a `tok_dispute` card capture, never a
+   * subscription's invoice charge (PRODUCT.md: disputes are of payments only).
+   */
   static disputes(payment: PaymentRecord): boolean {
-    return payment.mode === 'card' && payment.status === 'succeeded' && payment.cardToken === DISPUTE_TOKEN;
+    return (
+      payment.mode === 'card' &&
+      payment.status === 'succeeded' &&
+      payment.cardToken === DISPUTE_TOKEN &&
+      payment.metadata.invoiceId === undefined &&
+      payment.metadata.subscriptionId === undefined
+    );
   }
 
   /** Opens the dispute of a captured payment for what is left of it; null when nothing is left. */

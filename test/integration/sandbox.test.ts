@@ -887,3 +887,32 @@ describe('disputes (tok_dispute)', () => {
     }
   });
 });
+
+describe('disputes are of payments only', () => {
+  it("a subscription's tok_dispute charge captures and is never disputed", async () => {
+    const quick = await createSandbox({ apiKey: API_KEY, webhookSecret: SECRET, disputeSeconds: 0.05 }).listen(0);
+    try {
+      const res = await fetch(`${quick.url}/v1/payments`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${API_KEY}`,
+          'content-type': 'application/json',
+          'idempotency-key': newKey(),
+        },
+        body: JSON.stringify({
+          ...card('tok_dispute', 5),
+          metadata: { subscriptionId: 'sub_x', invoiceId: 'inv_x' },
+          webhookUrl: hooks.url,
+        }),
+      });
+      expect(((await res.json()) as { status: string }).status).toBe('succeeded');
+      await new Promise((r) => setTimeout(r, 300));
+      const { entries } = (await (await fetch(`${quick.url}/_admin/ledger`)).json()) as {
+        entries: Array<{ type: string }>;
+      };
+      expect(entries.map((e) => e.type)).toEqual(['capture']);
+    } finally {
+      await quick.close();
+    }
+  });
+});
