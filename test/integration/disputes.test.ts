@@ -239,6 +239,52 @@ describe('disputes', () => {
     });
   });
 
+  it('invariant 6 under concurrency: refunds racing the dispute never exceed the amount with it', async () => {
+    const payment = await pay(stack, 100);
+    const answers: Array<{ status: number; code?: string; refund?: string }> = [];
+    const started = Date.now();
+    const burst = async () => {
+      while (Date.now() - started < 3000) {
+        const res = await api(stack, 'POST', `/payments/${payment.id}/refund`, { externalId: ext('race'), amount: 1 });
+        answers.push({
+          status: res.status,
+          code: res.body.code as string | undefined,
+          refund: res.body.status as string,
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, burst));
+    expect(answers.filter((a) => a.status >= 500)).toEqual([]);
+    expect(answers.some((a) => a.refund === 'succeeded')).toBe(true);
+    expect(answers.some((a) => a.code === 'charge_disputed')).toBe(true);
+
+    const dispute = await disputeOf(stack, payment.id);
+    await stack.sandbox(`/_admin/disputes/${String(dispute.providerDisputeId)}/close`, { status: 'lost' });
+    await statusOf(stack, dispute.id, 'lost');
+    const refunds = await eventually(
+      () => api(stack, 'GET', `/payments/${payment.id}/refunds`),
+      (r) => (r.body.refunds as Json[]).every((x) => x.status !== 'pending'),
+    );
+    const succeeded = (refunds.body.refunds as Json[])
+      .filter((r) => r.status === 'succeeded')
+      .reduce((sum, r) => sum + Math.round((r.amount as number) * 100), 0);
+    const moved = (await stack.ledger('refund', payment.id))
+      .filter((e) => e.status === 'succeeded')
+      .reduce((sum, e) => sum + Math.round(e.amount * 100), 0);
+    const [lost] = await stack.ledger('dispute', payment.id);
+    const disputedMinor = Math.round((dispute.amount as number) * 100);
+    expect(lost).toMatchObject({ status: 'lost', amount: dispute.amount });
+    expect(moved).toBe(succeeded);
+    expect(succeeded + disputedMinor).toBeLessThanOrEqual(100_00);
+    const after = await api(stack, 'GET', `/payments/${payment.id}`);
+    expect(after.body).toMatchObject({
+      amountRefunded: succeeded / 100,
+      amountDisputed: dispute.amount,
+      disputed: false,
+      amountRefundable: (100_00 - succeeded - disputedMinor) / 100,
+    });
+  });
+
   it('a repeated dispute webhook keeps one dispute; a forged one is refused', async () => {
     const payment = await pay(stack, 3);
     const dispute = await disputeOf(stack, payment.id);
