@@ -1,7 +1,7 @@
 import { log } from '@temporalio/activity';
 import { Dispute } from '../src/db/entities';
 import { applyProviderDispute, isOpenDispute, recordEvidenceDueSoon } from '../src/domain/disputes';
-import { ProviderError, ProviderUnsupportedError } from '../src/providers/errors';
+import { ProviderError, ProviderMismatchError, ProviderUnsupportedError } from '../src/providers/errors';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
 
@@ -32,6 +32,11 @@ export function createDisputeActivities({ orm, providers }: ActivityDeps) {
         const applied = await applyProviderDispute(orm.em.fork(), disputeId, pd);
         return applied && !isOpenDispute(applied.status) ? 'closed' : 'open';
       } catch (err) {
+        if (err instanceof ProviderMismatchError) {
+          // Not ours to record from: an operator must look; the dispute stays as it is.
+          log.error('the processor dispute does not match ours', { disputeId, differences: err.differences });
+          return 'unknown';
+        }
         if (err instanceof ProviderUnsupportedError || err instanceof ProviderError) {
           log.info('dispute check without an answer', { disputeId, error: err.message });
           return 'unknown';
