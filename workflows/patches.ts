@@ -152,3 +152,11 @@ const V2_BEGAN_WITH: ReadonlySet<string> = new Set([
 
 /** `HasChange` of the V2 types. */
 export const hasChangeSinceV2: HasChange = (patchId) => V2_BEGAN_WITH.has(patchId) || patched(patchId);
+
+// issue 42: disputes
+
+/**
+ * The orphan sweeper gives open disputes left without a workflow theirs too (a webhook whose
+ * workflow start failed every time; decision 0056). A sweep begun before keeps its kinds.
+ */
+export const SWEEP_DISPUTES = 'sweep-disputes-v1';

@@ -30,9 +30,10 @@ export interface DisputeGatewaySettings {
  */
 export function createDisputeGateway(deps: { client: Client; settings: DisputeGatewaySettings }) {
   const { client, settings } = deps;
-  return {
+  const gateway = {
     workflowId: disputeWorkflowId,
 
+    /** Started, or (running) told to look; a closed run is never started again (the sweeper's `start` too). */
     async startOrSignal(dispute: DisputeStart): Promise<'started' | 'closed'> {
       const input: DisputeWorkflowInput = {
         disputeId: dispute.id,
@@ -70,6 +71,7 @@ export function createDisputeGateway(deps: { client: Client; settings: DisputeGa
       return signalAnswer(() => client.workflow.getHandle(disputeWorkflowId(disputeId)).signal(disputeEventSignal));
     },
   };
+  return { ...gateway, start: (dispute: DisputeStart) => gateway.startOrSignal(dispute) };
 }
 
 export type DisputeGateway = ReturnType<typeof createDisputeGateway>;
