@@ -248,7 +248,7 @@ export async function findDispute(em: EntityManager, scope: RecordScope, dispute
   return em.fork().findOne(Dispute, { id: disputeId, merchant: scope.merchantId, environment: scope.environment });
 }
 
-/** 409 `dispute_not_updatable` unless the dispute still needs a response. */
+/** `dispute_not_updatable` unless the dispute still needs a response. */
 export function assertUpdatable(dispute: Pick<Dispute, 'status'>): void {
   if (dispute.status !== 'needs_response') {
     throw new AppError(
