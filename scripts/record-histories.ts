@@ -343,7 +343,7 @@ async function recordSweeps(): Promise<void> {
 /**
  * Disputes of `tok_dispute` payments (the sandbox disputes them at once; evidence due in 6 s):
  * evidence sent then won (a callback answered 500 once), accepted, and one left unanswered
- * (the reminder, then lost at the deadline).
+ * (the reminder, then lost at the deadline); and a sweep of every kind, disputes included.
  */
 async function recordDisputes(): Promise<void> {
   const stack = await startPaymentStack(
@@ -382,6 +382,15 @@ async function recordDisputes(): Promise<void> {
     await api('POST', `/disputes/${accepted.id}/accept`);
     scenarios['dispute-accepted'] = accepted.id;
     scenarios['dispute-deadline-lost'] = (await disputed('lost')).id;
+
+    // A sweep since sweep-disputes-v1: every kind, disputes last (over this merchant).
+    const sweepId = `sweep-record-disputes-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: sweepId,
+      args: [{ graceSeconds: 1, pageSize: 10, maxRows: 100, merchantId: merchant.merchantId }],
+    });
+    await exportHistory('sweep-orphans-with-disputes', sweepId);
 
     for (const [name, id] of Object.entries(scenarios)) {
       const handle = stack.api.client.workflow.getHandle(disputeWorkflowId(id));
