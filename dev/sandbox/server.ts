@@ -275,7 +275,12 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       if (disputes.ofPayment(payment.id).length > 0) return;
       const opened = disputes.open(payment.id, evidenceSeconds);
       announce(opened);
-      if (opened) later(evidenceSeconds * 1000, () => announce(disputes.expire(opened.record.id)));
+      if (!opened) return;
+      const due = Date.parse(opened.record.evidenceDueBy);
+      // A timer may fire a little before the instant it was set for: the deadline is the dispute's.
+      later(evidenceSeconds * 1000, () =>
+        announce(disputes.expire(opened.record.id, new Date(Math.max(Date.now(), due)))),
+      );
     });
   };
 
@@ -386,7 +391,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       checkoutBase(ctx),
       ctx.state.declineCards,
     );
-    if (!scheduled.has(payment.id)) {
+    if (SandboxDisputes.disputes(payment) && !scheduled.has(payment.id)) {
       scheduled.add(payment.id);
       scheduleDispute(payment);
     }
