@@ -1,4 +1,5 @@
 import {
+  basicAuth,
   createTestMerchant,
   startPaymentStack,
   SANDBOX_WEBHOOK_SECRET,
@@ -8,6 +9,7 @@ import {
 import { call, eventually } from '../helpers/http';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { signWebhook } from '../../dev/sandbox/webhooks';
+import { createKey } from '../../src/domain/merchants';
 
 /**
  * Disputes on the provider sandbox (PRODUCT.md, "Processor lifecycle"; decision 0056): a
@@ -135,6 +137,16 @@ describe('disputes', () => {
     expect((await foreign('POST', `/disputes/${dispute.id}/evidence`, { text: 'x', submit: true })).status).toBe(404);
     expect((await foreign('POST', `/disputes/${dispute.id}/accept`)).status).toBe(404);
     expect((await api(stack, 'GET', `/disputes/${dispute.id}`)).body.status).toBe('needs_response');
+
+    // The same merchant's live key sees nothing of its test records.
+    const { apiKey, secretKey } = await createKey(stack.orm.em.fork(), merchant.merchantId, {
+      environment: 'live',
+      role: 'merchant',
+    });
+    const liveAuth = basicAuth(apiKey.publicKey, secretKey);
+    expect((await api(stack, 'GET', `/disputes/${dispute.id}`, undefined, liveAuth)).status).toBe(404);
+    expect((await api(stack, 'GET', '/disputes', undefined, liveAuth)).body.disputes).toEqual([]);
+    expect((await api(stack, 'POST', `/disputes/${dispute.id}/accept`, undefined, liveAuth)).status).toBe(404);
   });
 
   it('evidence: a draft, then submitted (under_review); the processor decides won; refunds allowed again', async () => {
