@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { toMajor } from './money';
-import { SandboxError, type PaymentRecord, type SandboxStore } from './state';
+import { SandboxError, type DisputeStatus, type PaymentRecord, type SandboxStore } from './state';
 
 /**
  * The sandbox's disputes (chargebacks): PRODUCT.md, "Processor lifecycle", `tok_dispute`. A
@@ -13,8 +13,6 @@ import { SandboxError, type PaymentRecord, type SandboxStore } from './state';
  */
 
 export const DISPUTE_TOKEN = 'tok_dispute';
-export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost', 'accepted'] as const;
-export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
 export const OPEN_DISPUTE_STATUSES: readonly DisputeStatus[] = ['needs_response', 'under_review'];
 
 export interface DisputeRecord {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { toMajor } from './money';
-import type { DisputeStatus } from './disputes';
 
 /**
  * The sandbox's in-memory state and its operations. Every operation here is synchronous:
@@ -34,6 +33,9 @@ export interface Faults {
 export const NO_FAULTS: Faults = { payments: 'ok', refunds: 'ok', latencyMs: 0 };
 
 export type PaymentMode = 'card' | 'checkout' | 'setup';
+/** A dispute's status (dev/sandbox/disputes.ts): open (`needs_response`, `under_review`) or decided. */
+export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost', 'accepted'] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
 export type PaymentStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
