@@ -10,6 +10,8 @@ import { call, eventually } from '../helpers/http';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { signWebhook } from '../../dev/sandbox/webhooks';
 import { createKey } from '../../src/domain/merchants';
+import { disputeWorkflow } from '../../workflows/dispute';
+import { disputeEventSignal } from '../../workflows/disputeApi';
 
 /**
  * Disputes on the provider sandbox (PRODUCT.md, "Processor lifecycle"; decision 0056): a
@@ -366,6 +368,45 @@ describe('disputes', () => {
       status: 'needs_response',
       evidence: null,
     });
+  });
+
+  it('bounded history: a long run continues as new, keeps following, and ends when the processor decides', async () => {
+    const payment = await pay(stack, 6);
+    const dispute = await disputeOf(stack, payment.id);
+    // A second run over the same dispute, with a tiny history bound (the real one runs beside it).
+    const workflowId = `dispute-bounded-${dispute.id}`;
+    const handle = await stack.api.client.workflow.start(disputeWorkflow, {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [
+        {
+          disputeId: dispute.id,
+          paymentId: payment.id,
+          merchantId: merchant.merchantId,
+          openedAtMs: Date.parse(dispute.createdAt as string),
+          evidenceDueByMs: Date.parse(dispute.evidenceDueBy as string),
+          callbackRetryInitialSeconds: 1,
+          callbacks: false,
+          historyEventLimit: 20,
+        },
+      ],
+    });
+    const runs = async () => {
+      const ids = new Set<string>();
+      for await (const wf of stack.api.client.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+        ids.add(wf.runId);
+      return ids.size;
+    };
+    for (let i = 0; i < 12; i++) {
+      await stack.api.client.workflow.getHandle(workflowId).signal(disputeEventSignal);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    await eventually(runs, (n) => n >= 2, 20_000, 250);
+    await stack.sandbox(`/_admin/disputes/${String(dispute.providerDisputeId)}/close`, { status: 'won' });
+    await stack.api.client.workflow.getHandle(workflowId).signal(disputeEventSignal);
+    expect(await stack.api.client.workflow.getHandle(workflowId).result()).toEqual({ closed: true });
+    expect(handle.workflowId).toBe(workflowId);
+    await statusOf(stack, dispute.id, 'won');
   });
 
   it('lists newest first with cursors', async () => {
