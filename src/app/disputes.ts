@@ -10,7 +10,7 @@ import {
   type DisputeResponse,
 } from '../domain/disputes';
 import type { RecordScope } from '../domain/scope';
-import { ProviderError, ProviderUnsupportedError } from '../providers/errors';
+import { ProviderError, ProviderMismatchError, ProviderUnsupportedError } from '../providers/errors';
 import { ProviderConfigurationError, type ProviderRegistry } from '../providers/registry';
 import type { PaymentProvider, ProviderDispute } from '../providers/types';
 import type { DisputeGateway } from '../temporal/disputeGateway';
@@ -73,7 +73,20 @@ async function moveAtProcessor(
   } catch (err) {
     throw await processorTrouble(deps, provider, dispute.id, dispute.providerDisputeId, err);
   }
-  const applied = await applyProviderDispute(deps.em.fork(), dispute.id, pd, evidence);
+  let applied: Awaited<ReturnType<typeof applyProviderDispute>>;
+  try {
+    applied = await applyProviderDispute(deps.em.fork(), dispute.id, pd, evidence);
+  } catch (err) {
+    if (!(err instanceof ProviderMismatchError)) throw err;
+    deps.logger?.error({ err, disputeId: dispute.id }, 'the processor dispute does not match ours');
+    throw new AppError(
+      'provider_invalid_response',
+      'The processor answered about another dispute; it is being looked at.',
+      {
+        disputeId: dispute.id,
+      },
+    );
+  }
   await tellWorkflow(deps, dispute.id);
   return presentDispute(applied ?? dispute);
 }
@@ -112,7 +125,7 @@ async function processorTrouble(
   if (!(err instanceof ProviderError)) throw err;
   if (err.kind === 'rejected' && err.code === 'dispute_not_updatable') {
     const pd = await provider.findDispute(providerDisputeId).catch(() => null);
-    const applied = pd ? await applyProviderDispute(deps.em.fork(), disputeId, pd) : null;
+    const applied = pd ? await applyProviderDispute(deps.em.fork(), disputeId, pd).catch(() => null) : null;
     if (applied) await tellWorkflow(deps, disputeId);
     return new AppError('dispute_not_updatable', 'The processor no longer takes a response to this dispute.', {
       status: applied?.status ?? null,
