@@ -72,6 +72,18 @@ export interface WorkflowStarters {
     }): Promise<StartAnswer>;
   };
   outboxEmail: { start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> };
+  dispute: {
+    start(dispute: {
+      id: string;
+      paymentId: string;
+      merchantId: string;
+      amountMinor: number;
+      currency: string;
+      createdAt: Date;
+      evidenceDueBy: Date;
+      callbackUrl: string | null;
+    }): Promise<StartAnswer>;
+  };
   merchantEvents: {
     startRelay(event: { eventId: string; merchantId: string; type: string; resourceId: string }): Promise<StartAnswer>;
   };

@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|sweeps|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|sweeps|disputes|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -20,6 +20,7 @@ import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
+import { disputeWorkflowId } from '../workflows/disputeApi';
 import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
 import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
 
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'card-updates') await recordCardUpdates();
     if (which === 'all' || which === 'hard-declines') await recordHardDeclines();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
+    if (which === 'all' || which === 'disputes') await recordDisputes();
   } finally {
     await globalTeardown();
   }
@@ -465,6 +467,74 @@ async function recordSweeps(): Promise<void> {
     });
     await exportHistory('sweep-orphans', workflowId);
   } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * Disputes of `tok_dispute` payments (the sandbox disputes them at once; evidence due in 6 s):
+ * evidence sent then won (a callback answered 500 once), accepted, and one left unanswered
+ * (the reminder, then lost at the deadline); and a sweep of every kind, disputes included.
+ */
+async function recordDisputes(): Promise<void> {
+  const stack = await startPaymentStack(
+    'record-disputes',
+    { callbackRetryInitialSeconds: 1 },
+    undefined,
+    {},
+    { sandbox: { disputeSeconds: 0.2, disputeEvidenceSeconds: 6 } },
+  );
+  const receiver = await startCallbackReceiver([500]);
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Dispute recorder');
+    const api = (method: string, route: string, body?: unknown) =>
+      call(stack.api.baseUrl, method, route, merchant.auth, body);
+    const disputed = async (name: string): Promise<{ id: string; providerDisputeId: string }> => {
+      const payment = await api('POST', '/payments', {
+        amount: 10,
+        currency: 'USD',
+        externalId: `${name}-${Date.now()}`,
+        customer: { email: 'r@example.com' },
+        cardToken: 'tok_dispute',
+        callbackUrl: receiver.url,
+      });
+      const listed = await eventually(
+        () => api('GET', `/disputes?paymentId=${payment.body.id as string}`),
+        (r) => (r.body.disputes as unknown[] | undefined)?.length === 1,
+      );
+      return (listed.body.disputes as Array<{ id: string; providerDisputeId: string }>)[0]!;
+    };
+    const scenarios: Record<string, string> = {};
+    const won = await disputed('won');
+    await api('POST', `/disputes/${won.id}/evidence`, { text: 'Receipt.', submit: true });
+    await stack.sandbox(`/_admin/disputes/${won.providerDisputeId}/close`, { status: 'won' });
+    scenarios['dispute-evidence-won'] = won.id;
+    const accepted = await disputed('accepted');
+    await api('POST', `/disputes/${accepted.id}/accept`);
+    scenarios['dispute-accepted'] = accepted.id;
+    scenarios['dispute-deadline-lost'] = (await disputed('lost')).id;
+
+    // A sweep since sweep-disputes-v1: every kind, disputes last (over this merchant).
+    const sweepId = `sweep-record-disputes-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: sweepId,
+      args: [{ graceSeconds: 1, pageSize: 10, maxRows: 100, merchantId: merchant.merchantId }],
+    });
+    await exportHistory('sweep-orphans-with-disputes', sweepId);
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(disputeWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
+    await receiver.close();
     await stack.close();
   }
 }

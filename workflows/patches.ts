@@ -182,3 +182,11 @@ export const hasChangeSinceV2: HasChange = (patchId) => V2_BEGAN_WITH.has(patchI
  * never reach it (no provider answered `processing` before).
  */
 export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';
+
+// issue 42: disputes
+
+/**
+ * The orphan sweeper gives open disputes left without a workflow theirs too (a webhook whose
+ * workflow start failed every time; decision 0056). A sweep begun before keeps its kinds.
+ */
+export const SWEEP_DISPUTES = 'sweep-disputes-v1';

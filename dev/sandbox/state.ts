@@ -45,6 +45,9 @@ export type PaymentMode = 'card' | 'checkout' | 'setup';
  * `actionUrl`; `processing`: accepted, the processor decides later (a timer, or /_admin/settle-payment).
  */
 export type PaymentStatus = 'pending' | 'requires_action' | 'processing' | 'succeeded' | 'failed' | 'canceled';
+/** A dispute's status (dev/sandbox/disputes.ts): open (`needs_response`, `under_review`) or decided. */
+export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost', 'accepted'] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface PaymentRecord {
@@ -92,13 +95,14 @@ export interface RefundRecord {
 
 export interface LedgerEntry {
   id: string;
-  type: 'capture' | 'refund';
+  type: 'capture' | 'refund' | 'dispute';
   /**
    * A capture: `requires_action` while its customer authenticates, `processing` while the
    * processor decides, then `succeeded` / `failed` (or `canceled`: an authentication cancelled
-   * before the customer acted), changed in place. A refund: `pending`, then its outcome.
+   * before the customer acted), changed in place. A refund: `pending`, then its outcome. A
+   * dispute: its status (dev/sandbox/disputes.ts), changed in place.
    */
-  status: 'succeeded' | 'failed' | 'pending' | 'requires_action' | 'processing' | 'canceled';
+  status: 'succeeded' | 'failed' | 'pending' | 'requires_action' | 'processing' | 'canceled' | DisputeStatus;
   amountMinor: number;
   currency: string;
   idempotencyKey: string | null;
@@ -170,7 +174,13 @@ export const PROCESSING_OUTCOMES: Record<string, 'succeeded' | 'failed'> = {
 };
 const DEBIT_FAILED = { code: 'debit_failed', message: 'The processor could not collect the payment.' };
 const AUTHENTICATION_FAILED = { code: 'authentication_failed', message: 'The customer failed to authenticate.' };
-const OTHER_CARDS = new Set<string>(['tok_success', ...AUTHENTICATION_TOKENS, ...Object.keys(PROCESSING_OUTCOMES)]);
+/** Cards that are not declined at once; `tok_dispute` captures and is then disputed (dev/sandbox/disputes.ts). */
+const OTHER_CARDS = new Set<string>([
+  'tok_success',
+  'tok_dispute',
+  ...AUTHENTICATION_TOKENS,
+  ...Object.keys(PROCESSING_OUTCOMES),
+]);
 
 export class SandboxStore {
   readonly payments = new Map<string, PaymentRecord>();
@@ -589,9 +599,14 @@ export class SandboxStore {
     return refund;
   }
 
-  private addLedgerEntry(entry: LedgerEntry): void {
+  addLedgerEntry(entry: LedgerEntry): void {
     this.ledger.push(entry);
     this.ledgerByTransaction.set(entry.transactionId, entry);
+  }
+
+  /** The ledger entry of a capture, refund or dispute, by its transaction id. */
+  ledgerEntry(transactionId: string): LedgerEntry | undefined {
+    return this.ledgerByTransaction.get(transactionId);
   }
 }
 
