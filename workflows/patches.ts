@@ -182,3 +182,15 @@ export const hasChangeSinceV2: HasChange = (patchId) => V2_BEGAN_WITH.has(patchI
  * never reach it (no provider answered `processing` before).
  */
 export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';
+
+// issue 42: invoices
+
+/**
+ * An invoice attempt the processor answered `requires_action` or `processing` (decision 0060):
+ * the invoice shows the wait; no other attempt starts; a webhook (`providerInvoiceEvent`) or a
+ * poll asks about the attempt; while the customer authenticates, reminders at the retry
+ * schedule's dates, the attempt cancelled at the processor on a DELETE, a new card or the
+ * schedule's end. Reached only by an `undecided` outcome carrying `waiting`, which no earlier
+ * history holds.
+ */
+export const SUBSCRIPTION_INVOICE_WAITS = 'subscription-invoice-waits-v1';
