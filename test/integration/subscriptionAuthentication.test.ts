@@ -95,9 +95,10 @@ describe('subscriptions: authentication (3-D Secure)', () => {
       // Nothing else is charged while it waits.
       expect(await attemptsOn(id, invoice.id as string)).toEqual(['requires_action']);
 
-      // The customer authenticates: that charge pays the invoice, the subscription is active.
+      // The customer authenticates: that charge pays the invoice, the subscription is active. The
+      // processor's webhook wakes the workflow (its first poll would be 10 s after the ask).
       expect((await page(hostedUrl, 'authenticate')).status).toBe(200);
-      const active = await subs.until(id, (s) => s.status === 'active', 15_000);
+      const active = await subs.until(id, (s) => s.status === 'active', 5_000);
       const paid = (await subs.invoices(id)).find((i) => i.id === invoice.id)!;
       expect(paid).toMatchObject({ status: 'paid', attempts: 1 });
       expect(active.status).toBe('active');
@@ -179,6 +180,22 @@ describe('subscriptions: authentication (3-D Secure)', () => {
     expect(await old.text()).toContain('moved on');
     await subs.cancel(id);
     for (const count of succeededByInvoice(await subs.captures(id)).values()) expect(count).toBe(1);
+  });
+
+  it('a first charge asking to authenticate (tok_3ds): the create answers 200 past_due; authenticated, active', async () => {
+    const created = await subs.create({ cardToken: 'tok_3ds', billingIntervalDays: 30, retryScheduleDays: [5] });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      status: 'past_due',
+      latestInvoice: { status: 'requires_action', failureCode: 'authentication_required', nextAttemptAt: null },
+    });
+    const id = created.body.id as string;
+    const invoice = created.body.latestInvoice as SubscriptionBody;
+    expect((await page(invoice.hostedUrl as string, 'authenticate')).status).toBe(200);
+    const active = await subs.until(id, (s) => s.status === 'active', 15_000);
+    expect(active.latestInvoice).toMatchObject({ id: invoice.id, status: 'paid', hostedUrl: null });
+    expect(await attemptsOn(id, invoice.id as string)).toEqual(['succeeded']);
+    await subs.cancel(id);
   });
 
   it('a card update after the old page captured (its webhook lost): the invoice is paid, the new card not charged', async () => {

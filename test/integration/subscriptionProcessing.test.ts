@@ -47,7 +47,8 @@ describe('subscriptions: processing charges', () => {
       const id = created.body.id as string;
       const invoiceId = (created.body.latestInvoice as SubscriptionBody).id as string;
       expect(await attemptsOn(id, invoiceId)).toEqual(['processing']);
-      const active = await subs.until(id, (s) => s.status === 'active', 15_000);
+      // Settled 2 s later; its webhook wakes the workflow (the first poll is 10 s after the answer).
+      const active = await subs.until(id, (s) => s.status === 'active', 7_000);
       expect(active.latestInvoice).toMatchObject({ id: invoiceId, status: 'paid', attempts: 1 });
       expect(await attemptsOn(id, invoiceId)).toEqual(['succeeded']);
       await eventually(
