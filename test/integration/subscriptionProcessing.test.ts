@@ -120,4 +120,25 @@ describe('subscriptions: processing charges', () => {
     expect(succeededByInvoice(await subs.captures(id)).get(invoiceId)).toBe(1);
     expect(await subs.invoices(id)).toHaveLength(1);
   });
+
+  it('DELETE while processing, then the processor fails it: the invoice is void, nothing retried', async () => {
+    const created = await subs.create({ cardToken: 'tok_processing_fail', billingIntervalDays: 30 });
+    const id = created.body.id as string;
+    const invoiceId = (created.body.latestInvoice as SubscriptionBody).id as string;
+    expect((await subs.cancel(id)).body).toMatchObject({
+      status: 'cancelled',
+      latestInvoice: { status: 'processing' },
+    });
+    await eventually(
+      async () => (await subs.invoices(id)).find((i) => i.id === invoiceId)!,
+      (i) => i.status === 'void',
+      15_000,
+    );
+    expect((await subs.get(id)).body).toMatchObject({
+      status: 'cancelled',
+      latestInvoice: { status: 'void', failureCode: 'debit_failed', nextAttemptAt: null },
+    });
+    await sleep(1.5 * DAY_MS);
+    expect(await attemptsOn(id, invoiceId)).toEqual(['failed']);
+  });
 });
