@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|sweeps|disputes|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
     if (which === 'all' || which === 'card-updates') await recordCardUpdates();
     if (which === 'all' || which === 'hard-declines') await recordHardDeclines();
+    if (which === 'all' || which === 'invoice-waits') await recordInvoiceWaits();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
     if (which === 'all' || which === 'disputes') await recordDisputes();
   } finally {
@@ -388,6 +389,91 @@ async function recordCardUpdates(): Promise<void> {
  * card charged at once; the same left without a new card until the schedule's total cancels it.
  * And a renewal the provider answered with a status nobody knows (SUBSCRIPTION_UNDECIDED_CHARGE).
  */
+/**
+ * SUBSCRIPTION_INVOICE_WAITS (decision 0060): a renewal awaiting authentication (reminded, then
+ * authenticated), one failed on the page then retried and cancelled while waiting, one whose
+ * wait a new card ends, and a first charge processing when the subscription is cancelled.
+ */
+async function recordInvoiceWaits(): Promise<void> {
+  const stack = await startPaymentStack('record-waits', { billingDaySeconds: 1 }, undefined, undefined, {
+    sandboxProcessingSeconds: 2,
+  });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Invoice wait recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const update = (id: string, body: unknown) =>
+      call<SubscriptionBody>(stack.api.baseUrl, 'POST', `/subscriptions/${id}/payment-method`, merchant.auth, body);
+    const waiting = (id: string) =>
+      subs.until(id, (s) => s.latestInvoice?.status === 'requires_action', 20_000).then((s) => s.latestInvoice);
+    const press = async (url: string, action: 'authenticate' | 'fail') => {
+      if ((await fetch(`${url}/${action}`, { method: 'POST' })).status !== 200) throw new Error(`${action} refused`);
+    };
+    const scenarios: Record<string, string> = {};
+
+    const renewal = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [1, 30],
+    });
+    const renewalId = renewal.body.id as string;
+    const asked = await waiting(renewalId);
+    await eventually(
+      async () => subs.mail(renewalId),
+      (l) => l.some((e) => /Reminder/.test(e.subject)),
+      20_000,
+    );
+    await press(asked.hostedUrl as string, 'authenticate');
+    await subs.until(renewalId, (s) => s.status === 'active' && s.latestInvoice?.status === 'paid', 20_000);
+    await subs.cancel(renewalId);
+    scenarios['subscription-authentication-paid'] = renewalId;
+
+    const failed = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [1, 30],
+    });
+    const failedId = failed.body.id as string;
+    await press((await waiting(failedId)).hostedUrl as string, 'fail');
+    await subs.until(
+      failedId,
+      (s) => s.latestInvoice?.attempts === 2 && s.latestInvoice?.status === 'requires_action',
+      20_000,
+    );
+    await subs.cancel(failedId);
+    scenarios['subscription-authentication-cancelled'] = failedId;
+
+    const replaced = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [30],
+    });
+    const replacedId = replaced.body.id as string;
+    await waiting(replacedId);
+    if ((await update(replacedId, { cardToken: 'tok_success' })).body.status !== 'active') throw new Error('not paid');
+    await subs.cancel(replacedId);
+    scenarios['subscription-authentication-card-update'] = replacedId;
+
+    const processing = await subs.create({ cardToken: 'tok_processing', billingIntervalDays: 30 });
+    const processingId = processing.body.id as string;
+    if (processing.body.status !== 'pending') throw new Error('not pending');
+    await subs.cancel(processingId);
+    scenarios['subscription-processing-cancelled'] = processingId;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
+    await stack.close();
+  }
+}
+
 async function recordHardDeclines(): Promise<void> {
   const stack = await startPaymentStack('record-hard', {
     billingDaySeconds: 1,

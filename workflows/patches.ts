@@ -190,3 +190,15 @@ export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';
  * workflow start failed every time; decision 0056). A sweep begun before keeps its kinds.
  */
 export const SWEEP_DISPUTES = 'sweep-disputes-v1';
+
+// issue 42: invoices
+
+/**
+ * An invoice attempt the processor answered `requires_action` or `processing` (decision 0060):
+ * the invoice shows the wait; no other attempt starts; a webhook (`providerInvoiceEvent`) or a
+ * poll asks about the attempt; while the customer authenticates, reminders at the retry
+ * schedule's dates, the attempt cancelled at the processor on a DELETE, a new card or the
+ * schedule's end. Reached only by an `undecided` outcome carrying `waiting`, which no earlier
+ * history holds.
+ */
+export const SUBSCRIPTION_INVOICE_WAITS = 'subscription-invoice-waits-v1';

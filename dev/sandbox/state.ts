@@ -324,7 +324,11 @@ export class SandboxStore {
       throw new SandboxError(404, 'not_found', 'No such authentication.');
     }
     if (payment.status === 'canceled') {
-      throw new SandboxError(410, 'payment_canceled', 'This payment was canceled: nothing can be authenticated.');
+      // An invoice's attempt cancelled for a new card (or the subscription's end): the invoice moved on.
+      const why = payment.metadata.invoiceId
+        ? `The invoice ${payment.metadata.invoiceId} moved on: this payment was canceled and nothing can be authenticated.`
+        : 'This payment was canceled: nothing can be authenticated.';
+      throw new SandboxError(410, 'payment_canceled', why);
     }
     if (payment.status !== 'requires_action') {
       throw new SandboxError(

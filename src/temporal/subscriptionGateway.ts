@@ -11,6 +11,7 @@ import { subscriptionWorkflowSummary } from '../rules/workflowSummaries';
 import { subscriptionWorkflow } from '../../workflows/subscription';
 import {
   cancelSubscriptionUpdate,
+  providerInvoiceEventSignal,
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionWorkflowId,
@@ -232,6 +233,14 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
     /** The provider's webhook: the workflow asks the provider itself. A closed run has settled already. */
     providerEvent(subscriptionId: string): Promise<'delivered' | 'not_found'> {
       return signalAnswer(() => handle(subscriptionId).signal(providerSubscriptionEventSignal));
+    },
+
+    /**
+     * The provider's webhook about one of the subscription's invoice charges (decision 0060): the
+     * workflow asks about the waiting attempt itself.
+     */
+    invoiceEvent(subscriptionId: string): Promise<'delivered' | 'not_found'> {
+      return signalAnswer(() => handle(subscriptionId).signal(providerInvoiceEventSignal));
     },
 
     /** Whether Temporal answers at all (after a wait without an outcome): see temporalReachable. */
