@@ -31,6 +31,9 @@ export interface ActivityDeps {
 /** What a start came to: started (or already running), or closed for good (never started again). */
 export type StartAnswer = 'started' | 'closed';
 
+/** What a revive came to (decision 0059): a new run for a live record, or one running already. */
+export type ReviveAnswer = 'started' | 'running';
+
 /**
  * The workflow starts the sweeper needs, in plain types: the gateways of src/temporal/ satisfy it
  * (the worker hands them in), so activities import neither the gateways nor workflows/.
@@ -47,6 +50,8 @@ export interface WorkflowStarters {
       currency: string;
       environment: KeyEnvironment;
     }): Promise<StartAnswer>;
+    /** A live payment whose workflow ended: a new run, which asks the provider first. */
+    revive(payment: Parameters<WorkflowStarters['payment']['start']>[0]): Promise<ReviveAnswer>;
   };
   refund: {
     start(refund: {
@@ -58,6 +63,8 @@ export interface WorkflowStarters {
       currency: string;
       callbackUrl: string | null;
     }): Promise<StartAnswer>;
+    /** A pending refund whose workflow ended: a new run, which asks the provider first. */
+    revive(refund: Parameters<WorkflowStarters['refund']['start']>[0]): Promise<ReviveAnswer>;
   };
   subscription: {
     start(subscription: {

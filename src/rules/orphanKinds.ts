@@ -6,3 +6,15 @@
  */
 export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents'] as const;
 export type OrphanKind = (typeof ORPHAN_KINDS)[number];
+
+/**
+ * The kinds of LIVE record (not in a final status) the sweeper gives a new workflow run when
+ * theirs ended (completed, failed, timed out, terminated): decision 0059. Each has a row in
+ * activities/sweeper.ts `liveKinds`.
+ *
+ * EXTENSION POINT (disputes, issue 42 item 4): a dispute not closed is live too. Add
+ * `'disputes'` here and a `liveKinds.disputes` row (candidates: `status not in ('won', 'lost',
+ * 'accepted')`; revive: its gateway's start with ALLOW_DUPLICATE) once the dispute workflow exists.
+ */
+export const LIVE_KINDS = ['payments', 'refunds'] as const;
+export type LiveKind = (typeof LIVE_KINDS)[number];

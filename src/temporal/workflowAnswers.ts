@@ -64,6 +64,29 @@ export async function startAnswer(start: () => Promise<unknown>): Promise<StartA
   }
 }
 
+/** What a revive came to: a run was started for the record, or one is running already (left alone). */
+export type ReviveAnswer = 'started' | 'running';
+
+/**
+ * Starts a run for a live record unless one is running (decision 0059): the previous run may have
+ * completed, failed, timed out or been terminated; ALLOW_DUPLICATE lets a new run take the id, and
+ * USE_EXISTING makes a start racing another a no-op.
+ */
+export async function reviveAnswer(
+  client: Client,
+  workflowId: string,
+  start: () => Promise<unknown>,
+): Promise<ReviveAnswer> {
+  try {
+    const { status } = await client.workflow.getHandle(workflowId).describe();
+    if (status.name === 'RUNNING') return 'running';
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  await start();
+  return 'started';
+}
+
 /** What a message sent to a workflow (a signal) came to: delivered, or no run to take it. */
 export async function signalAnswer(send: () => Promise<void>): Promise<'delivered' | 'not_found'> {
   try {
