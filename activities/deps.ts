@@ -4,6 +4,7 @@ import type { ProviderRegistry } from '../src/providers/registry';
 import type { KeyEnvironment } from '../src/db/entities';
 import type { Plan } from '../src/rules/subscriptionPlan';
 import type { ResolveHost } from '../src/net/pinnedPost';
+import type { SubscriptionRevival } from '../src/rules/orphanKinds';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
 export interface ActivityDeps {
@@ -31,8 +32,11 @@ export interface ActivityDeps {
 /** What a start came to: started (or already running), or closed for good (never started again). */
 export type StartAnswer = 'started' | 'closed';
 
-/** What a revive came to (decision 0059): a new run for a live record, or one running already. */
-export type ReviveAnswer = 'started' | 'running';
+/**
+ * What a revive came to (decision 0059): a new run for a live record, one running already, or
+ * none running and none this code can resume where the record is (`skipped`).
+ */
+export type ReviveAnswer = 'started' | 'running' | 'skipped';
 
 /**
  * The workflow starts the sweeper needs, in plain types: the gateways of src/temporal/ satisfy it
@@ -77,6 +81,11 @@ export interface WorkflowStarters {
       callbackUrl: string | null;
       plan: Plan;
     }): Promise<StartAnswer>;
+    /** A live subscription whose workflow ended: a new run, taken up where `from` says. */
+    revive(
+      subscription: Parameters<WorkflowStarters['subscription']['start']>[0],
+      from: SubscriptionRevival | null,
+    ): Promise<ReviveAnswer>;
   };
   outboxEmail: { start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> };
   merchantEvents: {

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { KeyEnvironment } from '../src/db/entities';
-import type { LiveKind, OrphanKind } from '../src/rules/orphanKinds';
+import type { LiveKind, OrphanKind, SubscriptionRevival } from '../src/rules/orphanKinds';
 import { subscriptionStartOf } from '../src/domain/subscriptions';
 import type { ActivityDeps, ReviveAnswer, WorkflowStarters } from './deps';
 
@@ -188,7 +188,7 @@ interface LiveKindSweep<Row extends CandidateRow> {
   /** The row is still live (read again once its workflow is found ended). */
   stillLive: string;
   /** Starts a new run unless one is running (the gateway's revive). */
-  revive(starters: WorkflowStarters, row: Row): Promise<ReviveAnswer>;
+  revive(starters: WorkflowStarters, row: Row, deps: ActivityDeps): Promise<ReviveAnswer>;
 }
 
 const live = <Row extends CandidateRow>(sweep: LiveKindSweep<Row>) => sweep;
@@ -236,10 +236,52 @@ const liveKinds = {
         callbackUrl: row.callback_url,
       }),
   }),
-  // EXTENSION POINT: subscriptions (not cancelled or ended) need a run resumed from their
-  // invoices (a SubscriptionCursor built from the database), and disputes (not closed) their
-  // workflow; see LIVE_KINDS in src/rules/orphanKinds.ts.
+  // Not cancelled: taken up where its invoices say (subscriptionRevivalOf).
+  subscriptions: live<CandidateRow>({
+    candidates: (byMerchant) =>
+      `select id, created_at from subscriptions
+          where status <> 'cancelled'
+            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and merchant_id = ?' : ''}
+          order by created_at, id limit ?`,
+    stillLive: `select 1 from subscriptions where id = ? and status <> 'cancelled'`,
+    revive: async ({ subscription }, row, deps) => {
+      const em = deps.orm.em.fork();
+      const start = await subscriptionStartOf(em, row.id);
+      if (!start) return 'running'; // discarded meanwhile: nothing to run
+      return subscription.revive(start, await subscriptionRevivalOf(deps, row.id));
+    },
+  }),
+  // EXTENSION POINT (disputes): a dispute not closed gets its workflow again here, as a
+  // `disputes` row beside these (see LIVE_KINDS in src/rules/orphanKinds.ts).
 } satisfies Record<LiveKind, unknown>;
+
+/**
+ * Where a live subscription is taken up (SubscriptionRevival): `created` starts over; `active`
+ * with its latest invoice paid waits for the next period. Any other (an invoice being collected:
+ * past_due, pending, or active with an open invoice) is null: no run is resumed from it yet, since
+ * its collection (attempts, retry dates, a charge in doubt) is the subscription workflow's.
+ */
+async function subscriptionRevivalOf(deps: ActivityDeps, id: string): Promise<SubscriptionRevival | null> {
+  const rows: Array<{ status: string; period_index: number | null; period_end: Date | null; invoice: string | null }> =
+    await deps.orm.em.getConnection().execute(
+      `select s.status, i.period_index, i.period_end, i.status as invoice
+          from subscriptions s
+          left join lateral (
+            select period_index, period_end, status from invoices where subscription_id = s.id
+              order by period_index desc limit 1
+          ) i on true
+          where s.id = ?`,
+      [id],
+    );
+  const row = rows[0];
+  if (!row) return null;
+  if (row.status === 'created') return { status: 'created' };
+  if (row.status === 'active' && row.invoice === 'paid' && row.period_index !== null && row.period_end) {
+    return { status: 'active', periodIndex: row.period_index + 1, periodStartMs: new Date(row.period_end).getTime() };
+  }
+  return null;
+}
 
 export interface ReviveLiveRequest {
   kind: LiveKind;
@@ -343,9 +385,15 @@ export function createSweeperActivities(deps: ActivityDeps) {
       for (const row of rows) {
         // Read again: a run that just settled the record and ended is no reason for a new one.
         const still: unknown[] = await connection().execute(kindSweep.stillLive, [row.id]);
-        if (still.length > 0 && (await kindSweep.revive(starters, row)) === 'started') {
+        const answer = still.length > 0 ? await kindSweep.revive(starters, row, deps) : 'running';
+        if (answer === 'started') {
           revived++;
           deps.logger.warn({ kind: req.kind, id: row.id }, 'live record without a running workflow: started one');
+        } else if (answer === 'skipped') {
+          deps.logger.error(
+            { kind: req.kind, id: row.id },
+            'live record without a running workflow, not resumable by the sweeper: an operator must look',
+          );
         }
         cursor = { createdAt: new Date(row.created_at).toISOString(), id: row.id };
         ctx.heartbeat({ cursor, revived });

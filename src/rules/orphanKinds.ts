@@ -16,5 +16,13 @@ export type OrphanKind = (typeof ORPHAN_KINDS)[number];
  * `'disputes'` here and a `liveKinds.disputes` row (candidates: `status not in ('won', 'lost',
  * 'accepted')`; revive: its gateway's start with ALLOW_DUPLICATE) once the dispute workflow exists.
  */
-export const LIVE_KINDS = ['payments', 'refunds'] as const;
+export const LIVE_KINDS = ['payments', 'refunds', 'subscriptions'] as const;
 export type LiveKind = (typeof LIVE_KINDS)[number];
+
+/**
+ * Where a live subscription whose workflow ended is taken up: `created` starts over (its first
+ * charge is keyed by its invoice, so never charged twice); `active` with its latest invoice paid
+ * waits for the next period. Null: an invoice is being collected (no run is resumed from it yet).
+ */
+export type SubscriptionRevival =
+  { status: 'created' } | { status: 'active'; periodIndex: number; periodStartMs: number };

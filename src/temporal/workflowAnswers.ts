@@ -64,8 +64,11 @@ export async function startAnswer(start: () => Promise<unknown>): Promise<StartA
   }
 }
 
-/** What a revive came to: a run was started for the record, or one is running already (left alone). */
-export type ReviveAnswer = 'started' | 'running';
+/**
+ * What a revive came to: a run was started for the record, one is running already (left alone),
+ * or none runs and this code cannot resume one where the record is (`skipped`; logged by the sweeper).
+ */
+export type ReviveAnswer = 'started' | 'running' | 'skipped';
 
 /**
  * Starts a run for a live record unless one is running (decision 0059): the previous run may have
@@ -75,7 +78,8 @@ export type ReviveAnswer = 'started' | 'running';
 export async function reviveAnswer(
   client: Client,
   workflowId: string,
-  start: () => Promise<unknown>,
+  /** Null: no run can be resumed where the record is. */
+  start: (() => Promise<unknown>) | null,
 ): Promise<ReviveAnswer> {
   try {
     const { status } = await client.workflow.getHandle(workflowId).describe();
@@ -83,6 +87,7 @@ export async function reviveAnswer(
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
+  if (!start) return 'skipped';
   await start();
   return 'started';
 }
