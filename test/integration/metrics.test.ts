@@ -198,6 +198,13 @@ describe('metrics endpoints of the API and worker processes', () => {
     expect(after.filter((s) => s.name === 'payments_stuck_created').map((s) => s.labels.environment)).toEqual(
       expect.arrayContaining(['test', 'live']),
     );
+    // Workflows marked Stuck, counted from Temporal (the test server is shared: only the series).
+    expect(
+      after
+        .filter((s) => s.name === 'workflows_stuck')
+        .map((s) => s.labels.workflow)
+        .sort(),
+    ).toEqual(['payment', 'refund', 'subscription']);
   });
 
   it('API: /metrics only on its own port, not on the API port; nothing else on the metrics port', async () => {

@@ -3,6 +3,7 @@ import { call, eventually } from '../helpers/http';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { refundWorkflowId } from '../../workflows/refundApi';
 import { StuckKey } from '../../workflows/searchAttributes';
+import { STUCK_WORKFLOW_TYPES, stuckQuery } from '../../src/metrics/stuckWorkflows';
 
 /**
  * Never fail closed (issue 42 item 6; decision 0059): a provider answering a well-formed status
@@ -32,7 +33,12 @@ describe('answers nobody knows', () => {
   const stuckOf = async (workflowId: string) => (await describe(workflowId)).typedSearchAttributes.get(StuckKey);
 
   /** While the fault lasts: the record stays `status`, its workflow runs, marked Stuck. */
-  async function staysWhileStuck(path: string, workflowId: string, status: string): Promise<void> {
+  async function staysWhileStuck(
+    path: string,
+    workflowId: string,
+    status: string,
+    kind: keyof typeof STUCK_WORKFLOW_TYPES,
+  ): Promise<void> {
     const stuck = await eventually(
       () => stuckOf(workflowId),
       (v) => v !== undefined,
@@ -42,6 +48,19 @@ describe('answers nobody knows', () => {
     expect(stuck).toBe('invalid_response');
     expect((await get(path)).body.status).toBe(status);
     expect((await describe(workflowId)).status.name).toBe('RUNNING');
+    // Counted by the `workflows_stuck` gauge's query (Temporal's visibility catches up shortly).
+    const counted = await eventually(
+      async () =>
+        (
+          await stack.api.client.workflow.count(
+            `${stuckQuery(STUCK_WORKFLOW_TYPES[kind])} AND WorkflowId = '${workflowId}'`,
+          )
+        ).count,
+      (n) => n === 1,
+      10_000,
+      250,
+    );
+    expect(counted).toBe(1);
   }
 
   /** Once the fault is gone: the record settles as `status`, and the Stuck mark is cleared. */
@@ -54,7 +73,14 @@ describe('answers nobody knows', () => {
       250,
     );
     expect(settled.body.status).toBe(status);
-    expect(await stuckOf(workflowId)).toBeUndefined();
+    // The record settles in the activity; the mark is cleared by the workflow task that follows.
+    const cleared = await eventually(
+      () => stuckOf(workflowId),
+      (v) => v === undefined,
+      10_000,
+      100,
+    );
+    expect(cleared).toBeUndefined();
   }
 
   beforeAll(async () => {
@@ -75,7 +101,7 @@ describe('answers nobody knows', () => {
     expect(res.status).toBe(502);
     expect(res.body.code).toBe('provider_invalid_response');
     const id = (res.body.details as { payment: { id: string } }).payment.id;
-    await staysWhileStuck(`/payments/${id}`, paymentWorkflowId(id), 'created');
+    await staysWhileStuck(`/payments/${id}`, paymentWorkflowId(id), 'created', 'payment');
 
     await settles(`/payments/${id}`, paymentWorkflowId(id), 'created', 'succeeded');
     expect((await stack.ledger('capture', id)).map((e) => e.status)).toEqual(['succeeded']);
@@ -88,7 +114,7 @@ describe('answers nobody knows', () => {
     await setFaults({ payments: 'unknown_status' });
     // The customer pays on the page; its webhook makes the workflow ask, answered `on_hold`.
     expect((await fetch(`${res.body.redirectUrl as string}/pay`, { method: 'POST' })).ok).toBe(true);
-    await staysWhileStuck(`/payments/${id}`, paymentWorkflowId(id), 'created');
+    await staysWhileStuck(`/payments/${id}`, paymentWorkflowId(id), 'created', 'payment');
 
     await settles(`/payments/${id}`, paymentWorkflowId(id), 'created', 'succeeded');
     expect((await stack.ledger('capture', id)).map((e) => e.status)).toEqual(['succeeded']);
@@ -107,7 +133,7 @@ describe('answers nobody knows', () => {
     expect(res.body.code).toBe('provider_invalid_response');
     const refund = (res.body.details as { refund: { id: string; status: string } }).refund;
     expect(refund.status).toBe('pending');
-    await staysWhileStuck(`/refunds/${refund.id}`, refundWorkflowId(refund.id), 'pending');
+    await staysWhileStuck(`/refunds/${refund.id}`, refundWorkflowId(refund.id), 'pending', 'refund');
     // The balance keeps the refund in flight meanwhile: nothing more is refundable twice.
     expect((await get(`/payments/${paymentId}`)).body).toMatchObject({ status: 'succeeded' });
 
