@@ -3,6 +3,7 @@ import type { paymentWorkflowV2 } from '../../workflows/payment';
 import type { refundWorkflowV2 } from '../../workflows/refund';
 import { paymentWorkflowId, submitPaymentUpdate, type PaymentWorkflowInput } from '../../workflows/paymentApi';
 import { refundWorkflowId } from '../../workflows/refundApi';
+import type { outboxEmailWorkflow } from '../../workflows/outboxEmail';
 import { StuckKey } from '../../workflows/searchAttributes';
 import { terminatedAfterEachTest, useTimeSkippingEnvironment, withShippedWorker } from '../helpers/timeSkipping';
 
@@ -14,6 +15,7 @@ const HOUR_MS = 60 * MINUTE_MS;
  * time-skipping test server: a provider question answered with something the code does not know
  * for over an hour (the default WORKFLOW_STUCK_AFTER_SECONDS) marks the run `Stuck` and is asked
  * again; a non-retryable failure never fails the run; a known answer settles it and clears the mark.
+ * An outbox email given up after a day of failed sends completes its run (`gave_up`).
  */
 describe('never fail closed (time-skipping, stubbed activities)', () => {
   const testEnv = useTimeSkippingEnvironment();
@@ -105,5 +107,25 @@ describe('never fail closed (time-skipping, stubbed activities)', () => {
     expect(result).toEqual({ settled: true });
     // The first failure, then again at once, then after 1 and 2 minutes: the fourth answers.
     expect(activities.reconcileProviderRefund).toHaveBeenCalledTimes(4);
+  }, 120_000);
+
+  it('an outbox email whose sending fails for a day gives up without failing its run', async () => {
+    const activities = {
+      sendEmail: jest.fn(async () => {
+        throw ApplicationFailure.retryable('SMTP refused', 'email_failed');
+      }),
+    };
+    const emailId = `em_neverfail_${process.pid}_${++counter}`;
+    const result = await withShippedWorker(testEnv(), 'neverfail-email', activities, async (taskQueue) => {
+      const handle = await testEnv().client.workflow.start<typeof outboxEmailWorkflow>('outboxEmailWorkflow', {
+        taskQueue,
+        workflowId: `email-relay-${emailId}`,
+        args: [{ emailId }],
+      });
+      started.push(handle);
+      return handle.result();
+    });
+    expect(result).toBe('gave_up');
+    expect(activities.sendEmail.mock.calls.length).toBeGreaterThan(10);
   }, 120_000);
 });
