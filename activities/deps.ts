@@ -88,6 +88,20 @@ export interface WorkflowStarters {
     ): Promise<ReviveAnswer>;
   };
   outboxEmail: { start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> };
+  dispute: {
+    start(dispute: {
+      id: string;
+      paymentId: string;
+      merchantId: string;
+      amountMinor: number;
+      currency: string;
+      createdAt: Date;
+      evidenceDueBy: Date;
+      callbackUrl: string | null;
+    }): Promise<StartAnswer>;
+    /** An open dispute whose workflow ended: a new run. */
+    revive(dispute: Parameters<WorkflowStarters['dispute']['start']>[0]): Promise<ReviveAnswer>;
+  };
   merchantEvents: {
     startRelay(event: { eventId: string; merchantId: string; type: string; resourceId: string }): Promise<StartAnswer>;
   };

@@ -3,6 +3,7 @@ import { createMerchantEventActivities } from './merchantEvents';
 import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
+import { createDisputeActivities } from './disputes';
 import { createRefundRecordActivities } from './refundRecords';
 import { createSweeperActivities } from './sweeper';
 import { createEmailActivities, createMailer } from './emails';
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMerchantEventActivities(deps),
     ...createRefundActivities(deps),
     ...createRefundRecordActivities(deps),
+    ...createDisputeActivities(deps),
     ...createSweeperActivities(deps),
     ...createEmailActivities(deps, mailer),
     ...createSubscriptionActivities(deps, mailer),

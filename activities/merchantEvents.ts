@@ -24,8 +24,9 @@ async function eventEnvironment(em: EntityManager, resourceId: string): Promise<
     `select environment from payments where id = ?
      union all select environment from subscriptions where id = ?
      union all select p.environment from refunds r join payments p on p.id = r.payment_id where r.id = ?
+     union all select environment from disputes where id = ?
      limit 1`,
-    [resourceId, resourceId, resourceId],
+    [resourceId, resourceId, resourceId, resourceId],
     'get',
   );
   return row?.environment ?? 'live';

@@ -14,6 +14,8 @@ import type { ActivityDeps, ReviveAnswer, WorkflowStarters } from './deps';
  * - a refund: its workflow calls the provider, so the refund the merchant asked for proceeds;
  * - a subscription: its workflow charges the first period (or opens the hosted page), as the
  *   merchant asked (it was answered 503 with the subscription in `details`);
+ * - an open dispute: its workflow follows the processor's decision (disputes are created by a
+ *   webhook, whose start of the workflow may have failed every time);
  * - an email never attempted, or a merchant event never delivered (the outbox relay): the run
  *   that recorded it was lost before it handed it on (a local activity's marker lost with its
  *   worker) and the workflow went on without it. A workflow of its own sends it; the send claims
@@ -70,6 +72,15 @@ interface RefundCandidate extends CandidateRow {
   callback_url: string | null;
   amount_minor: string | number;
   currency: string;
+}
+
+interface DisputeCandidate extends CandidateRow {
+  merchant_id: string;
+  payment_id: string;
+  callback_url: string | null;
+  amount_minor: string | number;
+  currency: string;
+  evidence_due_by: Date;
 }
 
 interface OutboxCandidate extends CandidateRow {
@@ -174,6 +185,30 @@ const orphanKinds = {
         resourceId: row.resource_id,
       }),
   }),
+  // Open: its workflow follows it until the processor decides (started by the webhook that
+  // created it; a start that failed every time leaves it without one).
+  disputes: kind<DisputeCandidate>({
+    watermarked: true,
+    candidates: (byMerchant) =>
+      `select d.id, d.created_at, d.merchant_id, d.payment_id, p.callback_url, d.amount_minor, d.currency,
+              d.evidence_due_by
+          from disputes d join payments p on p.id = d.payment_id
+          where d.status in ('needs_response', 'under_review')
+            and (d.created_at, d.id) > (?, ?) and d.created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and d.merchant_id = ?' : ''}
+          order by d.created_at, d.id limit ?`,
+    start: ({ dispute }, row) =>
+      dispute.start({
+        id: row.id,
+        paymentId: row.payment_id,
+        merchantId: row.merchant_id,
+        amountMinor: Number(row.amount_minor),
+        currency: row.currency,
+        createdAt: new Date(row.created_at),
+        evidenceDueBy: new Date(row.evidence_due_by),
+        callbackUrl: row.callback_url,
+      }),
+  }),
 } satisfies Record<OrphanKind, unknown>;
 
 /**
@@ -252,8 +287,29 @@ const liveKinds = {
       return subscription.revive(start, await subscriptionRevivalOf(deps, row.id));
     },
   }),
-  // EXTENSION POINT (disputes): a dispute not closed gets its workflow again here, as a
-  // `disputes` row beside these (see LIVE_KINDS in src/rules/orphanKinds.ts).
+  // Open (not decided by the processor, nor accepted): followed until the processor decides.
+  disputes: live<DisputeCandidate>({
+    candidates: (byMerchant) =>
+      `select d.id, d.created_at, d.merchant_id, d.payment_id, p.callback_url, d.amount_minor, d.currency,
+              d.evidence_due_by
+          from disputes d join payments p on p.id = d.payment_id
+          where d.status in ('needs_response', 'under_review')
+            and (d.created_at, d.id) > (?, ?) and d.created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and d.merchant_id = ?' : ''}
+          order by d.created_at, d.id limit ?`,
+    stillLive: `select 1 from disputes where id = ? and status in ('needs_response', 'under_review')`,
+    revive: ({ dispute }, row) =>
+      dispute.revive({
+        id: row.id,
+        paymentId: row.payment_id,
+        merchantId: row.merchant_id,
+        amountMinor: Number(row.amount_minor),
+        currency: row.currency,
+        createdAt: new Date(row.created_at),
+        evidenceDueBy: new Date(row.evidence_due_by),
+        callbackUrl: row.callback_url,
+      }),
+  }),
 } satisfies Record<LiveKind, unknown>;
 
 /**

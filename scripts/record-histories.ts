@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|sweeps|never-fail-closed|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|sweeps|disputes|never-fail-closed|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -20,6 +20,7 @@ import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
 import { refundWorkflowId } from '../workflows/refundApi';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
+import { disputeWorkflowId } from '../workflows/disputeApi';
 import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
 import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
 
@@ -33,7 +34,9 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'payment-lifecycle') await recordPaymentLifecycle();
     if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
     if (which === 'all' || which === 'card-updates') await recordCardUpdates();
+    if (which === 'all' || which === 'hard-declines') await recordHardDeclines();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
+    if (which === 'all' || which === 'disputes') await recordDisputes();
     if (which === 'all' || which === 'never-fail-closed') await recordNeverFailClosed();
   } finally {
     await globalTeardown();
@@ -381,6 +384,77 @@ async function recordCardUpdates(): Promise<void> {
   }
 }
 
+/**
+ * Hard declines (SUBSCRIPTION_HARD_DECLINES): a first charge declined `expired_card`, then a new
+ * card charged at once; the same left without a new card until the schedule's total cancels it.
+ * And a renewal the provider answered with a status nobody knows (SUBSCRIPTION_UNDECIDED_CHARGE).
+ */
+async function recordHardDeclines(): Promise<void> {
+  const stack = await startPaymentStack('record-hard', {
+    billingDaySeconds: 1,
+    subscriptionAuthorizationExpirySeconds: 30,
+  });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Hard decline recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const update = (id: string, body: unknown) =>
+      call<SubscriptionBody>(stack.api.baseUrl, 'POST', `/subscriptions/${id}/payment-method`, merchant.auth, body);
+    const scenarios: Record<string, string> = {};
+
+    const renewed = await subs.create({
+      cardToken: 'tok_expired_card',
+      billingIntervalDays: 30,
+      retryScheduleDays: [30],
+    });
+    const renewedId = renewed.body.id as string;
+    await eventually(
+      async () => subs.mail(renewedId),
+      (l) => l.some((e) => /A new card is needed/.test(e.subject)),
+    );
+    if ((await update(renewedId, { cardToken: 'tok_success' })).body.status !== 'active') throw new Error('not paid');
+    await subs.cancel(renewedId);
+    scenarios['subscription-hard-decline-new-card'] = renewedId;
+
+    const lapsed = await subs.create({
+      cardToken: 'tok_expired_card',
+      billingIntervalDays: 30,
+      retryScheduleDays: [1, 1],
+    });
+    const lapsedId = lapsed.body.id as string;
+    await subs.until(lapsedId, (s) => s.status === 'cancelled', 20_000);
+    scenarios['subscription-hard-decline-cancelled'] = lapsedId;
+
+    // SUBSCRIPTION_UNDECIDED_CHARGE: a renewal answered with a status nobody knows, asked about
+    // again until the fault is gone, then paid.
+    const undecided = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [1] });
+    const undecidedId = undecided.body.id as string;
+    await stack.sandbox('/_admin/faults', { payments: 'unknown_status' });
+    await eventually(
+      async () => (await subs.captures(undecidedId)).length,
+      (n) => n >= 2,
+      15_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await stack.sandbox('/_admin/faults', {});
+    await subs.untilPaid(undecidedId, 2, 40_000);
+    await subs.cancel(undecidedId);
+    scenarios['subscription-undecided-charge'] = undecidedId;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
+    await stack.close();
+  }
+}
+
 /** One run of the orphan sweeper, every kind, over one merchant (the schedule runs it over all). */
 async function recordSweeps(): Promise<void> {
   const stack = await startPaymentStack('record-sweep');
@@ -394,6 +468,74 @@ async function recordSweeps(): Promise<void> {
     });
     await exportHistory('sweep-orphans', workflowId);
   } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * Disputes of `tok_dispute` payments (the sandbox disputes them at once; evidence due in 6 s):
+ * evidence sent then won (a callback answered 500 once), accepted, and one left unanswered
+ * (the reminder, then lost at the deadline); and a sweep of every kind, disputes included.
+ */
+async function recordDisputes(): Promise<void> {
+  const stack = await startPaymentStack(
+    'record-disputes',
+    { callbackRetryInitialSeconds: 1 },
+    undefined,
+    {},
+    { sandbox: { disputeSeconds: 0.2, disputeEvidenceSeconds: 6 } },
+  );
+  const receiver = await startCallbackReceiver([500]);
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Dispute recorder');
+    const api = (method: string, route: string, body?: unknown) =>
+      call(stack.api.baseUrl, method, route, merchant.auth, body);
+    const disputed = async (name: string): Promise<{ id: string; providerDisputeId: string }> => {
+      const payment = await api('POST', '/payments', {
+        amount: 10,
+        currency: 'USD',
+        externalId: `${name}-${Date.now()}`,
+        customer: { email: 'r@example.com' },
+        cardToken: 'tok_dispute',
+        callbackUrl: receiver.url,
+      });
+      const listed = await eventually(
+        () => api('GET', `/disputes?paymentId=${payment.body.id as string}`),
+        (r) => (r.body.disputes as unknown[] | undefined)?.length === 1,
+      );
+      return (listed.body.disputes as Array<{ id: string; providerDisputeId: string }>)[0]!;
+    };
+    const scenarios: Record<string, string> = {};
+    const won = await disputed('won');
+    await api('POST', `/disputes/${won.id}/evidence`, { text: 'Receipt.', submit: true });
+    await stack.sandbox(`/_admin/disputes/${won.providerDisputeId}/close`, { status: 'won' });
+    scenarios['dispute-evidence-won'] = won.id;
+    const accepted = await disputed('accepted');
+    await api('POST', `/disputes/${accepted.id}/accept`);
+    scenarios['dispute-accepted'] = accepted.id;
+    scenarios['dispute-deadline-lost'] = (await disputed('lost')).id;
+
+    // A sweep since sweep-disputes-v1: every kind, disputes last (over this merchant).
+    const sweepId = `sweep-record-disputes-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: sweepId,
+      args: [{ graceSeconds: 1, pageSize: 10, maxRows: 100, merchantId: merchant.merchantId }],
+    });
+    await exportHistory('sweep-orphans-with-disputes', sweepId);
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(disputeWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
+    await receiver.close();
     await stack.close();
   }
 }

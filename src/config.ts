@@ -82,6 +82,10 @@ export const envSchema = z.object({
   SANDBOX_ADMIN_TOKEN: z.string().min(1).optional(),
   /** How long the sandbox keeps a `tok_processing` charge `processing` before it settles it. */
   SANDBOX_PROCESSING_SECONDS: z.coerce.number().nonnegative().default(5),
+  /** The sandbox opens a `tok_dispute` capture's dispute this long after it (docs/provider-sandbox.md). */
+  SANDBOX_DISPUTE_SECONDS: z.coerce.number().min(0).max(86_400).default(2),
+  /** A sandbox dispute's evidence is due this long after it opens (default 7 days). */
+  SANDBOX_DISPUTE_EVIDENCE_SECONDS: z.coerce.number().min(1).max(31_536_000).default(604_800),
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
   PROVIDER_TIMEOUT_MS: positiveInt(3000),
   /**

@@ -62,6 +62,14 @@ export const ERROR_CODES = {
     status: 409,
     description: 'A previous refund of the payment is still in flight (`details.refundId`).',
   },
+  charge_disputed: {
+    status: 409,
+    description: 'The payment has an open dispute; it cannot be refunded until the processor decides it.',
+  },
+  dispute_not_updatable: {
+    status: 409,
+    description: 'Evidence and acceptance are taken only while the dispute is `needs_response` (`details.status`).',
+  },
   amount_exceeds_refundable: {
     status: 422,
     description: 'The amount exceeds the remaining refundable balance (`details.amountRefundable`).',

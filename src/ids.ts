@@ -6,6 +6,7 @@ export const ID_PREFIXES = {
   apiKey: 'key',
   payment: 'pay',
   refund: 're',
+  dispute: 'dp',
   subscription: 'sub',
   phase: 'ph',
   invoice: 'inv',

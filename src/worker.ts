@@ -11,6 +11,7 @@ import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
 import { workflowCacheOptions, type WorkflowCacheSettings } from './temporal/workflowCache';
 import type { ResolveHost } from './net/pinnedPost';
 import type { WorkflowStarters } from '../activities/deps';
+import { createDisputeGateway } from './temporal/disputeGateway';
 import { createPaymentGateway } from './temporal/paymentGateway';
 import { createRefundGateway } from './temporal/refundGateway';
 import { createSubscriptionGateway } from './temporal/subscriptionGateway';
@@ -105,6 +106,7 @@ export function createWorkflowStarters(
   const stuck = deps.stuckAfterSeconds ? { stuckAfterSeconds: deps.stuckAfterSeconds } : {};
   return {
     payment: createPaymentGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds, ...stuck } }),
+    dispute: createDisputeGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds } }),
     refund: createRefundGateway({
       client,
       settings: {

@@ -7,3 +7,4 @@ export { sweepOrphansWorkflow } from './sweepOrphans';
 export { subscriptionWorkflow } from './subscription';
 export { merchantEventsWorkflow } from './merchantEvents';
 export { outboxEmailWorkflow } from './outboxEmail';
+export { disputeWorkflow } from './dispute';

@@ -124,6 +124,25 @@ export const START_ATTEMPT_LOCAL = 'start-attempt-local-v1';
  */
 export const RENEWAL_CHARGE_LOCAL = 'renewal-charge-local-v1';
 
+// issue 42: subscriptions
+
+/**
+ * A hard decline (src/rules/declines.ts) ends the retries with that card: the customer is asked
+ * for a new card (a hosted card update opened for it, its link in the email), the collection
+ * waits for one until the retry schedule's total from the declined attempt, charges it at once
+ * when it comes, else cancels (`payment_failed`). Reached only by an outcome with
+ * `declineType: "hard"`, which no earlier history holds.
+ */
+export const SUBSCRIPTION_HARD_DECLINES = 'subscription-hard-declines-v1';
+
+/**
+ * An invoice attempt the provider has not decided (processing, requires_action, a status nobody
+ * knows, an unreadable answer) keeps the invoice open: no other attempt starts, and the same
+ * attempt is asked about by its key at growing intervals (at most daily) until decided, instead
+ * of a failed activity failing the workflow. Reached only by an `undecided` outcome.
+ */
+export const SUBSCRIPTION_UNDECIDED_CHARGE = 'subscription-undecided-charge-v1';
+
 /**
  * How a workflow asks whether a change applies to its run. `patched` answers for a type that has
  * runs from before the change, and records two history events per change in every run (a marker
@@ -163,6 +182,14 @@ export const hasChangeSinceV2: HasChange = (patchId) => V2_BEGAN_WITH.has(patchI
  * never reach it (no provider answered `processing` before).
  */
 export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';
+
+// issue 42: disputes
+
+/**
+ * The orphan sweeper gives open disputes left without a workflow theirs too (a webhook whose
+ * workflow start failed every time; decision 0056). A sweep begun before keeps its kinds.
+ */
+export const SWEEP_DISPUTES = 'sweep-disputes-v1';
 
 // issue 42: never fail closed
 

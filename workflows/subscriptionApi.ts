@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Plan, SubscriptionStatus } from '../src/rules/subscriptionPlan';
 import type { PROVIDER_OUTCOME } from '../src/rules/providerFailures';
+import type { ChargeRequest } from '../activities/subscriptions/types';
 
 /**
  * The subscription workflow's messages, defined once for the API and the workflow.
@@ -84,6 +85,16 @@ export interface Collection {
    * next delay is the schedule's entry for the attempts since. Absent: 0.
    */
   retryBase?: number;
+  /**
+   * A hard decline: no retry with that card; the collection waits for a new card until then
+   * (epoch ms), and cancels after (SUBSCRIPTION_HARD_DECLINES).
+   */
+  newCardByMs?: number;
+  /**
+   * An attempt the provider has not decided: asked about again by its key (no other attempt
+   * starts), `polls` times so far (SUBSCRIPTION_UNDECIDED_CHARGE).
+   */
+  undecided?: { request: ChargeRequest; polls: number };
 }
 
 /** What the API answers a create with: the first thing the workflow established. */

@@ -1,5 +1,5 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
-import { SWEEP_OUTBOX_RELAY, SWEEP_SUBSCRIPTIONS } from './patches';
+import { SWEEP_DISPUTES, SWEEP_OUTBOX_RELAY, SWEEP_SUBSCRIPTIONS } from './patches';
 import type { Activities } from '../activities';
 import { LIVE_KINDS, ORPHAN_KINDS, type LiveKind, type OrphanKind } from '../src/rules/orphanKinds';
 
@@ -38,14 +38,17 @@ const acts = proxyActivities<Activities>({
 /** Run by a Temporal Schedule every minute (see src/temporal/schedules.ts): rows examined, per kind. */
 export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<SweepResult> {
   const examined: SweepResult = {};
-  // Runs started before subscriptions (then the outbox) were swept go on with the kinds they began with.
+  // Runs started before subscriptions (then the outbox, then disputes) were swept go on with the
+  // kinds they began with.
   const kinds =
     input.kinds ??
     (!patched(SWEEP_SUBSCRIPTIONS)
       ? (['payments', 'refunds'] as const)
-      : patched(SWEEP_OUTBOX_RELAY)
-        ? ORPHAN_KINDS
-        : (['payments', 'refunds', 'subscriptions'] as const));
+      : !patched(SWEEP_OUTBOX_RELAY)
+        ? (['payments', 'refunds', 'subscriptions'] as const)
+        : patched(SWEEP_DISPUTES)
+          ? ORPHAN_KINDS
+          : (['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents'] as const));
   for (const kind of kinds) {
     examined[kind] = await acts.sweepOrphans({
       kind,

@@ -9,6 +9,9 @@ import type { ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { attemptFailure, reconcileFailure, refusal, rejectionOf } from '../providerFailures';
 import { setupLookup, setupRequest, subscriptionRecords } from './shared';
+import { ApplicationFailure } from '@temporalio/activity';
+import { recordProvider } from '../recordProvider';
+import { PROVIDER_FAILURE } from '../../src/rules/providerFailures';
 
 /**
  * A subscription created without a card token: the customer authorizes a card on the provider's
@@ -38,7 +41,9 @@ export function createCardAuthorizationActivities(deps: ActivityDeps) {
       const s = await load(subscriptionId);
       if (!s) return { kind: 'missing' };
       if (s.status !== 'created') return { kind: 'settled' };
-      const provider = await providerOf(s);
+      const provider = await recordProvider(deps.providers, s);
+      // Nothing was sent: the workflow asks again at growing intervals (the configuration may return).
+      if (!provider) throw ApplicationFailure.retryable(`no provider ${s.processor}`, PROVIDER_FAILURE.unavailable);
       let pp: ProviderPayment;
       try {
         pp = await provider.createPayment(setupRequest(s, publicBaseUrl));

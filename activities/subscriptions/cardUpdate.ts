@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Subscription } from '../../src/db/entities';
-import { markCardUpdatePage, replaceSubscriptionCard } from '../../src/domain/subscriptions';
+import {
+  markCardUpdatePage,
+  replaceSubscriptionCard,
+  requestNewCard,
+  type Outbox,
+} from '../../src/domain/subscriptions';
 import type { CreatePaymentInput, ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
@@ -105,6 +110,20 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
       });
       if (marked.kind === 'missing' || marked.kind === 'not_updatable') return { kind: marked.kind };
       return { kind: 'pending', transactionId: pp.transactionId };
+    },
+
+    /**
+     * A hard decline: the customer's email asking for a new card before `cancelAt` (with the
+     * hosted card update's link when the workflow opened one), recorded once per declined attempt.
+     */
+    async requestNewCard(input: {
+      subscriptionId: string;
+      invoiceId: string;
+      attempt: number;
+      withLink: boolean;
+      cancelAt: string;
+    }): Promise<Outbox | null> {
+      return requestNewCard(orm.em, { ...input, cancelAt: new Date(input.cancelAt) });
     },
 
     /** Has the customer completed the hosted card update? If so, its card is the one charged. */

@@ -22,7 +22,8 @@ import {
 } from '../providerFailures';
 import { chargeLookup, chargeRequest, chargeResultOf } from './shared';
 import type { ChargeOutcome, ChargeRequest } from './types';
-import { PROVIDER_ERROR_CODE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
+import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
+import { ProviderError } from '../../src/providers/errors';
 
 /**
  * One charge attempt of an invoice with the subscription's card (one provider key per attempt),
@@ -81,7 +82,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
         orm,
         'invoices',
         invoice.id,
-        () => provider.createPayment(chargeRequest(invoice, req.attempt, cardToken)),
+        () => provider.createPayment(chargeRequest(invoice, req.attempt, cardToken, req.onSession === true)),
         markedAtOpen ? { sentBefore: false } : undefined,
       );
     } catch (err) {
@@ -114,8 +115,11 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
       }
       throw attemptFailure(err);
     }
+    const result = chargeResultOf(logger, invoice, pp);
+    // Not decided: nothing recorded (the call stays marked sent); the workflow asks again by key.
+    if (result.kind === 'undecided') return result;
     // The receipt is sent right after, in this activity (sendingItsEmails): claimed as it is recorded.
-    return applyInvoiceCharge(orm.em, invoice, req.attempt, chargeResultOf(logger, invoice, pp), req.retryDelayMs, {
+    return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
     });
   }
@@ -137,21 +141,27 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     try {
       const card = invoice.subscription.cardToken;
       const pp = await provider.findPayment(
-        chargeLookup(invoice, req.attempt, card ? chargeRequest(invoice, req.attempt, card) : undefined),
+        chargeLookup(
+          invoice,
+          req.attempt,
+          card ? chargeRequest(invoice, req.attempt, card, req.onSession === true) : undefined,
+        ),
       );
       if (!pp) {
         // Nothing under this attempt's key: no call was performed; the next one is a first call.
         await clearProviderCallSent(orm, 'invoices', invoice.id);
         return { kind: 'not_found' };
       }
-      return await applyInvoiceCharge(
-        orm.em,
-        invoice,
-        req.attempt,
-        chargeResultOf(logger, invoice, pp),
-        req.retryDelayMs,
-      );
+      const result = chargeResultOf(logger, invoice, pp);
+      if (result.kind === 'undecided') return result;
+      return await applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs);
     } catch (err) {
+      // An answer this code cannot read (a status nobody knows, a garbled body): the workflow
+      // asks again later, at growing intervals, instead of this activity retrying for ever.
+      if (err instanceof ProviderError && err.kind === PROVIDER_FAILURE.invalidResponse) {
+        logger.warn({ invoiceId: invoice.id, attempt: req.attempt, error: err.message }, 'unreadable provider answer');
+        return { kind: 'undecided', status: 'unknown' };
+      }
       throw reconcileFailure(err);
     }
   }

@@ -72,6 +72,7 @@ export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
         attempt: Math.max(1, opened.attempts),
         retryDelayMs: input.retryDelayMs,
         discardOnReject: input.discardOnReject,
+        onSession: input.period.periodIndex === 0 && Math.max(1, opened.attempts) === 1,
       };
       return { opened, charged: await sendingItsEmails(await charge(request, chargeMarkedSent === true, forCharge)) };
     },

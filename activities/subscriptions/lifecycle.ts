@@ -47,7 +47,9 @@ export function createLifecycleActivities(deps: ActivityDeps) {
       { subscriptionId: s.id, invoiceId: invoice.id, transactionId: pp.transactionId },
       'open invoice was captured by an attempt whose result was lost; recorded paid before cancelling',
     );
-    const applied = await applyInvoiceCharge(orm.em, invoice, attempt, chargeResultOf(logger, invoice, pp), null);
+    const result = chargeResultOf(logger, invoice, pp);
+    if (result.kind === 'undecided') return null;
+    const applied = await applyInvoiceCharge(orm.em, invoice, attempt, result, null);
     return applied.kind === 'paid' ? applied.outbox : null;
   }
 

@@ -11,7 +11,7 @@ import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
 import type { CreatePaymentInput, PaymentLookup, PaymentProvider, ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
-import { PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED, RECONCILIATION_MISMATCH } from '../../src/rules/providerFailures';
+import { PROVIDER_NOT_CONFIGURED, RECONCILIATION_MISMATCH } from '../../src/rules/providerFailures';
 
 /** What every concern reads first: the subscription record, and the provider of its processor. */
 export function subscriptionRecords({ orm, providers }: Pick<ActivityDeps, 'orm' | 'providers'>) {
@@ -19,7 +19,8 @@ export function subscriptionRecords({ orm, providers }: Pick<ActivityDeps, 'orm'
     load: (id: string) => orm.em.fork().findOne(Subscription, { id }),
     providerOf: async (s: Subscription): Promise<PaymentProvider> => {
       const provider = await recordProvider(providers, s);
-      if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, PROVIDER_NOT_CONFIGURED);
+      // Retried (never a failed workflow): the merchant may configure the processor again.
+      if (!provider) throw ApplicationFailure.retryable(`no provider ${s.processor}`, PROVIDER_NOT_CONFIGURED);
       return provider;
     },
   };
@@ -36,10 +37,24 @@ export const metadataOf = (s: Pick<SubscriptionForCharge, 'id' | 'merchant'>, in
 export const updatable = (s: Subscription) => CARD_UPDATABLE_STATUSES.includes(s.status);
 
 /**
+ * A charge the provider has not decided (`pending`, `processing`, `requires_action`, or any other
+ * status this code does not settle): nothing is recorded, the invoice stays open, and the
+ * workflow asks again about the same attempt (by its key) until it is decided.
+ */
+export interface UndecidedCharge {
+  kind: 'undecided';
+  status: string;
+}
+
+/**
  * The provider's answer to an invoice attempt, trusted only when it is about what we asked:
  * a capture of another amount or currency is not recorded (an operator must look).
  */
-export function chargeResultOf(logger: Logger, invoice: InvoiceForCharge, pp: ProviderPayment): ChargeResult {
+export function chargeResultOf(
+  logger: Logger,
+  invoice: InvoiceForCharge,
+  pp: ProviderPayment,
+): ChargeResult | UndecidedCharge {
   if (pp.amountMinor !== invoice.amountMinor || pp.currency !== invoice.currency) {
     logger.error(
       { invoiceId: invoice.id, transactionId: pp.transactionId, ours: [invoice.amountMinor, invoice.currency] },
@@ -59,12 +74,21 @@ export function chargeResultOf(logger: Logger, invoice: InvoiceForCharge, pp: Pr
       failureMessage: pp.failureMessage ?? 'The card was declined.',
     };
   }
-  // A card charge is settled in the provider's answer; anything else is not an answer to trust.
-  throw ApplicationFailure.nonRetryable(`card charge answered ${pp.status}`, PROVIDER_FAILURE.invalidResponse);
+  // Not decided yet (or a status we do not settle on): never a failure, asked about again.
+  logger.warn(
+    { invoiceId: invoice.id, transactionId: pp.transactionId, status: pp.status },
+    'invoice charge not decided by the provider; asking again later',
+  );
+  return { kind: 'undecided', status: pp.status };
 }
 
 /** The request of one charge attempt of an invoice with this card: the same every time (its key's). */
-export function chargeRequest(invoice: InvoiceForCharge, attempt: number, cardToken: string): CreatePaymentInput {
+export function chargeRequest(
+  invoice: InvoiceForCharge,
+  attempt: number,
+  cardToken: string,
+  onSession: boolean,
+): CreatePaymentInput {
   const s = invoice.subscription;
   return {
     idempotencyKey: invoiceAttemptKey(invoice.id, attempt),
@@ -72,6 +96,8 @@ export function chargeRequest(invoice: InvoiceForCharge, attempt: number, cardTo
     currency: invoice.currency,
     mode: 'card',
     cardToken,
+    // A charge the customer is not present for (renewals, retries): the processor may ask for authentication.
+    ...(onSession ? {} : { offSession: true }),
     ...(s.description ? { description: s.description } : {}),
     metadata: metadataOf(s, invoice.id),
   };

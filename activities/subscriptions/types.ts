@@ -3,7 +3,12 @@ import type { AppliedCharge, CardReplacement, OpenedInvoice } from '../../src/do
 /** What opening a period's invoice found or made; the subscription workflow branches on it. */
 export type { OpenedInvoice };
 
-export type ChargeOutcome = AppliedCharge | { kind: 'rejected'; code: string; message: string } | { kind: 'not_found' };
+export type ChargeOutcome =
+  | AppliedCharge
+  | { kind: 'rejected'; code: string; message: string }
+  | { kind: 'not_found' }
+  /** The provider has not decided (or answered what we do not know): the same attempt is asked about again. */
+  | { kind: 'undecided'; status: string };
 
 /** What a card update came to: the card replaced (or already that one), or why not. */
 export type CardChange = CardReplacement | { kind: 'rejected'; code: string; message: string };
@@ -25,6 +30,11 @@ export interface ChargeRequest {
   retryDelayMs: number | null;
   /** The subscription's very first charge (token flow): a refused token discards it. */
   discardOnReject: boolean;
+  /**
+   * The customer is present: the first attempt of the first invoice. Every other attempt (a
+   * renewal, a retry) is an off-session charge. Absent (runs of older code): off-session.
+   */
+  onSession?: boolean;
 }
 
 /** A billing period's start as the workflow sends it (dates as ISO strings). */

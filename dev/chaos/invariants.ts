@@ -7,8 +7,9 @@
 
 export interface LedgerEntryView {
   id: string;
-  type: 'capture' | 'refund';
-  status: 'succeeded' | 'failed' | 'pending';
+  type: 'capture' | 'refund' | 'dispute';
+  /** A dispute's entry: its status (needs_response, under_review, won, lost, accepted). */
+  status: 'succeeded' | 'failed' | 'pending' | 'needs_response' | 'under_review' | 'won' | 'lost' | 'accepted';
   amountMinor: number;
   currency: string;
   metadata: Record<string, string>;
@@ -25,6 +26,13 @@ export interface PaymentRow {
 }
 
 export interface RefundRow {
+  id: string;
+  paymentId: string;
+  status: string;
+  amountMinor: number;
+}
+
+export interface DisputeRow {
   id: string;
   paymentId: string;
   status: string;
@@ -65,6 +73,8 @@ export interface InvariantInput {
   ledger: LedgerEntryView[];
   payments: PaymentRow[];
   refunds: RefundRow[];
+  /** Our dispute rows (absent: a run without disputes). */
+  disputes?: DisputeRow[];
   invoices: InvoiceRow[];
   subscriptions: SubscriptionRow[];
   emails: EmailRow[];
@@ -239,6 +249,33 @@ export function checkInvariants(input: InvariantInput): InvariantResult[] {
     if (e.sentAt && got === 0) mail.push(`email ${e.id} recorded sent, never delivered`);
   }
 
+  // 6. Succeeded refunds plus lost or accepted disputes never exceed a payment's amount: what the
+  //    provider moved (its ledger) and what we recorded, each on its own.
+  const LOST = new Set(['lost', 'accepted']);
+  const disputed: string[] = [];
+  const disputeEntries = input.ledger.filter((e) => e.type === 'dispute');
+  const lostAtProvider = countBy(
+    disputeEntries.filter((e) => LOST.has(e.status)),
+    (e) => e.metadata.paymentId,
+  );
+  const ourDisputes = countBy(input.disputes ?? [], (d) => d.paymentId);
+  for (const p of input.payments) {
+    const rows = refundsByPayment.get(p.id) ?? [];
+    const moved = rows.reduce((sum, r) => sum + (refundsByRefund.get(r.id)?.[0]?.amountMinor ?? 0), 0);
+    const lost = (lostAtProvider.get(p.id) ?? []).reduce((sum, e) => sum + e.amountMinor, 0);
+    if (moved + lost > p.amountMinor) {
+      disputed.push(`payment ${p.id}: ${moved} refunded + ${lost} lost in disputes > ${p.amountMinor} (provider)`);
+    }
+    const recordedLost = (ourDisputes.get(p.id) ?? [])
+      .filter((d) => LOST.has(d.status))
+      .reduce((sum, d) => sum + d.amountMinor, 0);
+    if (p.amountRefundedMinor + recordedLost > p.amountMinor) {
+      disputed.push(
+        `payment ${p.id}: ${p.amountRefundedMinor} refunded + ${recordedLost} lost in disputes > ${p.amountMinor} (recorded)`,
+      );
+    }
+  }
+
   const errors = input.serverErrors.map((e) => `${e.operation} answered ${e.status} ${e.code}`);
 
   return [
@@ -251,6 +288,11 @@ export function checkInvariants(input: InvariantInput): InvariantResult[] {
     { name: '3. no charge after a cancellation', checked: cancellations.length, violations: cancelled },
     { name: '4. other merchants see 404', checked: input.crossMerchantProbes, violations: isolation },
     { name: '5. nothing acknowledged lost', checked: input.acknowledgements.length, violations: lost },
+    {
+      name: '6. refunds plus lost disputes within the amount',
+      checked: disputeEntries.length + (input.disputes?.length ?? 0),
+      violations: disputed,
+    },
     { name: 'emails sent once', checked: input.emails.length, violations: mail, notes: resent },
     { name: 'no 500 answers', checked: input.answers, violations: errors },
   ];

@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import type { EmailRow, InvoiceRow, LedgerEntryView, PaymentRow, RefundRow, SubscriptionRow } from './invariants';
+import type {
+  DisputeRow,
+  EmailRow,
+  InvoiceRow,
+  LedgerEntryView,
+  PaymentRow,
+  RefundRow,
+  SubscriptionRow,
+} from './invariants';
 
 /** Reading the three witnesses after a run: the provider's ledger, our database, the mail folder. */
 
@@ -20,6 +28,7 @@ export async function readLedger(sandboxUrl: string, token?: string): Promise<Le
 export interface DatabaseWitness {
   payments: PaymentRow[];
   refunds: RefundRow[];
+  disputes: DisputeRow[];
   invoices: InvoiceRow[];
   subscriptions: SubscriptionRow[];
   emails: EmailRow[];
@@ -38,6 +47,9 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
     const refunds = await q<Record<string, unknown>>(
       `select id, payment_id, status, amount_minor from refunds where merchant_id = any($1)`,
     );
+    const disputes = await q<Record<string, unknown>>(
+      `select id, payment_id, status, amount_minor from disputes where merchant_id = any($1)`,
+    );
     const invoices = await q<Record<string, unknown>>(
       `select id, subscription_id, status, amount_minor from invoices where merchant_id = any($1)`,
     );
@@ -55,6 +67,12 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
         amountPendingRefundMinor: num(r.amount_pending_refund_minor),
       })),
       refunds: refunds.map((r) => ({
+        id: String(r.id),
+        paymentId: String(r.payment_id),
+        status: String(r.status),
+        amountMinor: num(r.amount_minor),
+      })),
+      disputes: disputes.map((r) => ({
         id: String(r.id),
         paymentId: String(r.payment_id),
         status: String(r.status),

@@ -16,6 +16,8 @@ async function main(): Promise<void> {
     publicBaseUrl: config.sandboxUrl,
     processingSeconds: config.SANDBOX_PROCESSING_SECONDS,
     log: logger,
+    disputeSeconds: config.SANDBOX_DISPUTE_SECONDS,
+    disputeEvidenceSeconds: config.SANDBOX_DISPUTE_EVIDENCE_SECONDS,
   });
   const running = await sandbox.listen(config.SANDBOX_PORT, '0.0.0.0');
   logger.info({ port: config.SANDBOX_PORT }, 'sandbox listening');

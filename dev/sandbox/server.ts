@@ -22,6 +22,7 @@ import {
 } from './state';
 import { renderAuthenticationPage, renderCheckoutPage, renderMessagePage } from './checkoutPage';
 import { WebhookSender, paymentWebhookType } from './webhooks';
+import { SandboxDisputes, disputeJson, type DisputeChange } from './disputes';
 
 export interface SandboxOptions {
   apiKey: string;
@@ -33,7 +34,16 @@ export interface SandboxOptions {
   /** How long a `tok_processing` charge stays `processing` (SANDBOX_PROCESSING_SECONDS, default 5). */
   processingSeconds?: number;
   log?: Logger;
+  /** SANDBOX_DISPUTE_SECONDS: a `tok_dispute` capture is disputed this long after it (default 2). */
+  disputeSeconds?: number;
+  /** SANDBOX_DISPUTE_EVIDENCE_SECONDS: a dispute's evidence is due this long after it opens (default 604800). */
+  disputeEvidenceSeconds?: number;
 }
+
+export const DEFAULT_DISPUTE_SECONDS = 2;
+export const DEFAULT_DISPUTE_EVIDENCE_SECONDS = 604_800;
+/** setTimeout's longest delay; a longer one is armed again when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface RunningSandbox {
   url: string;
@@ -43,6 +53,7 @@ export interface RunningSandbox {
 export interface Sandbox {
   app: Koa<SandboxCtxState>;
   store: SandboxStore;
+  disputes: SandboxDisputes;
   listen(port: number, host?: string): Promise<RunningSandbox>;
 }
 
@@ -110,6 +121,9 @@ const settlePaymentBody = z.strictObject({
   transactionId: z.string().min(1).max(255),
   status: z.enum(['succeeded', 'failed']),
 });
+const disputeEvidenceBody = z.strictObject({ text: z.string().min(1).max(20_000) });
+const closeDisputeBody = z.strictObject({ status: z.enum(['won', 'lost']) });
+const disputeLookupQuery = z.strictObject({ paymentId: z.string().min(1).max(255) });
 
 const paymentLookupQuery = z.strictObject({ idempotencyKey: z.string().min(1).max(255) });
 const refundLookupQuery = z
@@ -230,7 +244,10 @@ function stripSlash(url: string): string {
 export function createSandbox(opts: SandboxOptions): Sandbox {
   const log = opts.log ?? createLogger('silent', 'sandbox');
   const store = new SandboxStore();
+  const disputes = new SandboxDisputes(store);
   const webhooks = new WebhookSender(opts.webhookSecret, log);
+  const disputeSeconds = opts.disputeSeconds ?? DEFAULT_DISPUTE_SECONDS;
+  const evidenceSeconds = opts.disputeEvidenceSeconds ?? DEFAULT_DISPUTE_EVIDENCE_SECONDS;
   const expectedKey = digest(`Bearer ${opts.apiKey}`);
   const processingMs = (opts.processingSeconds ?? 5) * 1000;
   // A `processing` charge's settlement, one timer per transaction (forgotten on reset and close).
@@ -277,6 +294,45 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       sleepers.add(done);
       until?.addEventListener('abort', done, { once: true });
     });
+
+  // The processor's own clock: disputes opened after a capture, and their evidence deadlines.
+  const timers = new Set<NodeJS.Timeout>();
+  /** Payments whose dispute is scheduled already (a replayed create schedules nothing more). */
+  const scheduled = new Set<string>();
+  const later = (ms: number, run: () => void): void => {
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        if (ms > MAX_TIMER_MS) later(ms - MAX_TIMER_MS, run);
+        else run();
+      },
+      Math.min(ms, MAX_TIMER_MS),
+    );
+    timer.unref();
+    timers.add(timer);
+  };
+  const cancelTimers = () => {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+  };
+  const announce = (change: DisputeChange | null): void => {
+    if (change?.webhook) webhooks.send(change.record.webhookUrl, change.webhook, disputeJson(change.record));
+  };
+  /** A captured `tok_dispute` payment: the dispute opens later, and is lost at its deadline if still unanswered. */
+  const scheduleDispute = (payment: PaymentRecord): void => {
+    if (!SandboxDisputes.disputes(payment) || disputes.ofPayment(payment.id).length > 0) return;
+    later(disputeSeconds * 1000, () => {
+      if (disputes.ofPayment(payment.id).length > 0) return;
+      const opened = disputes.open(payment.id, evidenceSeconds);
+      announce(opened);
+      if (!opened) return;
+      const due = Date.parse(opened.record.evidenceDueBy);
+      // A timer may fire a little before the instant it was set for: the deadline is the dispute's.
+      later(evidenceSeconds * 1000, () =>
+        announce(disputes.expire(opened.record.id, new Date(Math.max(Date.now(), due)))),
+      );
+    });
+  };
 
   const checkoutBase = (ctx: Ctx) => stripSlash(opts.publicBaseUrl ?? listeningUrl ?? ctx.origin);
 
@@ -388,6 +444,10 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       ctx.state.declineCards,
     );
     scheduleSettlement(payment);
+    if (SandboxDisputes.disputes(payment) && !scheduled.has(payment.id)) {
+      scheduled.add(payment.id);
+      scheduleDispute(payment);
+    }
     ctx.body = paymentJson(payment);
   });
 
@@ -416,6 +476,12 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     if (idempotencyKey.length > 255) throw invalid('The Idempotency-Key header is at most 255 characters.');
     const body = parse(createRefundBody, await readJson(ctx), 'body');
     const amountMinor = minorAmount(body.amount, body.currency);
+    // A replay (same key, or same reference on this transaction) is answered as before; a new
+    // refund is refused while the payment is disputed (checked in the same tick as the insert).
+    const known =
+      (idempotencyKey !== '' && store.refundsByKey.has(idempotencyKey)) ||
+      store.findRefund({ referenceId: body.reference_id, paymentId: body.paymentId }).length > 0;
+    if (!known) disputes.checkRefund(body.paymentId, amountMinor);
     const refund = store.createRefund(
       {
         paymentId: body.paymentId,
@@ -444,6 +510,31 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
 
   router.get('/v1/refunds/:id', (ctx) => {
     ctx.body = refundJson(store.getRefund(ctx.params.id ?? ''));
+  });
+
+  // ---- /v1/disputes ----
+
+  router.get('/v1/disputes', (ctx) => {
+    const { paymentId } = parse(disputeLookupQuery, { ...ctx.query }, 'query');
+    ctx.body = { data: disputes.ofPayment(paymentId).map(disputeJson) };
+  });
+
+  router.get('/v1/disputes/:id', (ctx) => {
+    ctx.body = disputeJson(disputes.get(ctx.params.id ?? ''));
+  });
+
+  router.post('/v1/disputes/:id/evidence', async (ctx) => {
+    const body = parse(disputeEvidenceBody, await readJson(ctx), 'body');
+    const change = disputes.submitEvidence(ctx.params.id ?? '', body.text);
+    announce(change);
+    ctx.body = disputeJson(change.record);
+  });
+
+  router.post('/v1/disputes/:id/accept', async (ctx) => {
+    parse(emptyBody, await readJson(ctx), 'body');
+    const change = disputes.accept(ctx.params.id ?? '');
+    announce(change);
+    ctx.body = disputeJson(change.record);
   });
 
   // ---- the hosted checkout page ----
@@ -588,9 +679,19 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     ctx.body = paymentJson(settleNow(body.transactionId, body.status));
   });
 
+  router.post('/_admin/disputes/:id/close', async (ctx) => {
+    const body = parse(closeDisputeBody, await readJson(ctx), 'body');
+    const change = disputes.close(ctx.params.id ?? '', body.status);
+    announce(change);
+    ctx.body = disputeJson(change.record);
+  });
+
   router.post('/_admin/reset', async (ctx) => {
     await readText(ctx);
     forgetSettlements();
+    cancelTimers();
+    scheduled.clear();
+    disputes.reset();
     store.reset();
     webhooks.cancelAll();
     log.info('state reset');
@@ -627,6 +728,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       closing ??= new Promise<void>((resolve) => {
         webhooks.cancelAll();
         forgetSettlements();
+        cancelTimers();
         for (const release of [...sleepers]) release();
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
@@ -637,5 +739,5 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     return { url, close };
   };
 
-  return { app, store, listen };
+  return { app, store, disputes, listen };
 }

@@ -60,6 +60,9 @@ export type PaymentMode = 'card' | 'checkout' | 'setup';
  * `actionUrl`; `processing`: accepted, the processor decides later (a timer, or /_admin/settle-payment).
  */
 export type PaymentStatus = 'pending' | 'requires_action' | 'processing' | 'succeeded' | 'failed' | 'canceled';
+/** A dispute's status (dev/sandbox/disputes.ts): open (`needs_response`, `under_review`) or decided. */
+export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost', 'accepted'] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface PaymentRecord {
@@ -107,13 +110,14 @@ export interface RefundRecord {
 
 export interface LedgerEntry {
   id: string;
-  type: 'capture' | 'refund';
+  type: 'capture' | 'refund' | 'dispute';
   /**
    * A capture: `requires_action` while its customer authenticates, `processing` while the
    * processor decides, then `succeeded` / `failed` (or `canceled`: an authentication cancelled
-   * before the customer acted), changed in place. A refund: `pending`, then its outcome.
+   * before the customer acted), changed in place. A refund: `pending`, then its outcome. A
+   * dispute: its status (dev/sandbox/disputes.ts), changed in place.
    */
-  status: 'succeeded' | 'failed' | 'pending' | 'requires_action' | 'processing' | 'canceled';
+  status: 'succeeded' | 'failed' | 'pending' | 'requires_action' | 'processing' | 'canceled' | DisputeStatus;
   amountMinor: number;
   currency: string;
   idempotencyKey: string | null;
@@ -163,6 +167,14 @@ export function newSandboxId(prefix: 'txn' | 'rf' | 'le' | 'whevt' | 'tok_saved'
 const DECLINES: Record<string, { code: string; message: string }> = {
   tok_decline: { code: 'card_declined', message: 'The card was declined.' },
   tok_insufficient_funds: { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
+  tok_lost_card: { code: 'lost_card', message: 'The card was reported lost.' },
+  tok_expired_card: { code: 'expired_card', message: 'The card has expired.' },
+};
+
+/** Cards whose on-session charges capture and whose off-session ones (renewals, retries) decline. */
+const OFF_SESSION_DECLINES: Record<string, { code: string; message: string }> = {
+  tok_renewal_lost_card: DECLINES.tok_lost_card!,
+  tok_renewal_insufficient_funds: DECLINES.tok_insufficient_funds!,
 };
 
 /**
@@ -177,7 +189,13 @@ export const PROCESSING_OUTCOMES: Record<string, 'succeeded' | 'failed'> = {
 };
 const DEBIT_FAILED = { code: 'debit_failed', message: 'The processor could not collect the payment.' };
 const AUTHENTICATION_FAILED = { code: 'authentication_failed', message: 'The customer failed to authenticate.' };
-const OTHER_CARDS = new Set<string>(['tok_success', ...AUTHENTICATION_TOKENS, ...Object.keys(PROCESSING_OUTCOMES)]);
+/** Cards that are not declined at once; `tok_dispute` captures and is then disputed (dev/sandbox/disputes.ts). */
+const OTHER_CARDS = new Set<string>([
+  'tok_success',
+  'tok_dispute',
+  ...AUTHENTICATION_TOKENS,
+  ...Object.keys(PROCESSING_OUTCOMES),
+]);
 
 export class SandboxStore {
   readonly payments = new Map<string, PaymentRecord>();
@@ -230,7 +248,7 @@ export class SandboxStore {
       const token = input.cardToken ?? '';
       if (!this.knownToken(token)) throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
       const card = this.cardOf(token);
-      failure = DECLINES[card];
+      failure = DECLINES[card] ?? (input.offSession ? OFF_SESSION_DECLINES[card] : undefined);
       if (declineCards) failure ??= DECLINES.tok_decline;
       status = failure ? 'failed' : this.firstAnswer(card, input.offSession);
     }
@@ -362,7 +380,12 @@ export class SandboxStore {
   }
 
   private knownToken(token: string): boolean {
-    return DECLINES[token] !== undefined || OTHER_CARDS.has(token) || this.savedTokens.has(token);
+    return (
+      DECLINES[token] !== undefined ||
+      OFF_SESSION_DECLINES[token] !== undefined ||
+      OTHER_CARDS.has(token) ||
+      this.savedTokens.has(token)
+    );
   }
 
   /**
@@ -372,7 +395,8 @@ export class SandboxStore {
   private cardOf(token: string): string {
     const from = this.savedTokens.get(token);
     if (from === undefined) return token;
-    return this.payments.get(from)?.cardToken ?? 'tok_success';
+    const saved = this.payments.get(from)?.cardToken;
+    return saved && saved !== token ? this.cardOf(saved) : 'tok_success';
   }
 
   /** A card charge's first answer for a card that is not declined. */
@@ -411,6 +435,10 @@ export class SandboxStore {
     return { record: payment, changed: true };
   }
 
+  /**
+   * The test card a token stands for: itself, or for a saved token (`tok_saved_...`) the card of
+   * the payment that saved it (a hosted page's card is `tok_success`). Unknown: 400.
+   */
   private issueToken(paymentId: string): string {
     const token = newSandboxId('tok_saved');
     this.savedTokens.set(token, paymentId);
@@ -586,9 +614,14 @@ export class SandboxStore {
     return refund;
   }
 
-  private addLedgerEntry(entry: LedgerEntry): void {
+  addLedgerEntry(entry: LedgerEntry): void {
     this.ledger.push(entry);
     this.ledgerByTransaction.set(entry.transactionId, entry);
+  }
+
+  /** The ledger entry of a capture, refund or dispute, by its transaction id. */
+  ledgerEntry(transactionId: string): LedgerEntry | undefined {
+    return this.ledgerByTransaction.get(transactionId);
   }
 }
 

@@ -3,7 +3,14 @@ import type { Logger } from '../../src/logger';
 import { newSandboxId } from './state';
 
 export type WebhookType =
-  'payment.succeeded' | 'payment.failed' | 'payment.canceled' | 'refund.succeeded' | 'refund.failed';
+  | 'payment.succeeded'
+  | 'payment.failed'
+  | 'payment.canceled'
+  | 'refund.succeeded'
+  | 'refund.failed'
+  | 'dispute.created'
+  | 'dispute.updated'
+  | 'dispute.closed';
 
 /** The webhook of a payment that settled after its first answer. */
 export function paymentWebhookType(status: 'succeeded' | 'failed' | 'canceled'): WebhookType {

@@ -26,6 +26,8 @@ import { subscriptionPaymentMethodRoutes } from './routes/subscriptionPaymentMet
 import { createPaymentGateway } from '../temporal/paymentGateway';
 import { createRefundGateway } from '../temporal/refundGateway';
 import { createSubscriptionGateway } from '../temporal/subscriptionGateway';
+import { createDisputeGateway } from '../temporal/disputeGateway';
+import { disputeRoutes } from './routes/disputes';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
@@ -58,6 +60,7 @@ export function apiGateways(deps: Pick<AppDeps, 'client' | 'settings' | 'outcome
     payments: createPaymentGateway({ client, settings, ...(outcomes ? { outcomes } : {}) }),
     refunds: createRefundGateway({ client, settings, ...(outcomes ? { outcomes } : {}) }),
     subscriptions: createSubscriptionGateway({ client, settings }),
+    disputes: createDisputeGateway({ client, settings }),
   };
 }
 
@@ -66,7 +69,7 @@ export function allRoutes(
   gateways = apiGateways(deps),
 ) {
   const em = deps.orm.em;
-  const { payments, refunds, subscriptions } = gateways;
+  const { payments, refunds, subscriptions, disputes } = gateways;
   return [
     ...apiKeyRoutes(em),
     ...paymentRoutes({ em, providers: deps.providers, payments, settings: deps.settings }),
@@ -74,6 +77,7 @@ export function allRoutes(
     ...subscriptionRoutes({ em, providers: deps.providers, subscriptions }),
     ...listRoutes({ em, settings: deps.settings }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
+    ...disputeRoutes({ em, providers: deps.providers, disputes }),
   ];
 }
 

@@ -1,5 +1,6 @@
 import { BigIntType, EntitySchema, PrimaryKeyProp } from '@mikro-orm/core';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../rules/subscriptionPlan';
+import { DECLINE_TYPES, type DeclineType } from '../rules/declines';
 
 /**
  * Persistence model. Plain classes mapped with EntitySchema (no decorators, so the
@@ -117,6 +118,10 @@ export class Payment {
   amountRefundedMinor!: number;
   /** The in-flight refund's amount, minor units (0 or one refund: at most one in flight). */
   amountPendingRefundMinor!: number;
+  /** Sum of its open, lost and accepted disputes, minor units (kept with the disputes, under this row's lock). */
+  amountDisputedMinor!: number;
+  /** How many of its disputes are open (needs_response, under_review): refunds wait while any is. */
+  openDisputes!: number;
   providerTransactionId!: string | null;
   /**
    * Set right before a provider call under the record's current idempotency key; cleared when
@@ -181,6 +186,7 @@ export const PaymentSchema = new EntitySchema<Payment>({
       expression:
         'amount_refunded_minor >= 0 and amount_pending_refund_minor >= 0 and amount_refunded_minor + amount_pending_refund_minor <= amount_minor',
     },
+    { name: 'payments_disputes_check', expression: 'amount_disputed_minor >= 0 and open_disputes >= 0' },
   ],
   properties: {
     id: { type: 'string', primary: true, length: 40 },
@@ -193,6 +199,8 @@ export const PaymentSchema = new EntitySchema<Payment>({
     status: { enum: true, items: () => [...PAYMENT_STATUSES] },
     amountRefundedMinor: { ...minorUnits, defaultRaw: '0' },
     amountPendingRefundMinor: { ...minorUnits, defaultRaw: '0' },
+    amountDisputedMinor: { ...minorUnits, defaultRaw: '0' },
+    openDisputes: { type: 'integer', default: 0 },
     providerTransactionId: { type: 'string', length: 64, nullable: true },
     providerCallSentAt: { ...timestamp, nullable: true },
     redirectUrl: { type: 'text', nullable: true },
@@ -321,6 +329,65 @@ export const RefundSchema = new EntitySchema<Refund>({
     providerCallSentAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
+  },
+});
+
+export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost', 'accepted'] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
+
+/**
+ * A dispute (chargeback) the processor opened on a captured payment (PRODUCT.md, "Processor
+ * lifecycle"). Its status follows the processor's; the evidence is the merchant's, kept here
+ * (`evidenceSubmittedAt` once sent to the processor).
+ */
+export class Dispute {
+  id!: string;
+  merchant!: Merchant;
+  payment!: Payment;
+  environment!: KeyEnvironment;
+  /** The processor that opened it (the payment's). */
+  processor!: string;
+  providerDisputeId!: string;
+  amountMinor!: number;
+  currency!: string;
+  reason!: string;
+  status!: DisputeStatus;
+  evidenceDueBy!: Date;
+  evidenceText!: string | null;
+  evidenceSubmittedAt!: Date | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+  closedAt!: Date | null;
+}
+
+export const DisputeSchema = new EntitySchema<Dispute>({
+  class: Dispute,
+  tableName: 'disputes',
+  // One row per processor dispute, however often its webhook comes.
+  uniques: [{ properties: ['processor', 'providerDisputeId'], name: 'disputes_processor_dispute_unique' }],
+  indexes: [
+    // The list (GET /disputes), newest first by keyset on (created_at, id).
+    { properties: ['merchant', 'environment', 'createdAt', 'id'], name: 'disputes_merchant_env_created_idx' },
+    { properties: ['payment', 'createdAt'], name: 'disputes_payment_created_idx' },
+  ],
+  checks: [{ name: 'disputes_amount_positive_check', expression: 'amount_minor > 0' }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade', updateRule: 'cascade' },
+    payment: { kind: 'm:1', entity: () => Payment, deleteRule: 'cascade', updateRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    processor: { type: 'string', length: 32 },
+    providerDisputeId: { type: 'string', length: 64 },
+    amountMinor: { ...minorUnits },
+    currency: { type: 'string', length: 3 },
+    reason: { type: 'string', length: 64 },
+    status: { enum: true, items: () => [...DISPUTE_STATUSES] },
+    evidenceDueBy: { ...timestamp },
+    evidenceText: { type: 'text', nullable: true },
+    evidenceSubmittedAt: { ...timestamp, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+    closedAt: { ...timestamp, nullable: true },
   },
 });
 
@@ -514,6 +581,10 @@ export class Invoice {
   providerCallSentAt!: Date | null;
   failureCode!: string | null;
   failureMessage!: string | null;
+  /** The last decline's kind (src/rules/declines.ts); null until one, and once paid. */
+  declineType!: DeclineType | null;
+  /** Where the customer authenticates this invoice's charge; null unless it waits for that. */
+  hostedUrl!: string | null;
   nextAttemptAt!: Date | null;
   paidAt!: Date | null;
   voidedAt!: Date | null;
@@ -552,6 +623,8 @@ export const InvoiceSchema = new EntitySchema<Invoice>({
     providerCallSentAt: { ...timestamp, nullable: true },
     failureCode: { type: 'string', length: 64, nullable: true },
     failureMessage: { type: 'text', nullable: true },
+    declineType: { enum: true, items: () => [...DECLINE_TYPES], nullable: true },
+    hostedUrl: { type: 'text', nullable: true },
     nextAttemptAt: { ...timestamp, nullable: true },
     paidAt: { ...timestamp, nullable: true },
     voidedAt: { ...timestamp, nullable: true },
@@ -651,6 +724,7 @@ export const entities = [
   PaymentSchema,
   MerchantEventSchema,
   RefundSchema,
+  DisputeSchema,
   EmailSchema,
   SubscriptionSchema,
   SubscriptionPhaseSchema,

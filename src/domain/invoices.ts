@@ -41,6 +41,8 @@ export type InvoiceView = Pick<
   | 'nextAttemptAt'
   | 'failureCode'
   | 'failureMessage'
+  | 'declineType'
+  | 'hostedUrl'
   | 'paidAt'
   | 'createdAt'
 > & { subscriptionId: string };
@@ -61,6 +63,8 @@ export function presentInvoice(
     nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null,
     failureCode: invoice.failureCode,
     failureMessage: invoice.failureMessage,
+    declineType: invoice.declineType,
+    hostedUrl: invoice.hostedUrl,
     paidAt: invoice.paidAt?.toISOString() ?? null,
     createdAt: invoice.createdAt.toISOString(),
   };

@@ -10,6 +10,7 @@ import {
 import { PAYMENT_VIEW_COLUMNS, paymentViewOfRow, type PaymentView } from './payments';
 import { presentSubscription, type SubscriptionResponse } from './subscriptions';
 import type { InvoiceView } from './invoices';
+import type { DeclineType } from '../rules/declines';
 import type { RecordScope } from './scope';
 
 /**
@@ -168,7 +169,7 @@ export async function listInvoices(
     .after('', page.after);
   const rows: Array<Record<string, unknown>> = await em.getConnection().execute(
     `select id, subscription_id, status, amount_minor, currency, period_start, period_end, attempts, next_attempt_at,
-            failure_code, failure_message, paid_at, created_at
+            failure_code, failure_message, decline_type, hosted_url, paid_at, created_at
        from invoices
       where ${where}
       order by created_at desc, id desc
@@ -189,6 +190,8 @@ export async function listInvoices(
       nextAttemptAt: date(row.next_attempt_at),
       failureCode: row.failure_code as string | null,
       failureMessage: row.failure_message as string | null,
+      declineType: row.decline_type as DeclineType | null,
+      hostedUrl: row.hosted_url as string | null,
       paidAt: date(row.paid_at),
       createdAt: new Date(row.created_at as Date),
     })),

@@ -40,10 +40,18 @@ export function nextActionOf(p: Pick<Payment, 'status' | 'actionUrl'>): { type: 
   return p.status === 'requires_action' && p.actionUrl ? { type: 'redirect', url: p.actionUrl } : null;
 }
 
+/**
+ * What may still be refunded: max(0, amount - refunded - in flight - disputed), where disputed is
+ * the sum of open, lost and accepted disputes (PRODUCT.md, "Processor lifecycle"; invariant 6).
+ */
 export function refundableMinor(
-  p: Pick<Payment, 'status' | 'amountMinor' | 'amountRefundedMinor' | 'amountPendingRefundMinor'>,
+  p: Pick<
+    Payment,
+    'status' | 'amountMinor' | 'amountRefundedMinor' | 'amountPendingRefundMinor' | 'amountDisputedMinor'
+  >,
 ): number {
-  return REFUNDABLE.includes(p.status) ? p.amountMinor - p.amountRefundedMinor - p.amountPendingRefundMinor : 0;
+  if (!REFUNDABLE.includes(p.status)) return 0;
+  return Math.max(0, p.amountMinor - p.amountRefundedMinor - p.amountPendingRefundMinor - p.amountDisputedMinor);
 }
 
 /** What the API shows of a payment: an entity, or a row read on the fast path. */
@@ -56,6 +64,8 @@ export function presentPayment(p: PaymentView) {
     amount: toMajor(p.amountMinor, p.currency),
     amountRefunded: toMajor(p.amountRefundedMinor, p.currency),
     amountRefundable: toMajor(refundableMinor(p), p.currency),
+    amountDisputed: toMajor(p.amountDisputedMinor, p.currency),
+    disputed: p.openDisputes > 0,
     currency: p.currency,
     status: p.status,
     processor: p.processor,
@@ -107,7 +117,8 @@ export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created
 }
 
 export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, currency, status, amount_refunded_minor,
-  amount_pending_refund_minor, provider_transaction_id, redirect_url, action_url, save_card_enabled, customer, billing, metadata,
+  amount_pending_refund_minor, amount_disputed_minor, open_disputes, provider_transaction_id, redirect_url, action_url,
+  save_card_enabled, customer, billing, metadata,
   description, callback_url, return_url, failure_code, failure_message, expires_at, created_at, updated_at`;
 
 const PAYMENT_VIEW_BY_ID: PreparedStatement = {
@@ -297,6 +308,8 @@ export function paymentViewOfRow(row: Record<string, unknown>): PaymentView {
     status: row.status as PaymentStatus,
     amountRefundedMinor: Number(row.amount_refunded_minor),
     amountPendingRefundMinor: Number(row.amount_pending_refund_minor),
+    amountDisputedMinor: Number(row.amount_disputed_minor),
+    openDisputes: Number(row.open_disputes),
     providerTransactionId: row.provider_transaction_id as string | null,
     redirectUrl: row.redirect_url as string | null,
     actionUrl: (row.action_url ?? null) as string | null,

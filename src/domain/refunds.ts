@@ -99,12 +99,19 @@ type RefundDecision =
  * The rules of a refund request, in the order PRODUCT.md fixes after `not_found`: replay (same
  * externalId on this payment), `external_id_conflict` (externalId of another record) or
  * `validation_error` (currency, amount), `payment_not_refundable`, `refund_in_flight`,
- * `amount_exceeds_refundable`. Pure: both writers of a refund decide here.
+ * `charge_disputed`, `amount_exceeds_refundable`. Pure: both writers of a refund decide here.
  */
 function decideRefund(
   payment: Pick<
     PaymentView,
-    'id' | 'currency' | 'status' | 'amountMinor' | 'amountRefundedMinor' | 'amountPendingRefundMinor'
+    | 'id'
+    | 'currency'
+    | 'status'
+    | 'amountMinor'
+    | 'amountRefundedMinor'
+    | 'amountPendingRefundMinor'
+    | 'amountDisputedMinor'
+    | 'openDisputes'
   >,
   named: NamedRefund | null,
   req: RefundRequest,
@@ -154,9 +161,16 @@ function decideRefund(
     );
   }
   if (payment.amountPendingRefundMinor > 0) return { kind: 'in_flight' };
+  // A refund of a disputed charge would lose the money twice (the chargeback takes it too).
+  if (payment.openDisputes > 0) {
+    return refused(
+      new AppError('charge_disputed', 'The payment has an open dispute: it cannot be refunded until it is decided.'),
+    );
+  }
   const refundable = refundableMinor(payment);
   const amount = amountMinor ?? refundable;
-  if (amount > refundable) {
+  // Nothing left (a lost or accepted dispute took the rest): no refund of 0.
+  if (amount > refundable || amount <= 0) {
     return refused(
       new AppError('amount_exceeds_refundable', 'The amount exceeds the remaining refundable balance.', {
         amountRefundable: toMajor(refundable, payment.currency),
@@ -315,8 +329,8 @@ const REFUND_CREATION_READ: PreparedStatement = {
 };
 
 /**
- * The refund reserved only if the payment is still as read (status and refunded balance, no
- * refund in flight): the UPDATE takes the row lock and re-checks, so a concurrent creation or
+ * The refund reserved only if the payment is still as read (status, refunded and disputed
+ * balances, no refund in flight, no open dispute): the UPDATE takes the row lock and re-checks, so a concurrent creation or
  * settlement leaves it unwritten; the INSERT happens only with it, in the same statement. (A
  * refund in flight would also be refused by the partial unique index: a unique violation.)
  */
@@ -325,6 +339,7 @@ const RESERVE_AND_INSERT_REFUND: PreparedStatement = {
   text: `with reserved as (
            update payments set amount_pending_refund_minor = $4, updated_at = $5
             where id = $1 and status = $2 and amount_refunded_minor = $3 and amount_pending_refund_minor = 0
+              and open_disputes = 0 and amount_disputed_minor = $9
            returning id, merchant_id, currency
          )
          insert into refunds (id, merchant_id, payment_id, external_id, amount_minor, currency, reason, status,
@@ -387,6 +402,7 @@ export async function reserveRefundAsRead(
       refund.id,
       refund.externalId,
       refund.reason,
+      payment.amountDisputedMinor,
     ]);
     return inserted.length === 1;
   } catch (err) {

@@ -2,7 +2,7 @@ import type { Invoice, Subscription } from '../db/entities';
 import { currencyExponent, toMajor } from '../rules/money';
 
 /** The customer emails of a subscription: plain text, one per event (PRODUCT.md, Subscriptions). */
-export type SubscriptionEmailKind = 'activated' | 'receipt' | 'payment_failed' | 'cancelled';
+export type SubscriptionEmailKind = 'activated' | 'receipt' | 'payment_failed' | 'card_required' | 'cancelled';
 
 /** `10.50 USD`, `1200 JPY`: every decimal the currency has. */
 const money = (minor: number, currency: string) =>
@@ -35,7 +35,13 @@ export type InvoiceOfEmail = Pick<
 export function subscriptionEmail(
   kind: SubscriptionEmailKind,
   s: SubscriptionOfEmail,
-  facts: { invoice?: InvoiceOfEmail; nextAttemptAt?: Date | null },
+  facts: {
+    invoice?: InvoiceOfEmail;
+    nextAttemptAt?: Date | null;
+    /** card_required: the hosted card-update page (null: none could be made) and the deadline. */
+    cardUpdateUrl?: string | null;
+    cancelAt?: Date;
+  },
 ): { subject: string; text: string } {
   const what = short(s.description ?? `subscription ${s.externalId}`);
   const greeting = s.customer?.name ? `Hello ${s.customer.name},` : 'Hello,';
@@ -78,6 +84,23 @@ export function subscriptionEmail(
           facts.nextAttemptAt
             ? `Next retry: ${day(facts.nextAttemptAt)}`
             : 'No further retries: the subscription will be cancelled.',
+          `Invoice: ${invoice!.id}`,
+          '',
+          ref,
+        ].join('\n'),
+      };
+    case 'card_required':
+      return {
+        subject: `A new card is needed for ${what}`,
+        text: [
+          greeting,
+          '',
+          `Your payment of ${money(invoice!.amountMinor, invoice!.currency)} failed: ${invoice!.failureMessage ?? 'declined'} (${invoice!.failureCode ?? 'declined'}).`,
+          'This card cannot be charged again, so it will not be retried.',
+          facts.cardUpdateUrl
+            ? `Please enter a new card here: ${facts.cardUpdateUrl}`
+            : 'Please give the merchant a new card.',
+          `Without a new card by ${day(facts.cancelAt)}, the subscription will be cancelled.`,
           `Invoice: ${invoice!.id}`,
           '',
           ref,

@@ -15,7 +15,8 @@ import { AppError } from '../errors';
 import { newId } from '../ids';
 import { preparedRows, type PreparedStatement } from '../db/orm';
 import { toMajor } from '../rules/money';
-import { invoiceStatusOf } from './invoices';
+import { declineTypeOf, type DeclineType } from '../rules/declines';
+import { presentInvoice } from './invoices';
 import { clippedSubject, recordEmail, type ClaimedEmail } from './emails';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
@@ -72,18 +73,8 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
     callbackUrl: s.callbackUrl,
     returnUrl: s.returnUrl,
     retryScheduleDays: s.retryScheduleDays,
-    latestInvoice: latestInvoice && {
-      id: latestInvoice.id,
-      status: invoiceStatusOf(latestInvoice, s),
-      amount: toMajor(latestInvoice.amountMinor, latestInvoice.currency),
-      periodStart: latestInvoice.periodStart.toISOString(),
-      periodEnd: latestInvoice.periodEnd.toISOString(),
-      attempts: latestInvoice.attempts,
-      nextAttemptAt: latestInvoice.nextAttemptAt?.toISOString() ?? null,
-      failureCode: latestInvoice.failureCode,
-      failureMessage: latestInvoice.failureMessage,
-      paidAt: latestInvoice.paidAt?.toISOString() ?? null,
-    },
+    // The full invoice of "Lists" (hostedUrl and declineType included).
+    latestInvoice: latestInvoice && presentInvoice({ ...latestInvoice, subscriptionId: s.id }, s),
   };
 }
 
@@ -414,7 +405,7 @@ class OutboxWriter {
     }
   }
 
-  email(kind: SubscriptionEmailKind, suffix: string, facts: { invoice?: Invoice; nextAttemptAt?: Date | null }): void {
+  email(kind: SubscriptionEmailKind, suffix: string, facts: Parameters<typeof subscriptionEmail>[2]): void {
     const s = this.subscription;
     const to = s.customer?.email ?? s.merchant.email;
     if (!to) return; // nobody to write to; the merchant still gets its callback
@@ -823,7 +814,7 @@ const RECORD_RENEWAL_PAID: PreparedStatement = {
      ), paid as (
        update invoices set status = 'paid', attempts = $2::int, paid_at = $3::timestamptz, voided_at = null,
               provider_transaction_id = $4::text, failure_code = null, failure_message = null,
-              next_attempt_at = null, updated_at = $3::timestamptz
+              decline_type = null, next_attempt_at = null, updated_at = $3::timestamptz
          from sub
         where invoices.id = $5 and invoices.subscription_id = sub.id
           and invoices.status in ('open', 'void') and invoices.attempts < $2::int
@@ -851,7 +842,7 @@ const RENEWAL_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due', '
 export type AppliedCharge =
   | { kind: 'paid'; outbox: Outbox; claimed?: ClaimedEmail[] }
   | { kind: 'void'; outbox: Outbox }
-  | { kind: 'declined'; nextAttemptAt: string | null; outbox: Outbox }
+  | { kind: 'declined'; nextAttemptAt: string | null; declineType: DeclineType; outbox: Outbox }
   | { kind: 'missing' };
 
 /**
@@ -887,7 +878,8 @@ export async function applyInvoiceCharge(
   const invoiceId = target.id;
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
   let applied = { kind: 'missing' } as
-    { kind: 'paid' | 'void' | 'missing' } | { kind: 'declined'; nextAttemptAt: string | null };
+    | { kind: 'paid' | 'void' | 'missing' }
+    | { kind: 'declined'; nextAttemptAt: string | null; declineType: DeclineType };
   // Set only when this call recorded the attempt (subscription_charges_total counts it once).
   let recorded = null as SubscriptionChargeOutcome | null;
   const outbox = await change(em, target.subscription.id, async (tx, s, out) => {
@@ -906,8 +898,12 @@ export async function applyInvoiceCharge(
     }
     if (invoice.attempts >= attempt) {
       // This attempt was recorded already (a retried activity): answer as the first run did.
-      out.expect(failedEmail, failedEvents);
-      applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null };
+      out.expect(invoice.declineType === 'hard' ? [] : failedEmail, failedEvents);
+      applied = {
+        kind: 'declined',
+        nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null,
+        declineType: invoice.declineType ?? 'soft',
+      };
       return;
     }
     const now = new Date();
@@ -922,6 +918,7 @@ export async function applyInvoiceCharge(
       invoice.providerTransactionId = charge.transactionId;
       invoice.failureCode = null;
       invoice.failureMessage = null;
+      invoice.declineType = null;
       invoice.nextAttemptAt = null;
       if (s.status !== 'cancelled') activate(s, out);
       out.event('subscription.charge_succeeded', paid.succeeded);
@@ -936,19 +933,52 @@ export async function applyInvoiceCharge(
     await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
     invoice.failureCode = charge.failureCode;
     invoice.failureMessage = charge.failureMessage;
-    invoice.nextAttemptAt = retryDelayMs === null ? null : new Date(now.getTime() + retryDelayMs);
+    // A hard decline is never retried with this card: no next attempt; the workflow asks the
+    // customer for a new card (requestNewCard), in place of the payment-failed email.
+    const declineType = declineTypeOf(charge.failureCode);
+    invoice.declineType = declineType;
+    invoice.nextAttemptAt =
+      retryDelayMs === null || declineType === 'hard' ? null : new Date(now.getTime() + retryDelayMs);
     out.event('subscription.charge_failed', failedEvents[0]!);
-    out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
+    if (declineType === 'soft') {
+      out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
+    }
     if (s.status !== 'past_due' && s.status !== 'cancelled') {
       s.status = 'past_due';
       out.event('subscription.past_due', failedEvents[1]!);
     }
-    applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null };
+    applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null, declineType };
     recorded = 'failed';
   });
   if (outbox && recorded) workerMetrics.subscriptionCharge(recorded);
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
   return { ...applied, outbox } as AppliedCharge;
+}
+
+/**
+ * A hard decline of an invoice's attempt: the customer is asked for a new card before
+ * `cancelAt`, once per declined attempt, with the link of the hosted card update the workflow
+ * opened (`withLink`: the subscription's `redirectUrl`). Only while the subscription is
+ * `past_due` and that attempt is the invoice's last one.
+ */
+export async function requestNewCard(
+  em: EntityManager,
+  input: { subscriptionId: string; invoiceId: string; attempt: number; withLink: boolean; cancelAt: Date },
+): Promise<Outbox | null> {
+  return change(em, input.subscriptionId, async (tx, s, out) => {
+    const suffix = `email:card_required:${input.invoiceId}:${input.attempt}`;
+    if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
+      out.expect([suffix], []);
+      return;
+    }
+    const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
+    if (s.status !== 'past_due' || !invoice || invoice.status !== 'open' || invoice.attempts !== input.attempt) return;
+    out.email('card_required', suffix, {
+      invoice,
+      cardUpdateUrl: input.withLink ? s.redirectUrl : null,
+      cancelAt: input.cancelAt,
+    });
+  });
 }
 
 /**

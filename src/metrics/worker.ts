@@ -24,6 +24,9 @@ export const PROVIDER_OPERATIONS = [
   'cancelPayment',
   'createRefund',
   'findRefund',
+  'findDispute',
+  'submitDisputeEvidence',
+  'acceptDispute',
 ] as const;
 
 export type PaymentOutcome = (typeof PAYMENT_OUTCOMES)[number];

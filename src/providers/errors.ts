@@ -31,6 +31,20 @@ export class ProviderError extends Error {
 export class ProviderWebhookError extends Error {}
 
 /**
+ * The adapter cannot do this operation (e.g. disputes on a processor whose mapping is not
+ * written yet). Nothing was sent; a workflow keeps its record where it is and asks again later.
+ */
+export class ProviderUnsupportedError extends Error {
+  constructor(
+    readonly processor: string,
+    readonly operation: string,
+  ) {
+    super(`${processor} does not support ${operation} through this service`);
+    this.name = 'ProviderUnsupportedError';
+  }
+}
+
+/**
  * What the provider holds under our idempotency key (or our transaction) is not what we asked
  * for: another transaction, amount or currency. Never settled from: an operator must look.
  */

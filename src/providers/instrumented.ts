@@ -30,6 +30,9 @@ export function instrumentProvider(provider: PaymentProvider): PaymentProvider {
     cancelPayment: timed('cancelPayment', (transactionId) => provider.cancelPayment(transactionId)),
     createRefund: timed('createRefund', (input) => provider.createRefund(input)),
     findRefund: timed('findRefund', (by) => provider.findRefund(by)),
+    findDispute: timed('findDispute', (id) => provider.findDispute(id)),
+    submitDisputeEvidence: timed('submitDisputeEvidence', (id, text) => provider.submitDisputeEvidence(id, text)),
+    acceptDispute: timed('acceptDispute', (id) => provider.acceptDispute(id)),
     parseWebhook: (rawBody, headers) => provider.parseWebhook(rawBody, headers),
   };
 }

@@ -101,9 +101,28 @@ export interface RefundLookup {
   transactionId: string;
 }
 
+/**
+ * A dispute (chargeback) the processor opened on a captured payment. `needs_response` and
+ * `under_review` are open; `won`, `lost` and `accepted` are the processor's decision.
+ */
+export type ProviderDisputeStatus = 'needs_response' | 'under_review' | 'won' | 'lost' | 'accepted';
+
+export interface ProviderDispute {
+  disputeId: string;
+  /** The disputed payment transaction. */
+  transactionId: string;
+  status: ProviderDisputeStatus;
+  amountMinor: number;
+  currency: string;
+  reason: string;
+  evidenceDueBy: Date;
+}
+
 export type ProviderWebhookEvent = (
   | { kind: 'payment'; type: string; payment: ProviderPayment; metadata: Record<string, string> }
   | { kind: 'refund'; type: string; refund: ProviderRefund; metadata: Record<string, string> }
+  /** A dispute opened or changed; `metadata` is the disputed payment's. */
+  | { kind: 'dispute'; type: string; dispute: ProviderDispute; metadata: Record<string, string> }
   /**
    * An event type the provider sends that concerns none of our records, or a verified event whose
    * object we cannot read (`reason`): acknowledged, routed nowhere (the record's workflow asks the
@@ -133,6 +152,15 @@ export interface PaymentProvider {
   findRefund(
     by: { refundId: string } | RefundLookup | { referenceId: string; transactionId: string },
   ): Promise<ProviderRefund | null>;
+  /**
+   * Disputes. null when the provider has no such dispute. An adapter that cannot do this (yet)
+   * throws ProviderUnsupportedError: the record is kept as it is, never failed.
+   */
+  findDispute(disputeId: string): Promise<ProviderDispute | null>;
+  /** Sends the evidence (the dispute goes `under_review`); the same evidence again is answered unchanged. */
+  submitDisputeEvidence(disputeId: string, text: string): Promise<ProviderDispute>;
+  /** Accepts the dispute (`accepted`: lost); again, unchanged. */
+  acceptDispute(disputeId: string): Promise<ProviderDispute>;
   /** Verifies the signature and parses; throws ProviderWebhookError when it does not verify. */
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent;
 }

@@ -3,20 +3,18 @@
  * a row in activities/sweeper.ts `orphanKinds` (its candidates and how its workflow starts).
  * The last two are the outbox relay: emails and merchant events recorded by a run that was lost
  * before it handed them on (a local activity whose worker died), sent by a workflow of their own.
+ * Then open disputes (since SWEEP_DISPUTES).
  */
-export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents'] as const;
+export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents', 'disputes'] as const;
 export type OrphanKind = (typeof ORPHAN_KINDS)[number];
 
 /**
  * The kinds of LIVE record (not in a final status) the sweeper gives a new workflow run when
  * theirs ended (completed, failed, timed out, terminated): decision 0059. Each has a row in
  * activities/sweeper.ts `liveKinds`.
- *
- * EXTENSION POINT (disputes, issue 42 item 4): a dispute not closed is live too. Add
- * `'disputes'` here and a `liveKinds.disputes` row (candidates: `status not in ('won', 'lost',
- * 'accepted')`; revive: its gateway's start with ALLOW_DUPLICATE) once the dispute workflow exists.
+ * A new kind of record with a workflow of its own is one more entry here and a row there.
  */
-export const LIVE_KINDS = ['payments', 'refunds', 'subscriptions'] as const;
+export const LIVE_KINDS = ['payments', 'refunds', 'subscriptions', 'disputes'] as const;
 export type LiveKind = (typeof LIVE_KINDS)[number];
 
 /**

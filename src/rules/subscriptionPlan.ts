@@ -58,6 +58,15 @@ export function retryDelayMillis(plan: Plan, failedAttempts: number, billingDayS
 }
 
 /**
+ * The retry schedule's total in milliseconds (the sum of `retryScheduleDays`): how long a hard
+ * decline waits for a new card, from the last declined attempt, before the subscription is
+ * cancelled.
+ */
+export function retryScheduleTotalMillis(plan: Plan, billingDaySeconds: number): number {
+  return plan.retryScheduleDays.reduce((sum, days) => sum + days, 0) * billingDaySeconds * 1000;
+}
+
+/**
  * The provider idempotency key of an invoice's n-th attempt. The first is the invoice id
  * itself. A decline is final at the provider (the same key answers the same decline), so a
  * retry needs a key of its own; it is only made once the previous attempt is known to have

@@ -20,6 +20,8 @@ export function paymentRow(em: EntityManager, merchantId: string, overrides: Par
     status: 'created',
     amountRefundedMinor: 0,
     amountPendingRefundMinor: 0,
+    amountDisputedMinor: 0,
+    openDisputes: 0,
     providerTransactionId: null,
     redirectUrl: null,
     cardToken: null,

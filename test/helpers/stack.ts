@@ -15,7 +15,7 @@ import { createMerchant } from '../../src/domain/merchants';
 import { createWorkers } from '../../src/worker';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
-import { createSandbox } from '../../dev/sandbox/server';
+import { createSandbox, type SandboxOptions } from '../../dev/sandbox/server';
 import type { SandboxStore } from '../../dev/sandbox/state';
 import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
@@ -248,8 +248,19 @@ export async function startTestWorker(
 /** A sandbox ledger entry (docs/provider-sandbox.md). */
 export interface LedgerEntry {
   id: string;
-  type: 'capture' | 'refund';
-  status: 'succeeded' | 'failed' | 'pending' | 'requires_action' | 'processing' | 'canceled';
+  type: 'capture' | 'refund' | 'dispute';
+  status:
+    | 'succeeded'
+    | 'failed'
+    | 'pending'
+    | 'requires_action'
+    | 'processing'
+    | 'canceled'
+    | 'needs_response'
+    | 'under_review'
+    | 'won'
+    | 'lost'
+    | 'accepted';
   amount: number;
   currency: string;
   idempotencyKey: string | null;
@@ -322,15 +333,25 @@ export async function startPaymentStack(
   providerOptions: Partial<ProviderSettings> = {},
   /**
    * One logger for the API and the worker (default: the quiet test logger); how long the sandbox
-   * keeps a `tok_processing` charge processing (default 5 s, as SANDBOX_PROCESSING_SECONDS).
+   * keeps a `tok_processing` charge processing (default 5 s, as SANDBOX_PROCESSING_SECONDS);
+   * `sandbox`: the sandbox's dispute timings (SANDBOX_DISPUTE_SECONDS, SANDBOX_DISPUTE_EVIDENCE_SECONDS).
    */
-  { logger, sandboxProcessingSeconds }: { logger?: Logger; sandboxProcessingSeconds?: number } = {},
+  {
+    logger,
+    sandboxProcessingSeconds,
+    sandbox: sandboxTimings = {},
+  }: {
+    logger?: Logger;
+    sandboxProcessingSeconds?: number;
+    sandbox?: Pick<SandboxOptions, 'disputeSeconds' | 'disputeEvidenceSeconds'>;
+  } = {},
 ): Promise<PaymentStack> {
   const orm = await openTestOrm();
   const sandbox = createSandbox({
     apiKey: SANDBOX_API_KEY,
     webhookSecret: SANDBOX_WEBHOOK_SECRET,
     ...(sandboxProcessingSeconds === undefined ? {} : { processingSeconds: sandboxProcessingSeconds }),
+    ...sandboxTimings,
   });
   const running = await sandbox.listen(0);
   const providers = testProviders(orm, running.url, providerTimeoutMs, providerOptions);

@@ -409,6 +409,8 @@ describe('lists', () => {
             providerTransactionId: null,
             failureCode: null,
             failureMessage: null,
+            declineType: null,
+            hostedUrl: null,
             nextAttemptAt: null,
             paidAt: last ? null : start,
             voidedAt: null,
@@ -477,6 +479,7 @@ describe('lists', () => {
           attempts: 2,
           failureCode: 'card_declined',
           failureMessage: 'Declined.',
+          declineType: 'soft',
           nextAttemptAt: new Date('2025-05-02T00:00:00.000Z'),
         },
       });
@@ -497,13 +500,15 @@ describe('lists', () => {
         nextAttemptAt: '2025-05-02T00:00:00.000Z',
         failureCode: 'card_declined',
         failureMessage: 'Declined.',
+        declineType: 'soft',
+        hostedUrl: null,
         paidAt: null,
         createdAt: last.createdAt.toISOString(),
       });
       expect(walked.items[4]).toMatchObject({ status: 'paid', amount: 0, paidAt: expect.any(String) });
-      // The subscription's own view agrees with the list about its latest invoice.
+      // The subscription's own view shows the same invoice as the list (PRODUCT.md: the full invoice).
       const view = await get<Json>(`/subscriptions/${subscription.id}`, merchant.auth);
-      expect(view.body.latestInvoice).toMatchObject({ id: last.id, status: 'open' });
+      expect(view.body.latestInvoice).toEqual(walked.items[0]);
     });
 
     it('shows an invoice the service gave up on as uncollectible, and a merchant-voided one as void', async () => {

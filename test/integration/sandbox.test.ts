@@ -234,6 +234,8 @@ describe('card payments', () => {
   it.each([
     ['tok_decline', 'card_declined'],
     ['tok_insufficient_funds', 'insufficient_funds'],
+    ['tok_lost_card', 'lost_card'],
+    ['tok_expired_card', 'expired_card'],
   ])('%s is declined (%s) and the attempt is in the ledger', async (token, code) => {
     const res = await createPayment(card(token));
     expect(res.status).toBe(200);
@@ -241,6 +243,35 @@ describe('card payments', () => {
     expect(await ledger()).toEqual([
       expect.objectContaining({ type: 'capture', status: 'failed', transactionId: res.json.id }),
     ]);
+  });
+
+  it.each([
+    ['tok_renewal_lost_card', 'lost_card'],
+    ['tok_renewal_insufficient_funds', 'insufficient_funds'],
+  ])('%s captures on-session and declines off-session charges (%s), its saved token too', async (token, code) => {
+    expect((await createPayment({ ...card(token), saveCard: true })).json).toMatchObject({ status: 'succeeded' });
+    const offSession = await createPayment({ ...card(token), offSession: true });
+    expect(offSession.json).toMatchObject({ status: 'failed', failureCode: code });
+    // A card saved from it (a setup with the token answers the token itself) keeps its behaviour.
+    const saved = await createPayment({ ...card(token), saveCard: true });
+    const savedToken = saved.json.savedCardToken as string;
+    expect(savedToken).toMatch(/^tok_saved_/);
+    expect((await createPayment({ ...card(savedToken), offSession: true })).json).toMatchObject({
+      status: 'failed',
+      failureCode: code,
+    });
+    expect((await createPayment(card(savedToken))).json.status).toBe('succeeded');
+  });
+
+  it('the unknown_status fault answers card charges with a status nobody knows; the charge is made', async () => {
+    await setFaults({ payments: 'unknown_status' });
+    const key = newKey();
+    const res = await createPayment(card('tok_success'), key);
+    expect(res.status).toBe(200);
+    expect(res.json.status).toBe('on_hold');
+    expect((await call('GET', `/v1/payments?idempotencyKey=${key}`)).json.data[0].status).toBe('on_hold');
+    await setFaults({});
+    expect((await call('GET', `/v1/payments/${res.json.id}`)).json.status).toBe('succeeded');
   });
 
   it('an unknown token is 400 invalid_card_token and records nothing, not even the key', async () => {
@@ -905,5 +936,206 @@ describe('admin token (PRODUCT.md, "Production profile")', () => {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('disputes (tok_dispute)', () => {
+  let disputing: RunningSandbox;
+  let saved: string;
+
+  beforeAll(async () => {
+    saved = base;
+    disputing = await createSandbox({
+      apiKey: API_KEY,
+      webhookSecret: SECRET,
+      disputeSeconds: 0.2,
+      disputeEvidenceSeconds: 3600,
+    }).listen(0);
+    base = disputing.url;
+  });
+  afterAll(async () => {
+    base = saved;
+    await disputing.close();
+  });
+
+  const disputed = async (amount = 12.34): Promise<string> => {
+    const res = await createPayment({ ...card('tok_dispute', amount), webhookUrl: hooks.url });
+    expect(res.json.status).toBe('succeeded');
+    return res.json.id;
+  };
+  const hooksOf = (type: string) => hooks.received.filter((h) => h.event.type === type);
+  const waitForHook = async (type: string, count = 1) => {
+    const deadline = Date.now() + 5000;
+    while (hooksOf(type).length < count) {
+      if (Date.now() > deadline) throw new Error(`no ${type} webhook`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return hooksOf(type)[count - 1]!;
+  };
+
+  it('captures, then opens a dispute for the whole capture with a signed dispute.created webhook', async () => {
+    const txn = await disputed(12.34);
+    const hook = await waitForHook('dispute.created');
+    expect(verifySignature(hook)).toBe(true);
+    const dispute = hook.event.data;
+    expect(dispute).toMatchObject({
+      object: 'dispute',
+      paymentId: txn,
+      status: 'needs_response',
+      amount: 12.34,
+      currency: 'USD',
+      reason: 'fraudulent',
+      evidence: null,
+      metadata: { paymentId: 'pay_test' },
+      closedAt: null,
+    });
+    const due = Date.parse(dispute.evidenceDueBy as string) - Date.parse(dispute.createdAt as string);
+    expect(due).toBe(3600 * 1000);
+    expect((await call('GET', `/v1/disputes/${String(dispute.id)}`)).json).toEqual(dispute);
+    expect((await call('GET', `/v1/disputes?paymentId=${txn}`)).json.data).toEqual([dispute]);
+    const entries = await ledger();
+    expect(entries.map((e) => [e.type, e.status])).toEqual([
+      ['capture', 'succeeded'],
+      ['dispute', 'needs_response'],
+    ]);
+    expect(entries[1]).toMatchObject({
+      amount: 12.34,
+      currency: 'USD',
+      idempotencyKey: null,
+      reference: null,
+      transactionId: dispute.id,
+      paymentTransactionId: txn,
+      metadata: { paymentId: 'pay_test' },
+    });
+    expect(typeof entries[1]!.id).toBe('string');
+    expect(typeof entries[1]!.createdAt).toBe('string');
+  });
+
+  it('disputes what is left after refunds; nothing when all is refunded', async () => {
+    const partly = await disputed(10);
+    expect((await refund(partly, 4)).json.status).toBe('succeeded');
+    const whole = await disputed(5);
+    expect((await refund(whole, 5)).json.status).toBe('succeeded');
+    const hook = await waitForHook('dispute.created');
+    expect(hook.event.data).toMatchObject({ paymentId: partly, amount: 6 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hooksOf('dispute.created')).toHaveLength(1);
+    expect((await call('GET', `/v1/disputes?paymentId=${whole}`)).json.data).toEqual([]);
+  });
+
+  it('evidence: under_review (a retry is unchanged); the processor decides won; refunds refused while open', async () => {
+    const txn = await disputed(20);
+    const id = String((await waitForHook('dispute.created')).event.data.id);
+    const refused = await refund(txn, 1);
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.code).toBe('charge_disputed');
+
+    const submit = () => call('POST', `/v1/disputes/${id}/evidence`, { body: { text: 'Signed delivery receipt.' } });
+    const first = await submit();
+    expect(first.json).toMatchObject({ status: 'under_review', evidence: { text: 'Signed delivery receipt.' } });
+    expect((await submit()).json).toEqual(first.json);
+    const other = await call('POST', `/v1/disputes/${id}/evidence`, { body: { text: 'Something else.' } });
+    expect(other.status).toBe(409);
+    expect(other.json.error.code).toBe('dispute_not_updatable');
+    expect((await call('POST', `/v1/disputes/${id}/accept`, { body: {} })).status).toBe(409);
+    expect((await waitForHook('dispute.updated')).event.data).toMatchObject({ id, status: 'under_review' });
+
+    const won = await call('POST', `/_admin/disputes/${id}/close`, { body: { status: 'won' } });
+    expect(won.json).toMatchObject({ status: 'won' });
+    expect(won.json.closedAt).not.toBeNull();
+    expect((await waitForHook('dispute.closed')).event.data).toMatchObject({ id, status: 'won' });
+    expect((await call('POST', `/_admin/disputes/${id}/close`, { body: { status: 'won' } })).status).toBe(200);
+    const again = await call('POST', `/_admin/disputes/${id}/close`, { body: { status: 'lost' } });
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe('dispute_closed');
+    expect((await ledger()).find((e) => e.transactionId === id)?.status).toBe('won');
+    // Won: the payment is refundable again.
+    expect((await refund(txn, 20)).json.status).toBe('succeeded');
+  });
+
+  it('accept: accepted (lost), and refunds plus lost disputes never exceed the capture', async () => {
+    const txn = await disputed(8);
+    const id = String((await waitForHook('dispute.created')).event.data.id);
+    const accepted = await call('POST', `/v1/disputes/${id}/accept`, { body: {} });
+    expect(accepted.json).toMatchObject({ status: 'accepted' });
+    expect((await waitForHook('dispute.closed')).event.data).toMatchObject({ id, status: 'accepted' });
+    expect((await call('POST', `/v1/disputes/${id}/accept`)).json.status).toBe('accepted');
+    expect((await ledger()).find((e) => e.transactionId === id)?.status).toBe('accepted');
+    const over = await refund(txn, 1);
+    expect(over.status).toBe(400);
+    expect(over.json.error.code).toBe('amount_exceeds_captured');
+  });
+
+  it('admin close lost; bad bodies and unknown ids', async () => {
+    await disputed(3);
+    const id = String((await waitForHook('dispute.created')).event.data.id);
+    const bad = await call('POST', `/_admin/disputes/${id}/close`, { body: { status: 'accepted' } });
+    expect(bad.status).toBe(400);
+    expect((await call('POST', `/_admin/disputes/dsp_nope/close`, { body: { status: 'lost' } })).status).toBe(404);
+    expect((await call('GET', '/v1/disputes/dsp_nope')).status).toBe(404);
+    expect((await call('POST', `/v1/disputes/${id}/evidence`, { body: { text: '' } })).status).toBe(400);
+    expect((await call('POST', `/_admin/disputes/${id}/close`, { body: { status: 'lost' } })).json.status).toBe('lost');
+    expect((await waitForHook('dispute.closed')).event.data).toMatchObject({ id, status: 'lost' });
+  });
+
+  it('a dispute still needs_response at its deadline is lost, with a webhook', async () => {
+    const quick = await createSandbox({
+      apiKey: API_KEY,
+      webhookSecret: SECRET,
+      disputeSeconds: 0.1,
+      disputeEvidenceSeconds: 0.5,
+    }).listen(0);
+    try {
+      const res = await fetch(`${quick.url}/v1/payments`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${API_KEY}`,
+          'content-type': 'application/json',
+          'idempotency-key': newKey(),
+        },
+        body: JSON.stringify({ ...card('tok_dispute', 7), webhookUrl: hooks.url }),
+      });
+      expect(res.status).toBe(200);
+      const closed = await waitForHook('dispute.closed');
+      expect(closed.event.data).toMatchObject({ status: 'lost', amount: 7 });
+      const entries = (await (await fetch(`${quick.url}/_admin/ledger`)).json()) as {
+        entries: Array<{ type: string; status: string }>;
+      };
+      expect(entries.entries.map((e) => [e.type, e.status])).toEqual([
+        ['capture', 'succeeded'],
+        ['dispute', 'lost'],
+      ]);
+    } finally {
+      await quick.close();
+    }
+  });
+});
+
+describe('disputes are of payments only', () => {
+  it("a subscription's tok_dispute charge captures and is never disputed", async () => {
+    const quick = await createSandbox({ apiKey: API_KEY, webhookSecret: SECRET, disputeSeconds: 0.05 }).listen(0);
+    try {
+      const res = await fetch(`${quick.url}/v1/payments`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${API_KEY}`,
+          'content-type': 'application/json',
+          'idempotency-key': newKey(),
+        },
+        body: JSON.stringify({
+          ...card('tok_dispute', 5),
+          metadata: { subscriptionId: 'sub_x', invoiceId: 'inv_x' },
+          webhookUrl: hooks.url,
+        }),
+      });
+      expect(((await res.json()) as { status: string }).status).toBe('succeeded');
+      await new Promise((r) => setTimeout(r, 300));
+      const { entries } = (await (await fetch(`${quick.url}/_admin/ledger`)).json()) as {
+        entries: Array<{ type: string }>;
+      };
+      expect(entries.map((e) => e.type)).toEqual(['capture']);
+    } finally {
+      await quick.close();
+    }
   });
 });

@@ -489,6 +489,28 @@ describe('Stripe adapter against stripe-mock', () => {
     });
   });
 
+  describe('disputes', () => {
+    it('found by id: an inquiry needing a response is needs_response, due when Stripe says', async () => {
+      const d = await stripe.findDispute('dp_1PgbQ8B7WZ01zgkW');
+      expect(d).toEqual({
+        disputeId: 'dp_1PgbQ8B7WZ01zgkW',
+        transactionId: 'ch_1PgafuB7WZ01zgkWXYmPNZs8', // stripe-mock's fixture names no PaymentIntent
+        status: 'needs_response',
+        amountMinor: 1000,
+        currency: 'USD',
+        reason: 'general',
+        evidenceDueBy: new Date(1723679999 * 1000),
+      });
+    });
+
+    it('evidence and acceptance: the requests pass validation and the answers map', async () => {
+      const sent = await stripe.submitDisputeEvidence('dp_1PgbQ8B7WZ01zgkW', 'Signed delivery receipt.');
+      expect(sent).toMatchObject({ disputeId: 'dp_1PgbQ8B7WZ01zgkW', amountMinor: 1000, currency: 'USD' });
+      const accepted = await stripe.acceptDispute('dp_1PgbQ8B7WZ01zgkW');
+      expect(accepted).toMatchObject({ disputeId: 'dp_1PgbQ8B7WZ01zgkW', amountMinor: 1000 });
+    });
+  });
+
   describe('webhooks', () => {
     const payload = JSON.stringify({
       ...fixture('event'),
@@ -534,6 +556,35 @@ describe('Stripe adapter against stripe-mock', () => {
       const ours = { requires_payment_method: 'failed' }[status as 'requires_payment_method'] ?? status;
       expect(event).toMatchObject({ kind: 'payment', type, payment: { status: ours }, metadata, livemode: true });
       if (event.kind === 'payment') expect(event.payment.actionUrl).toBe(status === 'requires_action' ? url : null);
+    });
+
+    it('charge.dispute.*: a dispute of the PaymentIntent, its status mapped (a closed one lost)', () => {
+      for (const [type, status, ours] of [
+        ['charge.dispute.created', 'needs_response', 'needs_response'],
+        ['charge.dispute.updated', 'under_review', 'under_review'],
+        ['charge.dispute.closed', 'lost', 'lost'],
+        ['charge.dispute.closed', 'won', 'won'],
+      ] as const) {
+        const body = JSON.stringify({ ...fixture('event'), type, data: { object: { ...fixture('dispute'), status } } });
+        const event = stripe.parseWebhook(body, {
+          'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: WEBHOOK_SECRET }),
+        });
+        expect(event).toEqual({
+          kind: 'dispute',
+          type,
+          dispute: {
+            disputeId: 'dp_1PgbQ8B7WZ01zgkWdisput01',
+            transactionId: 'pi_1PgafyB7WZ01zgkWSjxsAJo3',
+            status: ours,
+            amountMinor: 1000,
+            currency: 'USD',
+            reason: 'fraudulent',
+            evidenceDueBy: new Date(1723679999 * 1000),
+          },
+          metadata: {},
+          livemode: false,
+        });
+      }
     });
 
     it('a wrong secret, a changed body, no signature, or no configured secret: ProviderWebhookError', () => {

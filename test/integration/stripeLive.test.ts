@@ -494,6 +494,59 @@ describe('Stripe for a live key (through stripe-mock)', () => {
       });
     });
 
+    it("charge.dispute.created: the dispute of the verified merchant's payment, idempotent; another merchant's secret touches nothing", async () => {
+      const m = await createTestMerchant(settled.orm, 'Stripe merchant, disputed');
+      const who = await liveKeyOf(m);
+      expect((await configure(m.merchantId)).code).toBe(0);
+      const paid = await pay(settled, who, { cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+      expect(paid.body).toMatchObject({ status: 'succeeded', processor: 'stripe' });
+      const payload = JSON.stringify({
+        id: 'evt_dispute_1',
+        object: 'event',
+        type: 'charge.dispute.created',
+        api_version: '2026-10-28.endive',
+        created: Math.floor(Date.now() / 1000),
+        livemode: true,
+        data: {
+          object: {
+            id: 'dp_live_dispute_1',
+            object: 'dispute',
+            amount: 1099,
+            currency: 'usd',
+            status: 'needs_response',
+            reason: 'fraudulent',
+            charge: 'ch_live_1',
+            payment_intent: paid.body.providerTransactionId,
+            evidence_details: { due_by: Math.floor(Date.now() / 1000) + 7 * 86_400 },
+            created: Math.floor(Date.now() / 1000),
+            metadata: {},
+          },
+        },
+      });
+      // Another Stripe merchant (same test secret): verified for it, but none of its payments is disputed.
+      expect((await postStripeWebhook(settled.api.baseUrl, merchant.merchantId, payload, sign(payload))).status).toBe(
+        200,
+      );
+      for (let i = 0; i < 2; i++) {
+        const res = await postStripeWebhook(settled.api.baseUrl, m.merchantId, payload, sign(payload));
+        expect(res.status).toBe(200);
+      }
+      const listed = await call(settled.api.baseUrl, 'GET', '/disputes', who.auth);
+      expect(listed.body.disputes).toEqual([
+        expect.objectContaining({
+          paymentId: paid.body.id,
+          providerDisputeId: 'dp_live_dispute_1',
+          amount: AMOUNT,
+          status: 'needs_response',
+          reason: 'fraudulent',
+        }),
+      ]);
+      expect((await call(settled.api.baseUrl, 'GET', '/disputes', live.auth)).body.disputes).toEqual([]);
+      expect(
+        (await call(settled.api.baseUrl, 'GET', `/payments/${paid.body.id as string}`, who.auth)).body,
+      ).toMatchObject({ disputed: true, amountDisputed: AMOUNT, amountRefundable: 0 });
+    });
+
     it('refuses a wrong signature, another merchant, or a tampered body with 400 invalid_signature', async () => {
       const payload = event({ paymentId: 'pay_unknown' });
       const signed = sign(payload);

@@ -25,6 +25,9 @@ import { newId } from '../../src/ids';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { paymentRow } from '../helpers/records';
+import { SANDBOX_WEBHOOK_SECRET } from '../helpers/stack';
+import { signWebhook } from '../../dev/sandbox/webhooks';
+import { disputeWorkflowId } from '../../workflows/disputeApi';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
 import { emailRelayWorkflowId } from '../../src/temporal/outboxEmailGateway';
 import { merchantEventRelayWorkflowId } from '../../src/temporal/merchantEventsGateway';
@@ -67,7 +70,7 @@ describe('orphan sweeper', () => {
       workflowId: `sweep-test-${Date.now()}-${Math.random()}`,
       args: [{ graceSeconds: 1, pageSize: 1, maxRows: 1000, merchantId: merchant.merchantId, ...input }],
     });
-  const nothingElse = { refunds: 0, subscriptions: 0, emails: 0, merchantEvents: 0 };
+  const nothingElse = { refunds: 0, subscriptions: 0, emails: 0, merchantEvents: 0, disputes: 0 };
   const workflowStatus = async (paymentId: string) =>
     (await stack.api.client.workflow.getHandle(paymentWorkflowId(paymentId)).describe()).status.name;
 
@@ -131,6 +134,57 @@ describe('orphan sweeper', () => {
     // Examined once: the next sweep has nothing to do.
     expect(await sweep({ kinds: ['subscriptions'] })).toEqual({ subscriptions: 0 });
     await call(stack.api.baseUrl, 'DELETE', `/subscriptions/${id}?notify=false`, merchant.auth);
+  });
+
+  it('gives an open dispute whose webhook could not start its workflow one, once', async () => {
+    const paid = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+      amount: 4,
+      currency: 'USD',
+      externalId: `disputed-${Date.now()}`,
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_success',
+    });
+    expect(paid.body).toMatchObject({ status: 'succeeded' });
+    const body = JSON.stringify({
+      id: 'whevt_orphan_dispute',
+      type: 'dispute.created',
+      createdAt: new Date().toISOString(),
+      data: {
+        object: 'dispute',
+        id: `dsp_orphan_${Date.now()}`,
+        paymentId: paid.body.providerTransactionId,
+        status: 'needs_response',
+        amount: 4,
+        currency: 'USD',
+        reason: 'fraudulent',
+        evidenceDueBy: new Date(Date.now() + 3_600_000).toISOString(),
+        evidence: null,
+        metadata: { paymentId: paid.body.id },
+        createdAt: new Date().toISOString(),
+        updatedAt: new Date().toISOString(),
+        closedAt: null,
+      },
+    });
+    // Recorded by an API whose Temporal answers nothing: the row, no workflow (the webhook fails).
+    const res = await fetch(`${cutOff.baseUrl}/webhooks/sandbox`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'sandbox-signature': signWebhook(SANDBOX_WEBHOOK_SECRET, Math.floor(Date.now() / 1000), body),
+      },
+      body,
+    });
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    const listed = await call(stack.api.baseUrl, 'GET', `/disputes?paymentId=${paid.body.id as string}`, merchant.auth);
+    const [dispute] = listed.body.disputes as Array<{ id: string }>;
+    expect(dispute).toBeDefined();
+    await new Promise((r) => setTimeout(r, 1100));
+
+    expect(await sweep({ kinds: ['disputes'] })).toEqual({ disputes: 1 });
+    const handle = stack.api.client.workflow.getHandle(disputeWorkflowId(dispute!.id));
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect(await sweep({ kinds: ['disputes'] })).toEqual({ disputes: 0 });
+    await handle.terminate('test over');
   });
 
   /**
@@ -371,7 +425,7 @@ describe('orphan sweeper', () => {
       });
       expect(updated.spec.intervals?.map((i) => i.every)).toEqual([60_000]);
       expect(updated.action.staticSummary).toBe(
-        'Orphan sweep every 60 s · payments, refunds, subscriptions, emails, merchantEvents',
+        'Orphan sweep every 60 s · payments, refunds, subscriptions, emails, merchantEvents, disputes',
       );
       expect(updated.state).toMatchObject({ paused: true, note: 'operator: investigating' });
 

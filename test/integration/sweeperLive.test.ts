@@ -4,12 +4,13 @@ import { sweepOrphansWorkflow, type LiveKind, type SweepResult } from '../../wor
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { refundWorkflowId } from '../../workflows/refundApi';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
+import { disputeWorkflowId } from '../../workflows/disputeApi';
 import { SWEEP_ARGS } from '../../src/temporal/schedules';
 
 /**
  * A workflow that did end can be started again for its record (issue 42 item 6; decision 0059):
  * the sweeper finds every live record (a payment not final, a refund pending, a subscription not
- * cancelled) without a running
+ * cancelled, a dispute open) without a running
  * workflow and starts one, which takes the record up where it is; the record then settles.
  * Workflows are ended for real (terminated through the Temporal client, as an operator would).
  */
@@ -45,7 +46,7 @@ describe('the sweeper revives live records whose workflow ended', () => {
   });
 
   it('the schedule sweeps every live kind', () => {
-    expect(SWEEP_ARGS.liveKinds).toEqual(['payments', 'refunds', 'subscriptions']);
+    expect(SWEEP_ARGS.liveKinds).toEqual(['payments', 'refunds', 'subscriptions', 'disputes']);
   });
 
   it('a hosted payment whose workflow was terminated gets a new run; the customer pays; captured once', async () => {
@@ -146,5 +147,55 @@ describe('the sweeper revives live records whose workflow ended', () => {
     expect((await stack.ledger('capture', id, 'subscriptionId')).map((c) => c.status)).toEqual(['succeeded']);
     // Cancelled: no longer live, never started again.
     expect((await sweepLive(['subscriptions'])).revived).toEqual({ subscriptions: 0 });
+  }, 60_000);
+
+  it('an open dispute whose workflow was terminated gets a new run, which follows the processor to its decision', async () => {
+    const paid = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+      amount: 11,
+      currency: 'USD',
+      externalId: ext('disputed'),
+      customer: { email: 'c@example.com' },
+      cardToken: 'tok_dispute',
+    });
+    expect(paid.body.status).toBe('succeeded');
+    const paymentId = paid.body.id as string;
+    const listed = await eventually(
+      () => get(`/disputes?paymentId=${paymentId}`),
+      (r) => (r.body.disputes as unknown[] | undefined)?.length === 1,
+      20_000,
+      250,
+    );
+    const dispute = (listed.body.disputes as Array<{ id: string; providerDisputeId: string; status: string }>)[0]!;
+    expect(dispute.status).toBe('needs_response');
+    const workflowId = disputeWorkflowId(dispute.id);
+    await eventually(
+      () => status(workflowId).catch(() => 'NONE'),
+      (s) => s === 'RUNNING',
+      10_000,
+      250,
+    );
+    await terminate(workflowId);
+
+    expect((await sweepLive(['disputes'])).revived).toEqual({ disputes: 1 });
+    expect(await status(workflowId)).toBe('RUNNING');
+    expect((await sweepLive(['disputes'])).revived).toEqual({ disputes: 0 });
+
+    await stack.sandbox(`/_admin/disputes/${dispute.providerDisputeId}/close`, { status: 'won' });
+    const won = await eventually(
+      () => get(`/disputes/${dispute.id}`),
+      (r) => r.body.status !== 'needs_response',
+      20_000,
+      250,
+    );
+    expect(won.body.status).toBe('won');
+    // The new run followed it to the decision and ended; closed disputes are not live.
+    await eventually(
+      () => status(workflowId),
+      (s) => s === 'COMPLETED',
+      20_000,
+      250,
+    );
+    expect((await sweepLive(['disputes'])).revived).toEqual({ disputes: 0 });
+    expect((await stack.ledger('capture', paymentId)).map((e) => e.status)).toEqual(['succeeded']);
   }, 60_000);
 });

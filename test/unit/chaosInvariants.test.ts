@@ -107,6 +107,33 @@ describe('chaos invariants', () => {
     expect(violationsOf(run, '2.')).toEqual(['payment pay_1 records 0 refunded, the provider moved 400']);
   });
 
+  it('6: a lost or accepted dispute beyond what refunds left, at the provider and in our records', () => {
+    const dispute = (id: string, status: LedgerEntryView['status'], amountMinor: number): LedgerEntryView => ({
+      id,
+      type: 'dispute',
+      status,
+      amountMinor,
+      currency: 'USD',
+      metadata: { paymentId: 'pay_1' },
+      createdAt: '2026-01-01T00:00:25Z',
+    });
+    const held = cleanRun();
+    held.ledger.push(dispute('le_d1', 'lost', 600), dispute('le_d2', 'won', 1000));
+    held.disputes = [
+      { id: 'dp_1', paymentId: 'pay_1', status: 'lost', amountMinor: 600 },
+      { id: 'dp_2', paymentId: 'pay_1', status: 'won', amountMinor: 1000 },
+    ];
+    expect(violationsOf(held, '6.')).toEqual([]);
+
+    const broken = cleanRun();
+    broken.ledger.push(dispute('le_d1', 'accepted', 700));
+    broken.disputes = [{ id: 'dp_1', paymentId: 'pay_1', status: 'lost', amountMinor: 601 }];
+    expect(violationsOf(broken, '6.')).toEqual([
+      'payment pay_1: 400 refunded + 700 lost in disputes > 1000 (provider)',
+      'payment pay_1: 400 refunded + 601 lost in disputes > 1000 (recorded)',
+    ]);
+  });
+
   it('3: a charge after the cancellation was acknowledged', () => {
     const run = cleanRun();
     run.ledger.push(capture('tx9', { subscriptionId: 'sub_1', invoiceId: 'inv_2' }, 500, '2026-01-01T00:00:31Z'));

@@ -68,6 +68,8 @@ describe('the error vocabulary', () => {
       provider_unavailable: 503,
       payment_not_refundable: 409,
       refund_in_flight: 409,
+      charge_disputed: 409,
+      dispute_not_updatable: 409,
       amount_exceeds_refundable: 422,
       concurrent_request: 409,
       subscription_not_updatable: 409,

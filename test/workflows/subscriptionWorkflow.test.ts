@@ -701,6 +701,76 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     expect(retryWaitMs).toBeLessThan(2 * DAY_MS);
     expect(billing.activities.reconcileInvoiceCharge).not.toHaveBeenCalled();
   }, 120_000);
+
+  it('a renewal answered processing: the same attempt is asked about at growing intervals, at most daily, then paid once', async () => {
+    // Period 1's charge is answered `processing` (undecided), and so is every question about it
+    // for 20 polls; then the provider settles it captured.
+    const billing = fakeBilling({});
+    const { chargeInvoice } = billing.activities;
+    const polledAt: number[] = [];
+    const undecidedCharge = jest.fn(async (req: ChargeRequest) =>
+      req.invoiceId === 'inv_1' ? { kind: 'undecided' as const, status: 'processing' } : chargeInvoice(req),
+    );
+    const reconcile = jest.fn(async (req: ChargeRequest) => {
+      polledAt.push(await testEnv().currentTimeMs());
+      if (polledAt.length <= 20) return { kind: 'undecided' as const, status: 'processing' };
+      return chargeInvoice(req);
+    });
+    Object.assign(billing.activities, { chargeInvoice: undecidedCharge, reconcileInvoiceCharge: reconcile });
+    const wf = input({ historyEventLimit: 60 });
+    await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.paid() >= 3, DAY_MS / 2, 800);
+      return cancelAndFinish(handle);
+    });
+    // One attempt of inv_1 only, asked about by its key until decided; paid once.
+    expect(undecidedCharge.mock.calls.filter(([r]) => r.invoiceId === 'inv_1')).toHaveLength(1);
+    expect(new Set(reconcile.mock.calls.map(([r]) => r.attempt))).toEqual(new Set([1]));
+    expect(billing.invoices()[1]).toMatchObject({ status: 'paid', attempts: 1 });
+    expect(billing.status()).toBe('cancelled');
+    // The intervals grow (doubling from 10 s) and stop growing at a day.
+    const gaps = polledAt.slice(1).map((t, i) => t - polledAt[i]!);
+    for (let i = 1; i < gaps.length; i++) expect(gaps[i]!).toBeGreaterThanOrEqual(gaps[i - 1]! - 5_000);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(DAY_MS + 60_000);
+    expect(gaps.at(-1)!).toBeGreaterThan(DAY_MS - 60_000);
+    // The waiting crossed continue-as-new (a low bound), each run short.
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(60 + 40);
+  }, 180_000);
+
+  it('a hard decline: no retry; cancelled once the schedule’s total has passed from that attempt', async () => {
+    const billing = fakeBilling({ declines: (inv) => inv.periodIndex === 1 });
+    const { chargeInvoice } = billing.activities;
+    let declinedAt = 0;
+    const hardCharge = jest.fn(async (req: ChargeRequest) => {
+      const outcome = await chargeInvoice(req);
+      if (outcome.kind !== 'declined') return outcome;
+      declinedAt = await testEnv().currentTimeMs();
+      return { ...outcome, nextAttemptAt: null, declineType: 'hard' as const };
+    });
+    const requestNewCard = jest.fn(async (_input: { cancelAt: string; withLink: boolean }) => ({
+      status: 'past_due' as const,
+      emailIds: ['email-card-required'],
+      eventIds: [],
+    }));
+    Object.assign(billing.activities, { requestNewCard, chargeInvoice: hardCharge });
+    const wf = input();
+    const result = await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.status() === 'cancelled', DAY_MS / 2);
+      return handle.result();
+    });
+    expect(result.status).toBe('cancelled');
+    expect(hardCharge.mock.calls.filter(([r]) => r.invoiceId === 'inv_1').map(([r]) => r.attempt)).toEqual([1]);
+    expect(billing.activities.cancelSubscriptionRecord).toHaveBeenCalledWith(
+      expect.objectContaining({ reason: 'payment_failed' }),
+    );
+    // Asked once, with the hosted page's link and the deadline: 1 + 3 + 5 days from the decline.
+    expect(requestNewCard).toHaveBeenCalledTimes(1);
+    const { cancelAt, withLink } = requestNewCard.mock.calls[0]![0];
+    expect(withLink).toBe(true);
+    expect(Date.parse(cancelAt) - declinedAt).toBeGreaterThan(9 * DAY_MS - 60_000);
+    expect(Date.parse(cancelAt) - declinedAt).toBeLessThan(9 * DAY_MS + 60_000);
+  }, 120_000);
 });
 
 /**

@@ -77,9 +77,12 @@ async function chargeAtOnce(s: SubscriptionState): Promise<void> {
   await condition(() => s.cardCharge === null || s.closing || s.cancel !== null || s.discarded);
 }
 
-async function hostedPage(s: SubscriptionState): Promise<PaymentMethodOutcome> {
-  // A page still open is the answer again (a repeated request).
-  if (s.cardUpdate && Date.now() < s.cardUpdate.expiresAtMs) return { kind: 'hosted' };
+async function hostedPage(s: SubscriptionState, untilMs?: number): Promise<PaymentMethodOutcome> {
+  // A page still open is the answer again (a repeated request); kept open until `untilMs` at least.
+  if (s.cardUpdate && Date.now() < s.cardUpdate.expiresAtMs) {
+    if (untilMs !== undefined) s.cardUpdate.expiresAtMs = Math.max(s.cardUpdate.expiresAtMs, untilMs);
+    return { kind: 'hosted' };
+  }
   const page = s.cardPages + 1;
   let requested: CardPage;
   try {
@@ -93,11 +96,28 @@ async function hostedPage(s: SubscriptionState): Promise<PaymentMethodOutcome> {
   s.cardPages = page;
   s.cardUpdate = {
     transactionId: requested.transactionId,
-    expiresAtMs: Date.now() + s.input.authorizationExpirySeconds * 1000,
+    expiresAtMs: Math.max(Date.now() + s.input.authorizationExpirySeconds * 1000, untilMs ?? 0),
   };
   s.providerEvent = false;
   watchHostedCard(s);
   return { kind: 'hosted' };
+}
+
+/**
+ * A hard decline asks the customer for a new card: a hosted card update open until `untilMs`
+ * (one already open is kept open that long), applied one at a time with the merchant's updates.
+ * True when a page is open (its link is the subscription's `redirectUrl`). A merchant's new card
+ * arriving meanwhile is charged instead (nothing is opened then).
+ */
+export async function openCardPageUntil(s: SubscriptionState, untilMs: number): Promise<boolean> {
+  await condition(() => !s.cardBusy || s.cardCharge === 'requested' || s.cancel !== null);
+  if (s.cardBusy || s.cancel) return false;
+  s.cardBusy = true;
+  try {
+    return (await hostedPage(s, untilMs)).kind === 'hosted';
+  } finally {
+    s.cardBusy = false;
+  }
 }
 
 /**

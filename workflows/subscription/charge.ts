@@ -1,15 +1,16 @@
 import { log, patched } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest, PeriodInvoiceInput } from '../../activities/subscriptions';
 import type { OpenedInvoice } from '../../activities/subscriptions';
-import { retryDelayMillis } from '../../src/rules/subscriptionPlan';
+import { retryDelayMillis, retryScheduleTotalMillis } from '../../src/rules/subscriptionPlan';
 import { failureType, outcomeOfFailure, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
-import { RENEWAL_CHARGE_LOCAL } from '../patches';
+import { RENEWAL_CHARGE_LOCAL, SUBSCRIPTION_HARD_DECLINES, SUBSCRIPTION_UNDECIDED_CHARGE } from '../patches';
 import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
-import { attempts, openInvoice, patient } from './activities';
+import { attempts, openInvoice, patient, records } from './activities';
+import { openCardPageUntil } from './card';
 import { follow } from './outbox';
 import type { SubscriptionState } from './state';
-import { waitFor } from './waits';
+import { waitFor, waitUntil } from './waits';
 
 /** While the provider is unreachable (nothing charged): wait, then try the same attempt again. */
 export const unavailableBackoffMs = (streak: number) => Math.min(10_000 * 2 ** (streak - 1), 600_000);
@@ -47,6 +48,7 @@ function nextRequest(
     attempt: c.attempts + 1,
     retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
     discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
+    onSession: c.first && c.attempts === 0,
   };
 }
 
@@ -58,14 +60,23 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
     if (made) {
       ({ request, outcome } = made);
       made = undefined;
+    } else if (c.undecided) {
+      // The provider has not decided this attempt: ask again about it (its key), nothing else.
+      if (!(await waitUntil(s, c.nextAttemptAtMs))) return 'cancel';
+      request = c.undecided.request;
+      outcome = await patient.reconcileInvoiceCharge(request);
     } else {
       // A new card (past_due) wakes the wait: the next attempt is made now, and the retry
-      // schedule restarts from it (it only matters if this attempt is declined too).
-      await waitFor(s, () => s.cardCharge === 'requested', c.nextAttemptAtMs);
+      // schedule restarts from it (it only matters if this attempt is declined too). After a
+      // hard decline the wait is for a new card only, until the schedule's total has passed.
+      await waitFor(s, () => s.cardCharge === 'requested', c.newCardByMs ?? c.nextAttemptAtMs);
       if (s.cancel) return 'cancel';
       if (s.cardCharge === 'requested') {
         s.cardCharge = 'charging';
         c.retryBase = c.attempts;
+        delete c.newCardByMs;
+      } else if (c.newCardByMs !== undefined) {
+        return 'exhausted';
       }
       request = nextRequest(s, c);
       outcome = await chargeOnce(s, c.first, request);
@@ -77,6 +88,22 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
     }
     if (s.cardCharge === 'charging') s.cardCharge = null;
     c.unavailableStreak = 0;
+    if (outcome.kind === 'undecided') {
+      patched(SUBSCRIPTION_UNDECIDED_CHARGE);
+      // The create's answer: the outcome will follow (the subscription stays where it is).
+      if (c.first) s.firstOutcome ??= { kind: PROVIDER_OUTCOME.invalid };
+      const polls = (c.undecided?.polls ?? 0) + 1;
+      c.undecided = { request, polls };
+      c.nextAttemptAtMs = Date.now() + undecidedBackoffMs(polls);
+      log.info('charge not decided by the provider; asking again later', {
+        invoiceId: request.invoiceId,
+        attempt: request.attempt,
+        status: outcome.status,
+        polls,
+      });
+      continue;
+    }
+    delete c.undecided;
     switch (outcome.kind) {
       case 'paid':
         follow(s, outcome.outbox);
@@ -85,6 +112,10 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
       case 'declined':
         follow(s, outcome.outbox);
         c.attempts = request.attempt;
+        if (outcome.declineType === 'hard' && patched(SUBSCRIPTION_HARD_DECLINES)) {
+          await askForNewCard(s, c);
+          break;
+        }
         if (outcome.nextAttemptAt === null) return 'exhausted';
         c.nextAttemptAtMs = Date.parse(outcome.nextAttemptAt);
         break;
@@ -99,6 +130,35 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
         return 'discarded';
     }
   }
+}
+
+/** Asking the provider again about an undecided attempt: 10 s, doubling, at most daily. */
+export const undecidedBackoffMs = (polls: number) => Math.min(10_000 * 2 ** Math.min(polls - 1, 20), 86_400_000);
+
+/**
+ * A hard decline: never retried with that card. The customer is asked for a new card (a hosted
+ * card update opened for it, its link in the email) until the retry schedule's total has passed
+ * from this attempt; a new card (a merchant's token, or the page completed) is charged at once.
+ */
+async function askForNewCard(s: SubscriptionState, c: Collection): Promise<void> {
+  const { plan, billingDaySeconds, subscriptionId } = s.input;
+  const waitMs = retryScheduleTotalMillis(plan, billingDaySeconds);
+  const cancelAtMs = Date.now() + waitMs;
+  c.newCardByMs = cancelAtMs;
+  // A new card on its way already (a merchant's update): it is charged next, nothing to ask. No
+  // retries at all in the plan (`retryScheduleDays: []`): nothing to wait for, cancelled at once.
+  const newCardComing = () => s.cardCharge === 'requested' || s.cancel !== null;
+  if (newCardComing() || waitMs === 0) return;
+  const withLink = await openCardPageUntil(s, cancelAtMs);
+  if (newCardComing()) return;
+  const outbox = await records.requestNewCard({
+    subscriptionId,
+    invoiceId: c.invoiceId,
+    attempt: c.attempts,
+    withLink,
+    cancelAt: new Date(cancelAtMs).toISOString(),
+  });
+  if (outbox) follow(s, outbox);
 }
 
 /**

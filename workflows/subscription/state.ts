@@ -121,7 +121,11 @@ export function liveStateOf(s: SubscriptionState): SubscriptionLiveState {
     currentPeriodEnd: s.live.currentPeriodEnd,
     invoiceId: s.collection?.invoiceId ?? s.live.invoiceId,
     attempts: s.collection?.attempts ?? 0,
-    nextAttemptAt: s.collection ? new Date(s.collection.nextAttemptAtMs).toISOString() : null,
+    // Waiting for a new card after a hard decline: no attempt is due.
+    nextAttemptAt:
+      s.collection && s.collection.newCardByMs === undefined
+        ? new Date(s.collection.nextAttemptAtMs).toISOString()
+        : null,
     cancelRequested: s.cancel !== null,
     runs: s.runs,
   };

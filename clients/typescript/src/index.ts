@@ -6,6 +6,7 @@ export type { components, paths };
 export type Payment = components['schemas']['Payment'];
 export type Refund = components['schemas']['Refund'];
 export type Subscription = components['schemas']['Subscription'];
+export type Dispute = components['schemas']['Dispute'];
 
 export interface PaymentsClientOptions {
   /** The API's base URL, e.g. `http://localhost:3000`. */

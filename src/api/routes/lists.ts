@@ -1,18 +1,19 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PAYMENT_STATUSES, type Subscription } from '../../db/entities';
+import { DISPUTE_STATUSES, PAYMENT_STATUSES, type Subscription } from '../../db/entities';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
 import { presentPayment } from '../../domain/payments';
-import { INVOICE_VIEW_STATUSES, presentInvoice } from '../../domain/invoices';
+import { presentInvoice } from '../../domain/invoices';
 import { listInvoices, listPayments, listSubscriptions, type ListPosition, type Page } from '../../domain/lists';
 import { CursorCodec, MAX_CURSOR_LENGTH, type CursorBinding } from '../cursor';
 import type { Caller } from '../context';
 import { AUTH_ERRORS, defineRoute } from '../routing';
-import { timestamp } from '../schemas';
 import { paymentSchema } from './payments';
-import { subscriptionSchema } from './subscriptions';
+import { invoiceSchema, subscriptionSchema } from './subscriptions';
+import { disputeSchema } from './disputes';
+import { listDisputes } from '../../domain/disputes';
 
 /** PRODUCT.md, "Lists". */
 export interface ListSettings {
@@ -64,23 +65,13 @@ export const listSubscriptionsQuery = z
 
 export const listInvoicesQuery = z.object(page).strict();
 
-export const invoiceSchema = z
+export const listDisputesQuery = z
   .object({
-    id: z.string(),
-    subscriptionId: z.string(),
-    status: z.enum(INVOICE_VIEW_STATUSES),
-    amount: z.number(),
-    currency: z.string(),
-    periodStart: timestamp,
-    periodEnd: timestamp,
-    attempts: z.number().int(),
-    nextAttemptAt: timestamp.nullable(),
-    failureCode: z.string().nullable(),
-    failureMessage: z.string().nullable(),
-    paidAt: timestamp.nullable(),
-    createdAt: timestamp,
+    ...page,
+    status: z.enum(DISPUTE_STATUSES).optional(),
+    paymentId: z.string().min(1).max(255).optional(),
   })
-  .meta({ id: 'Invoice' });
+  .strict();
 
 const nextCursor = z.string().nullable().describe('pass as `cursor` for the next page; null on the last page');
 
@@ -159,6 +150,29 @@ export function listRoutes(deps: { em: EntityManager; settings: ListSettings }) 
           { limit: query.limit, after: after(query.cursor, binding) },
         );
         return { subscriptions: result.items, nextCursor: next(result, binding) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/disputes',
+      operationId: 'listDisputes',
+      tag: 'Disputes',
+      summary: "List the caller's disputes (its merchant and its key's environment), newest first.",
+      description: `${PAGINATION} Filters: \`status\`, \`paymentId\`.`,
+      query: listDisputesQuery,
+      response: z.object({ disputes: z.array(disputeSchema), nextCursor }),
+      errors: ['validation_error', ...AUTH_ERRORS],
+      handler: async ({ query, caller }) => {
+        const binding = bind('disputes', caller, {
+          filters: { status: query.status, paymentId: query.paymentId },
+        });
+        const result = await listDisputes(
+          deps.em,
+          caller,
+          { status: query.status, paymentId: query.paymentId },
+          { limit: query.limit, after: after(query.cursor, binding) },
+        );
+        return { disputes: result.items, nextCursor: next(result, binding) };
       },
     }),
     defineRoute({

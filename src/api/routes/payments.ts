@@ -63,7 +63,9 @@ export const paymentSchema = z
     externalId: z.string(),
     amount: z.number(),
     amountRefunded: z.number(),
-    amountRefundable: z.number(),
+    amountRefundable: z.number().describe('max(0, amount - amountRefunded - the refund in flight - amountDisputed)'),
+    amountDisputed: z.number().describe('the sum of its open, lost and accepted disputes'),
+    disputed: z.boolean().describe('one of its disputes is open: refunds are refused (409 `charge_disputed`)'),
     currency: z.string(),
     status: z
       .enum(PAYMENT_STATUSES)

@@ -57,7 +57,7 @@ export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }
       tag: 'Refunds',
       summary: 'Refund a captured payment in full or in part (the same externalId returns the existing refund).',
       description:
-        'Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 422 `amount_exceeds_refundable`. The answer is the refund, terminal or `pending`.',
+        'Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 409 `charge_disputed` (a dispute of the payment is open), 422 `amount_exceeds_refundable`. The answer is the refund, terminal or `pending`.',
       params: paymentParams,
       body: createRefundBody,
       response: refundSchema,
@@ -68,6 +68,7 @@ export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }
         'not_found',
         'payment_not_refundable',
         'refund_in_flight',
+        'charge_disputed',
         'amount_exceeds_refundable',
         'provider_invalid_response',
         'provider_unavailable',

@@ -6,6 +6,7 @@ import { toMinor } from '../../rules/money';
 import { SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
 import { findSubscriptionView } from '../../domain/subscriptions';
 import { INVOICE_VIEW_STATUSES } from '../../domain/invoices';
+import { DECLINE_TYPES } from '../../rules/declines';
 import type { ProviderRegistry } from '../../providers/registry';
 import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
 import { cancelSubscription, createSubscription } from '../../app/subscriptions';
@@ -95,6 +96,33 @@ const phaseSchema = z.object({
   billingIntervalDays: z.number().int(),
 });
 
+/** An invoice as the API shows it (PRODUCT.md "Lists"), also a subscription's `latestInvoice`. */
+export const invoiceSchema = z
+  .object({
+    id: z.string(),
+    subscriptionId: z.string(),
+    status: z.enum(INVOICE_VIEW_STATUSES),
+    amount: z.number(),
+    currency: z.string(),
+    periodStart: timestamp,
+    periodEnd: timestamp,
+    attempts: z.number().int(),
+    nextAttemptAt: timestamp.nullable(),
+    failureCode: z.string().nullable(),
+    failureMessage: z.string().nullable(),
+    declineType: z
+      .enum(DECLINE_TYPES)
+      .nullable()
+      .describe('`hard`: never retried with this card (a new card is needed); `soft`: retried on schedule'),
+    hostedUrl: z
+      .string()
+      .nullable()
+      .describe('where the customer authenticates this invoice’s charge; null unless it waits for that'),
+    paidAt: timestamp.nullable(),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'Invoice' });
+
 export const subscriptionSchema = z
   .object({
     id: z.string(),
@@ -121,20 +149,9 @@ export const subscriptionSchema = z
     callbackUrl: z.string().nullable(),
     returnUrl: z.string().nullable(),
     retryScheduleDays: z.array(z.number().int()),
-    latestInvoice: z
-      .object({
-        id: z.string(),
-        status: z.enum(INVOICE_VIEW_STATUSES),
-        amount: z.number(),
-        periodStart: timestamp,
-        periodEnd: timestamp,
-        attempts: z.number().int(),
-        nextAttemptAt: timestamp.nullable(),
-        failureCode: z.string().nullable(),
-        failureMessage: z.string().nullable(),
-        paidAt: timestamp.nullable(),
-      })
-      .nullable(),
+    latestInvoice: invoiceSchema
+      .nullable()
+      .describe('the latest period’s invoice, as the invoice list shows it (`hostedUrl` and `declineType` included)'),
   })
   .meta({ id: 'Subscription' });
 

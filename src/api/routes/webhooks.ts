@@ -6,6 +6,9 @@ import type { Logger } from '../../logger';
 import type { ProviderRegistry } from '../../providers/registry';
 import { ProviderWebhookError } from '../../providers/errors';
 import type { PaymentProvider, ProviderWebhookEvent } from '../../providers/types';
+import { ProviderMismatchError } from '../../providers/errors';
+import { recordProviderDispute, type DisputedPaymentRef } from '../../domain/disputes';
+import type { DisputeGateway } from '../../temporal/disputeGateway';
 import type { PaymentGateway } from '../../temporal/paymentGateway';
 import type { RefundGateway } from '../../temporal/refundGateway';
 import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
@@ -60,10 +63,56 @@ export function webhookRoutes(deps: {
   payments: Pick<PaymentGateway, 'workflowId' | 'providerEvent'>;
   refunds: Pick<RefundGateway, 'workflowId' | 'providerEvent'>;
   subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent'>;
+  disputes: Pick<DisputeGateway, 'workflowId' | 'startOrSignal'>;
   providers: ProviderRegistry;
   logger: Logger;
 }): Router<AppState> {
   const router = new Router<AppState>();
+
+  /**
+   * A dispute: recorded (created if new, idempotent on the processor's dispute id) for the
+   * payment of the verified merchant and environment (Stripe) or named by the processor's
+   * metadata (the sandbox, one account for all merchants), whose transaction is the disputed
+   * one; then its workflow is started or told. Anything else is acknowledged and left alone.
+   */
+  const deliverDispute = async (
+    ctx: Context & { state: AppState },
+    event: Extract<ProviderWebhookEvent, { kind: 'dispute' }>,
+    ref: DisputedPaymentRef,
+  ) => {
+    let recorded: Awaited<ReturnType<typeof recordProviderDispute>> = null;
+    if (ref.paymentId !== undefined || ref.merchantId !== undefined) {
+      try {
+        recorded = await recordProviderDispute(deps.em.fork(), ref, event.dispute);
+      } catch (err) {
+        if (!(err instanceof ProviderMismatchError)) throw err;
+        ctx.state.log.error({ err, processor: ref.processor }, 'provider dispute does not match its payment');
+      }
+    }
+    const dispute = recorded?.dispute;
+    if (dispute) {
+      await deps.disputes.startOrSignal({
+        id: dispute.id,
+        paymentId: dispute.payment.id,
+        merchantId: dispute.merchant.id,
+        amountMinor: dispute.amountMinor,
+        currency: dispute.currency,
+        createdAt: dispute.createdAt,
+        evidenceDueBy: dispute.evidenceDueBy,
+        callbackUrl: dispute.payment.callbackUrl,
+      });
+    }
+    ctx.state.log.info(
+      {
+        processor: ref.processor,
+        type: event.type,
+        kind: event.kind,
+        workflowId: dispute ? deps.disputes.workflowId(dispute.id) : null,
+      },
+      'provider webhook',
+    );
+    ctx.body = { received: true };
+  };
 
   /**
    * Wakes the workflow of the record the event names. `scope` (a merchant's own secret verified
@@ -75,6 +124,13 @@ export function webhookRoutes(deps: {
     event: ProviderWebhookEvent,
     scope?: RecordScope,
   ) => {
+    if (event.kind === 'dispute') {
+      const ref: DisputedPaymentRef =
+        processor === 'stripe'
+          ? { processor, ...(scope ? { merchantId: scope.merchantId, environment: scope.environment } : {}) }
+          : { processor, ...(event.metadata.paymentId ? { paymentId: event.metadata.paymentId } : {}) };
+      return deliverDispute(ctx, event, ref);
+    }
     const named =
       event.kind === 'payment' && event.metadata.paymentId
         ? { kind: 'payment' as const, gateway: deps.payments, id: event.metadata.paymentId }

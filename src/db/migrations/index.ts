@@ -13,6 +13,8 @@ import { Migration20261127120000PaymentExpiryIndex } from './Migration2026112712
 import { Migration20261128000000ListsAndRateLimits } from './Migration20261128000000ListsAndRateLimits';
 import { Migration20261129000000MerchantEventClaims } from './Migration20261129000000MerchantEventClaims';
 import { Migration20261130000000PaymentAuthentication } from './Migration20261130000000PaymentAuthentication';
+import { Migration20261130010000Disputes } from './Migration20261130010000Disputes';
+import { Migration20261130020000InvoiceDeclines } from './Migration20261130020000InvoiceDeclines';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -30,4 +32,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128000000ListsAndRateLimits', class: Migration20261128000000ListsAndRateLimits },
   { name: 'Migration20261129000000MerchantEventClaims', class: Migration20261129000000MerchantEventClaims },
   { name: 'Migration20261130000000PaymentAuthentication', class: Migration20261130000000PaymentAuthentication },
+  { name: 'Migration20261130010000Disputes', class: Migration20261130010000Disputes },
+  { name: 'Migration20261130020000InvoiceDeclines', class: Migration20261130020000InvoiceDeclines },
 ];

@@ -9,16 +9,19 @@ import type {
   CreateRefundInput,
   PaymentLookup,
   PaymentProvider,
+  ProviderDispute,
   ProviderPayment,
   ProviderRefund,
   RefundLookup,
 } from '../types';
 import {
+  mapDispute,
   mapErrorStatus,
   mapPayment,
   mapRefund,
   mapWebhook,
   parseBody,
+  sandboxDisputeSchema,
   sandboxPaymentList,
   sandboxPaymentSchema,
   sandboxRefundList,
@@ -215,6 +218,30 @@ export class SandboxProvider implements PaymentProvider {
     const list = await this.call('GET', `/v1/refunds?${query}`, sandboxRefundList);
     const first = list!.data[0];
     return first ? mapRefund(first) : null;
+  }
+
+  async findDispute(disputeId: string): Promise<ProviderDispute | null> {
+    const d = await this.call(
+      'GET',
+      `/v1/disputes/${encodeURIComponent(disputeId)}`,
+      sandboxDisputeSchema,
+      undefined,
+      {},
+      true,
+    );
+    return d ? mapDispute(d) : null;
+  }
+
+  async submitDisputeEvidence(disputeId: string, text: string): Promise<ProviderDispute> {
+    const d = await this.call('POST', `/v1/disputes/${encodeURIComponent(disputeId)}/evidence`, sandboxDisputeSchema, {
+      text,
+    });
+    return mapDispute(d!);
+  }
+
+  async acceptDispute(disputeId: string): Promise<ProviderDispute> {
+    const d = await this.call('POST', `/v1/disputes/${encodeURIComponent(disputeId)}/accept`, sandboxDisputeSchema, {});
+    return mapDispute(d!);
   }
 
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>) {

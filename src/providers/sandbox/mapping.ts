@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { toMinor } from '../../rules/money';
 import { ProviderError } from '../errors';
-import type { ProviderPayment, ProviderPaymentStatus, ProviderRefund, ProviderWebhookEvent } from '../types';
+import type {
+  ProviderDispute,
+  ProviderPayment,
+  ProviderPaymentStatus,
+  ProviderRefund,
+  ProviderWebhookEvent,
+} from '../types';
 
 /**
  * Pure mapping between the sandbox's wire format (docs/provider-sandbox.md) and our provider
@@ -43,6 +49,18 @@ export const sandboxRefundSchema = z.object({
   metadata,
 });
 
+export const sandboxDisputeSchema = z.object({
+  object: z.literal('dispute'),
+  id: z.string().min(1),
+  paymentId: z.string().min(1),
+  status: z.enum(['needs_response', 'under_review', 'won', 'lost', 'accepted']),
+  amount: z.number(),
+  currency: z.string().length(3),
+  reason: z.string(),
+  evidenceDueBy: z.iso.datetime({ offset: true }),
+  metadata,
+});
+
 const listOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
 export const sandboxPaymentList = listOf(sandboxPaymentSchema);
 export const sandboxRefundList = listOf(sandboxRefundSchema);
@@ -53,7 +71,7 @@ export const sandboxWebhookSchema = z.object({
   id: z.string(),
   type: z.string(),
   createdAt: z.string(),
-  data: z.union([sandboxPaymentSchema, sandboxRefundSchema]),
+  data: z.discriminatedUnion('object', [sandboxPaymentSchema, sandboxRefundSchema, sandboxDisputeSchema]),
 });
 
 function minor(amount: number, currency: string): number {
@@ -123,12 +141,29 @@ export function mapRefund(r: z.infer<typeof sandboxRefundSchema>): ProviderRefun
   };
 }
 
+export function mapDispute(d: z.infer<typeof sandboxDisputeSchema>): ProviderDispute {
+  return {
+    disputeId: d.id,
+    transactionId: d.paymentId,
+    status: d.status,
+    amountMinor: minor(d.amount, d.currency),
+    currency: d.currency,
+    reason: d.reason,
+    evidenceDueBy: new Date(d.evidenceDueBy),
+  };
+}
+
 export function mapWebhook(body: unknown): ProviderWebhookEvent {
   const event = sandboxWebhookSchema.parse(body);
   const data = event.data;
-  return data.object === 'payment'
-    ? { kind: 'payment', type: event.type, payment: mapPayment(data), metadata: data.metadata ?? {} }
-    : { kind: 'refund', type: event.type, refund: mapRefund(data), metadata: data.metadata ?? {} };
+  switch (data.object) {
+    case 'payment':
+      return { kind: 'payment', type: event.type, payment: mapPayment(data), metadata: data.metadata ?? {} };
+    case 'refund':
+      return { kind: 'refund', type: event.type, refund: mapRefund(data), metadata: data.metadata ?? {} };
+    case 'dispute':
+      return { kind: 'dispute', type: event.type, dispute: mapDispute(data), metadata: data.metadata ?? {} };
+  }
 }
 
 /** Parses a 2xx body with the schema, or says the response was invalid. */

@@ -1,10 +1,12 @@
 import Stripe from 'stripe';
+import { createHash } from 'node:crypto';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import type {
   CreatePaymentInput,
   CreateRefundInput,
   PaymentLookup,
   PaymentProvider,
+  ProviderDispute,
   ProviderPayment,
   ProviderRefund,
   ProviderWebhookEvent,
@@ -21,6 +23,7 @@ import {
   mapPaymentIntent,
   mapSetupIntent,
   mapRefund,
+  mapDispute,
   mapStripeError,
   parseCardToken,
   parseStripe,
@@ -425,6 +428,35 @@ export class StripeProvider implements PaymentProvider {
     } catch (err) {
       throw mapStripeError(err);
     }
+  }
+
+  async findDispute(disputeId: string): Promise<ProviderDispute | null> {
+    const dispute = await this.retrieveOrNull((s) => s.disputes.retrieve(disputeId));
+    return dispute ? mapDispute(dispute) : null;
+  }
+
+  /**
+   * The evidence as `uncategorized_text`, submitted at once. Its idempotency key is the dispute
+   * and the text's digest: a retried call gets Stripe's first answer, never a second submission.
+   */
+  async submitDisputeEvidence(disputeId: string, text: string): Promise<ProviderDispute> {
+    const digest = createHash('sha256').update(text).digest('hex').slice(0, 32);
+    const dispute = await this.call((s) =>
+      s.disputes.update(
+        disputeId,
+        { evidence: { uncategorized_text: text }, submit: true },
+        { idempotencyKey: `dispute-evidence-${disputeId}-${digest}` },
+      ),
+    );
+    return mapDispute(dispute);
+  }
+
+  /** Stripe's `close`: the merchant concedes; Stripe then says `lost`, which is our `accepted`. */
+  async acceptDispute(disputeId: string): Promise<ProviderDispute> {
+    const dispute = await this.call((s) =>
+      s.disputes.close(disputeId, {}, { idempotencyKey: `dispute-accept-${disputeId}` }),
+    );
+    return mapDispute(dispute, true);
   }
 
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent {

@@ -2,7 +2,13 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { currencyExponent } from '../../rules/money';
 import { ProviderError, ProviderWebhookError } from '../errors';
-import type { ProviderPayment, ProviderRefund, ProviderWebhookEvent } from '../types';
+import type {
+  ProviderDispute,
+  ProviderDisputeStatus,
+  ProviderPayment,
+  ProviderRefund,
+  ProviderWebhookEvent,
+} from '../types';
 
 /**
  * Pure mapping between Stripe's objects and errors and our provider types: no I/O here (the
@@ -175,6 +181,20 @@ export const refundSchema = z.object({
   payment_intent: expandableId,
   charge: expandableId,
   failure_reason: z.string().nullable().optional(),
+  metadata,
+});
+
+export const disputeSchema = z.object({
+  object: z.literal('dispute'),
+  id: z.string().min(1),
+  amount: z.number().int().nonnegative(),
+  currency: z.string().length(3),
+  status: z.string().min(1),
+  reason: z.string().nullable().optional(),
+  charge: expandableId,
+  payment_intent: expandableId,
+  evidence_details: z.object({ due_by: z.number().int().nullable().optional() }).loose().nullable().optional(),
+  created: z.number().int(),
   metadata,
 });
 
@@ -459,13 +479,55 @@ export function checkoutExpiresAt(expiresAt: Date, now: Date): number {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Disputes.
+
+/**
+ * Stripe's dispute status -> ours. Inquiries (`warning_*`) are open like disputes; one closed
+ * without a chargeback (`warning_closed`) and a `prevented` one took no money: won. A status we
+ * do not know is no answer: `invalid_response` (the dispute's workflow keeps it and asks again).
+ */
+const DISPUTE_STATUS: Record<string, ProviderDisputeStatus> = {
+  warning_needs_response: 'needs_response',
+  needs_response: 'needs_response',
+  warning_under_review: 'under_review',
+  under_review: 'under_review',
+  warning_closed: 'won',
+  won: 'won',
+  prevented: 'won',
+  lost: 'lost',
+};
+
+/**
+ * A Stripe Dispute -> ours. The disputed transaction is the PaymentIntent (our card payments'
+ * transaction id; a hosted payment's is its Checkout Session, which a dispute does not name).
+ * Without `evidence_details.due_by` (an inquiry), evidence is due when the dispute was opened
+ * plus 7 days. `accepted`: the dispute was closed by our `close` call (Stripe then says `lost`).
+ */
+export function mapDispute(value: unknown, accepted = false): ProviderDispute {
+  const d = parseStripe(disputeSchema, value, 'Dispute');
+  const status = DISPUTE_STATUS[d.status];
+  if (!status) throw new ProviderError('invalid_response', `Stripe dispute status ${d.status} is not one we know`);
+  const dueBy = d.evidence_details?.due_by ?? d.created + 7 * 86_400;
+  return {
+    disputeId: d.id,
+    transactionId: idOf(d.payment_intent) ?? idOf(d.charge) ?? '',
+    status: accepted && status === 'lost' ? 'accepted' : status,
+    amountMinor: fromStripeAmount(d.amount, d.currency),
+    currency: d.currency.toUpperCase(),
+    reason: d.reason ?? 'general',
+    evidenceDueBy: new Date(dueBy * 1000),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Webhooks.
 
 /**
  * A verified Stripe event -> our event, with its `livemode`. payment_intent.* (requires_action,
  * processing, succeeded, payment_failed, canceled, ...) and checkout.session.* are payments,
  * refund.* and charge.refund.updated are refunds (each with the object's metadata, which the
- * route routes by). Anything else is `ignored`: acknowledged (2xx, so Stripe stops resending),
+ * route routes by), charge.dispute.* are disputes (routed by the merchant and the disputed
+ * PaymentIntent). Anything else is `ignored`: acknowledged (2xx, so Stripe stops resending),
  * routed nowhere; so is a verified event whose object we cannot read (e.g. a PaymentIntent
  * status we do not know), with the reason: the record's workflow asks Stripe itself.
  */
@@ -483,6 +545,8 @@ export function mapEvent(value: unknown): ProviderWebhookEvent {
       return { kind: 'payment', type: event.type, payment: mapCheckoutSession(object), metadata: meta, livemode };
     if ((event.type.startsWith('refund.') || event.type === 'charge.refund.updated') && object.object === 'refund')
       return { kind: 'refund', type: event.type, refund: mapRefund(object), metadata: meta, livemode };
+    if (event.type.startsWith('charge.dispute.') && object.object === 'dispute')
+      return { kind: 'dispute', type: event.type, dispute: mapDispute(object), metadata: meta, livemode };
   } catch (err) {
     return {
       kind: 'ignored',
