@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'invoice-waits') await recordInvoiceWaits();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
     if (which === 'all' || which === 'disputes') await recordDisputes();
+    if (which === 'all' || which === 'never-fail-closed') await recordNeverFailClosed();
   } finally {
     await globalTeardown();
   }
@@ -621,6 +622,106 @@ async function recordDisputes(): Promise<void> {
     }
   } finally {
     await receiver.close();
+    await stack.close();
+  }
+}
+
+/**
+ * Never fail closed (decision 0059): a payment and a refund answered with a status nobody knows
+ * past WORKFLOW_STUCK_AFTER_SECONDS (marked Stuck, then settled once the fault is gone); a
+ * payment, a refund and a subscription whose workflow was terminated, revived by the sweeper's
+ * live pass (the new run's history); and that sweep run.
+ */
+async function recordNeverFailClosed(): Promise<void> {
+  const stack = await startPaymentStack('record-never-fail', { stuckAfterSeconds: 2 });
+  const faults = (body: Record<string, string>) => stack.sandbox('/_admin/faults', body);
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Never-fail recorder');
+    const api = (method: string, path: string, body?: Record<string, unknown>) =>
+      call(stack.api.baseUrl, method, path, merchant.auth, body);
+    const pay = (name: string, extra: Record<string, unknown>) =>
+      api('POST', '/payments', {
+        amount: 10,
+        currency: 'USD',
+        externalId: `${name}-${Date.now()}`,
+        customer: { email: 'r@example.com' },
+        ...extra,
+      });
+    const settledWorkflow = async (workflowId: string) =>
+      eventually(
+        async () => (await stack.api.client.workflow.getHandle(workflowId).describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+    const terminate = (workflowId: string) =>
+      stack.api.client.workflow.getHandle(workflowId).terminate('recording: the workflow ended under a live record');
+
+    // Stuck on an unknown status, then settled.
+    await faults({ payments: 'unknown_status' });
+    const stuckPayment = await pay('stuck', { cardToken: 'tok_success' });
+    const stuckPaymentId = (stuckPayment.body.details as { payment: { id: string } }).payment.id;
+    await new Promise((r) => setTimeout(r, 4000));
+    await faults({});
+    const paid = await pay('paid', { cardToken: 'tok_success' });
+    await faults({ refunds: 'unknown_status' });
+    const stuckRefund = await api('POST', `/payments/${paid.body.id as string}/refund`, {
+      externalId: `rf-stuck-${Date.now()}`,
+      amount: 2,
+    });
+    const stuckRefundId = (stuckRefund.body.details as { refund: { id: string } }).refund.id;
+    await new Promise((r) => setTimeout(r, 4000));
+    await faults({});
+    await settledWorkflow(paymentWorkflowId(stuckPaymentId));
+    await exportHistory('payment-unknown-status-stuck-then-settled', paymentWorkflowId(stuckPaymentId));
+    await settledWorkflow(refundWorkflowId(stuckRefundId));
+    await exportHistory('refund-unknown-status-stuck-then-settled', refundWorkflowId(stuckRefundId));
+
+    // Workflows ended under live records, revived by the sweeper.
+    const hosted = await pay('revived', {});
+    await terminate(paymentWorkflowId(hosted.body.id as string));
+    const paid2 = await pay('paid2', { cardToken: 'tok_success' });
+    await faults({ refunds: 'unknown_status' });
+    const pending = await api('POST', `/payments/${paid2.body.id as string}/refund`, {
+      externalId: `rf-revived-${Date.now()}`,
+      amount: 3,
+    });
+    const pendingId = (pending.body.details as { refund: { id: string } }).refund.id;
+    await terminate(refundWorkflowId(pendingId));
+    await faults({});
+    const sub = await api('POST', '/subscriptions', {
+      amount: 3,
+      currency: 'USD',
+      billingIntervalDays: 30,
+      externalId: `sub-revived-${Date.now()}`,
+      cardToken: 'tok_success',
+      customer: { email: 'r@example.com' },
+    });
+    await terminate(subscriptionWorkflowId(sub.body.id as string));
+    const sweepId = `sweep-live-record-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: sweepId,
+      args: [
+        {
+          graceSeconds: 0,
+          pageSize: 10,
+          maxRows: 100,
+          merchantId: merchant.merchantId,
+          liveKinds: ['payments', 'refunds', 'subscriptions'],
+        },
+      ],
+    });
+    await exportHistory('sweep-orphans-live', sweepId);
+    await fetch(`${hosted.body.redirectUrl as string}/pay`, { method: 'POST' });
+    await settledWorkflow(paymentWorkflowId(hosted.body.id as string));
+    await exportHistory('payment-revived-hosted-paid', paymentWorkflowId(hosted.body.id as string));
+    await settledWorkflow(refundWorkflowId(pendingId));
+    await exportHistory('refund-revived-settled', refundWorkflowId(pendingId));
+    await api('DELETE', `/subscriptions/${sub.body.id as string}?notify=false`);
+    await settledWorkflow(subscriptionWorkflowId(sub.body.id as string));
+    await exportHistory('subscription-revived-cancelled', subscriptionWorkflowId(sub.body.id as string));
+  } finally {
     await stack.close();
   }
 }

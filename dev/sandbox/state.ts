@@ -27,7 +27,22 @@ export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', '
 
 /** The status a payment is answered with in the `unknown_status` fault mode. */
 export const UNKNOWN_PAYMENT_STATUS = 'on_hold';
-export const REFUND_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'pending', 'fail'] as const;
+/**
+ * Refunds: `unknown_status` performs the operation as `ok` does, then answers every refund (alone or
+ * in a list) with a status nobody knows (`on_hold`), otherwise well-formed.
+ */
+export const REFUND_FAULT_MODES = [
+  'ok',
+  'unavailable',
+  'invalid',
+  'timeout',
+  'pending',
+  'fail',
+  'unknown_status',
+] as const;
+
+/** The status a refund is answered with in the refunds' `unknown_status` fault mode. */
+export const UNKNOWN_REFUND_STATUS = 'on_hold';
 export type PaymentFaultMode = (typeof PAYMENT_FAULT_MODES)[number];
 export type RefundFaultMode = (typeof REFUND_FAULT_MODES)[number];
 

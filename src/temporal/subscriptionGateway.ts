@@ -26,12 +26,15 @@ import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workf
 import { isTemporalUnreachable } from './grpcErrors';
 import { temporalReachable } from './reachability';
 import { subscriptionTaskQueue } from './taskQueues';
+import type { SubscriptionRevival } from '../rules/orphanKinds';
 import {
+  reviveAnswer,
   signalAnswer,
   startAnswer,
   updateAnswer,
   withoutOutcome,
   workflowAnswerOf,
+  type ReviveAnswer,
   type StartAnswer,
 } from './workflowAnswers';
 
@@ -146,6 +149,45 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
 
   return {
     workflowId: subscriptionWorkflowId,
+
+    /**
+     * A live subscription whose workflow ended (the sweeper; decision 0059) gets a new run, taken
+     * up where `from` says (null: none is started). A running one is left alone.
+     */
+    revive(subscription: SubscriptionStart, from: SubscriptionRevival | null): Promise<ReviveAnswer> {
+      const options = startOptions(subscription, settings);
+      const [input] = options.args;
+      return reviveAnswer(
+        client,
+        subscriptionWorkflowId(subscription.id),
+        from &&
+          (() =>
+            client.workflow.start(subscriptionWorkflow, {
+              ...options,
+              ...(from.status === 'active'
+                ? {
+                    args: [
+                      {
+                        ...input,
+                        resume: {
+                          status: 'active',
+                          periodIndex: from.periodIndex,
+                          periodStartMs: from.periodStartMs,
+                          runs: 0,
+                        },
+                      },
+                    ],
+                    typedSearchAttributes: [
+                      { key: MerchantIdKey, value: subscription.merchantId },
+                      { key: ExternalIdKey, value: subscription.externalId },
+                      { key: SubscriptionStatusKey, value: 'active' },
+                    ],
+                  }
+                : {}),
+              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+            })),
+      );
+    },
 
     /** Starts the subscription's workflow (the sweeper); a running one is left alone, a closed one never started again. */
     start(subscription: SubscriptionStart): Promise<StartAnswer> {
