@@ -367,7 +367,7 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       currency,
       billingIntervalDays: 1,
       externalId: `sub-${randomUUID()}`,
-      cardToken: 'tok_success',
+      cardToken: subscriptionCard(),
       retryScheduleDays: [1, 1, 2],
       customer: { email: `chaos-${randomUUID().slice(0, 8)}@example.com`, name: 'Chaos' },
     };
@@ -388,7 +388,9 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
     // same however long the run: in the first 30-minute run subscriptions lived to a random
     // moment of the whole run, ~110 renewed every 15 s by the end, and 2 cores fell minutes behind.
     const cancelAt = Math.min(opts.until, Date.now() + lifetimeMs());
-    await sleep(cancelAt - Date.now());
+    await sleep(Math.max(0, cancelAt - Date.now()));
+    // Its customer stops authenticating renewals now (see `authenticateRenewals`).
+    cancelling.add(sub.id);
     const cancel = await recorder.callUntilAnswered(
       'subscription cancel',
       merchant,
@@ -403,6 +405,52 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
         status: 'cancelled',
         at: cancel.at,
       });
+    }
+  };
+
+  /**
+   * A subscription's card: mostly `tok_success`; some `tok_processing` (every charge settled
+   * 3 s later: the invoice's attempt is undecided meanwhile, and no other attempt may start) and
+   * `tok_3ds_offsession` (renewals and retries ask the customer to authenticate).
+   */
+  const subscriptionCard = () => {
+    const r = Math.random();
+    return r < 0.15 ? 'tok_processing' : r < 0.3 ? 'tok_3ds_offsession' : 'tok_success';
+  };
+  const cancelling = new Set<string>();
+  const actedOn = new Set<string>();
+  /**
+   * The customers of `tok_3ds_offsession` subscriptions at their authentication pages: a renewal
+   * awaiting authentication is found in the processor's ledger (the invoice's page is not shown
+   * by the API yet), then authenticated (mostly) or failed (a soft decline: the retry asks
+   * again), never once its subscription's cancellation has been sent.
+   */
+  const authenticateRenewals = async () => {
+    if (!opts.sandboxUrl) return;
+    const res = await fetch(`${opts.sandboxUrl}/_admin/ledger`, { signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) return;
+    const { entries } = (await res.json()) as {
+      entries: Array<{
+        type: string;
+        status: string;
+        transactionId: string;
+        metadata: Record<string, string> | null;
+        createdAt: string;
+      }>;
+    };
+    for (const e of entries) {
+      const subscriptionId = e.metadata?.subscriptionId;
+      if (e.type !== 'capture' || e.status !== 'requires_action' || !subscriptionId) continue;
+      if (actedOn.has(e.transactionId) || cancelling.has(subscriptionId)) continue;
+      if (Date.now() - Date.parse(e.createdAt) < 1000) continue;
+      actedOn.add(e.transactionId);
+      const action = Math.random() < 0.7 ? 'authenticate' : 'fail';
+      track(
+        postOutside(
+          `renewal authentication page (${action})`,
+          `${opts.sandboxUrl}/authenticate/${e.transactionId}/${action}`,
+        ).then(() => undefined),
+      );
     }
   };
 
@@ -447,6 +495,12 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
     loop(
       () => duration / subscriptions,
       async () => track(subscription(pick(opts.merchants))),
+    ),
+  );
+  loops.push(
+    loop(
+      () => 3000,
+      () => authenticateRenewals(),
     ),
   );
   loops.push(
