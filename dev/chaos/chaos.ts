@@ -23,6 +23,8 @@ export interface ChaosOptions {
   drainTimeoutS?: number;
   /** Extra environment for the cluster (e.g. a shorter billing day). */
   env?: NodeJS.ProcessEnv;
+  /** Subscriptions on processing and 3-D Secure cards too (LoadOptions.lifecycleSubscriptions). */
+  lifecycleSubscriptions?: boolean;
 }
 
 /**
@@ -96,7 +98,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const plan = opts.plan ?? defaultFaultPlan(opts.durationS * 1000);
     opts.log(`chaos: load and faults for ${opts.durationS} s`);
     const [, kills] = await Promise.all([
-      runLoad({ recorder, merchants, until, sandboxUrl: cluster.sandboxUrl }),
+      runLoad({
+        recorder,
+        merchants,
+        until,
+        sandboxUrl: cluster.sandboxUrl,
+        lifecycleSubscriptions: opts.lifecycleSubscriptions,
+      }),
       runFaults({ dataDir, sandboxUrl: cluster.sandboxUrl, until, plan, log: opts.log }),
     ]);
     await setSandboxFaults(cluster.sandboxUrl, {});

@@ -25,6 +25,13 @@ export interface LoadOptions {
   sandboxUrl?: string;
   /** Concurrent lifecycle-payment loops (3-D Secure, processing, disputes; default 1). */
   lifecycleLoops?: number;
+  /**
+   * Subscriptions on `tok_processing` and `tok_3ds_offsession` too (default off): the invoice
+   * states `processing` / `requires_action` are not built yet (decision 0057, "Not done here"),
+   * and a DELETE while a renewal is processing voids an invoice the processor then captures
+   * (invariant 1: "invoice ... charged but recorded void"). Turn on with that work.
+   */
+  lifecycleSubscriptions?: boolean;
 }
 
 interface Known {
@@ -175,7 +182,9 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       } catch {
         parsed = undefined;
       }
-      code = typeof parsed?.code === 'string' ? parsed.code : '';
+      // The sandbox answers `{ error: { code, message } }`.
+      const error = parsed?.error as { code?: unknown } | undefined;
+      code = typeof error?.code === 'string' ? error.code : '';
     } catch {
       code = 'connection_error';
     }
@@ -276,6 +285,26 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
     }
   };
 
+  /** A full refund (of what is refundable); one answered 200 is acknowledged. */
+  const fullRefund = async (operation: string, merchant: ChaosMerchant, paymentId: string) => {
+    const answer = await recorder.callUntilAnswered(operation, merchant, 'POST', `/payments/${paymentId}/refund`, {
+      externalId: `rf-${randomUUID()}`,
+    });
+    const refund = answer.body;
+    if (answer.status === 200 && typeof refund?.id === 'string') {
+      recorder.acknowledge({
+        kind: 'refund',
+        id: refund.id,
+        merchantId: merchant.id,
+        status: String(refund.status),
+        at: answer.at,
+        paymentId,
+        amountMinor: toMinorUnits(Number(refund.amount)),
+      });
+      known.push({ merchant, path: `/refunds/${refund.id}` });
+    }
+  };
+
   /**
    * tok_dispute: captured, then disputed by the processor 2 s later. Sometimes refunds race the
    * dispute's opening; once it is open a refund is refused (409 charge_disputed, an expected
@@ -306,9 +335,7 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
     if (!dispute || typeof dispute.id !== 'string') return; // nothing left to dispute, or not told yet
     known.push({ merchant, path: `/disputes/${dispute.id}` });
     if (Math.random() < 0.6) {
-      await recorder.callUntilAnswered('refund (disputed)', merchant, 'POST', `/payments/${id}/refund`, {
-        externalId: `rf-${randomUUID()}`,
-      });
+      await fullRefund('refund (disputed)', merchant, id);
     }
     const choice = Math.random();
     if (choice < 0.5) {
@@ -332,27 +359,7 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
     }
     if (Math.random() < 0.5) {
       await sleep(1000 + Math.random() * 2000);
-      const answer = await recorder.callUntilAnswered(
-        'refund (after dispute)',
-        merchant,
-        'POST',
-        `/payments/${id}/refund`,
-        {
-          externalId: `rf-${randomUUID()}`,
-        },
-      );
-      const refund = answer.body;
-      if (answer.status === 200 && typeof refund?.id === 'string') {
-        recorder.acknowledge({
-          kind: 'refund',
-          id: refund.id,
-          merchantId: merchant.id,
-          status: String(refund.status),
-          at: answer.at,
-          paymentId: id,
-          amountMinor: toMinorUnits(Number(refund.amount)),
-        });
-      }
+      await fullRefund('refund (after dispute)', merchant, id);
     }
   };
 
@@ -409,11 +416,12 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
   };
 
   /**
-   * A subscription's card: mostly `tok_success`; some `tok_processing` (every charge settled
+   * A subscription's card: `tok_success`; with `lifecycleSubscriptions`, some `tok_processing` (every charge settled
    * 3 s later: the invoice's attempt is undecided meanwhile, and no other attempt may start) and
    * `tok_3ds_offsession` (renewals and retries ask the customer to authenticate).
    */
   const subscriptionCard = () => {
+    if (!opts.lifecycleSubscriptions) return 'tok_success';
     const r = Math.random();
     return r < 0.15 ? 'tok_processing' : r < 0.3 ? 'tok_3ds_offsession' : 'tok_success';
   };
@@ -497,12 +505,14 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       async () => track(subscription(pick(opts.merchants))),
     ),
   );
-  loops.push(
-    loop(
-      () => 3000,
-      () => authenticateRenewals(),
-    ),
-  );
+  if (opts.lifecycleSubscriptions) {
+    loops.push(
+      loop(
+        () => 3000,
+        () => authenticateRenewals(),
+      ),
+    );
+  }
   loops.push(
     loop(
       () => 300,
