@@ -4,6 +4,7 @@ import type { ProviderRegistry } from '../src/providers/registry';
 import type { KeyEnvironment } from '../src/db/entities';
 import type { Plan } from '../src/rules/subscriptionPlan';
 import type { ResolveHost } from '../src/net/pinnedPost';
+import type { SubscriptionRevival } from '../src/rules/orphanKinds';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
 export interface ActivityDeps {
@@ -32,6 +33,12 @@ export interface ActivityDeps {
 export type StartAnswer = 'started' | 'closed';
 
 /**
+ * What a revive came to (decision 0059): a new run for a live record, one running already, or
+ * none running and none this code can resume where the record is (`skipped`).
+ */
+export type ReviveAnswer = 'started' | 'running' | 'skipped';
+
+/**
  * The workflow starts the sweeper needs, in plain types: the gateways of src/temporal/ satisfy it
  * (the worker hands them in), so activities import neither the gateways nor workflows/.
  */
@@ -47,6 +54,8 @@ export interface WorkflowStarters {
       currency: string;
       environment: KeyEnvironment;
     }): Promise<StartAnswer>;
+    /** A live payment whose workflow ended: a new run, which asks the provider first. */
+    revive(payment: Parameters<WorkflowStarters['payment']['start']>[0]): Promise<ReviveAnswer>;
   };
   refund: {
     start(refund: {
@@ -58,6 +67,8 @@ export interface WorkflowStarters {
       currency: string;
       callbackUrl: string | null;
     }): Promise<StartAnswer>;
+    /** A pending refund whose workflow ended: a new run, which asks the provider first. */
+    revive(refund: Parameters<WorkflowStarters['refund']['start']>[0]): Promise<ReviveAnswer>;
   };
   subscription: {
     start(subscription: {
@@ -70,6 +81,11 @@ export interface WorkflowStarters {
       callbackUrl: string | null;
       plan: Plan;
     }): Promise<StartAnswer>;
+    /** A live subscription whose workflow ended: a new run, taken up where `from` says. */
+    revive(
+      subscription: Parameters<WorkflowStarters['subscription']['start']>[0],
+      from: SubscriptionRevival | null,
+    ): Promise<ReviveAnswer>;
   };
   outboxEmail: { start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> };
   dispute: {
@@ -83,6 +99,8 @@ export interface WorkflowStarters {
       evidenceDueBy: Date;
       callbackUrl: string | null;
     }): Promise<StartAnswer>;
+    /** An open dispute whose workflow ended: a new run. */
+    revive(dispute: Parameters<WorkflowStarters['dispute']['start']>[0]): Promise<ReviveAnswer>;
   };
   merchantEvents: {
     startRelay(event: { eventId: string; merchantId: string; type: string; resourceId: string }): Promise<StartAnswer>;

@@ -51,6 +51,18 @@ type PaymentRequestFields = Pick<
   | 'externalId'
 > & { merchantId: string };
 
+/**
+ * The processor of a record is no longer configured, but an earlier call under its key was sent
+ * and never answered: that call may have been performed, so nothing is decided (decision 0059).
+ * Non-retryable from the attempt: the workflow treats it as ambiguous and reconciles.
+ */
+export function unconfiguredAfterEarlierCall(processor: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `no provider ${processor}; an earlier call under the same idempotency key may have been performed`,
+    PROVIDER_NOT_CONFIGURED,
+  );
+}
+
 export type ReconcileResult = 'settled' | 'created' | 'action' | 'processing' | 'not_found' | 'missing';
 
 export function createPaymentActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
@@ -157,7 +169,12 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
           processor: payment.processor,
         }),
       );
-      if (!provider) return failUnconfigured(payment);
+      if (!provider) {
+        // An earlier call under this key may have been performed: never failed, never guessed.
+        // The workflow reconciles (retried until the configuration is back; stuck meanwhile).
+        if (sentBefore) throw unconfiguredAfterEarlierCall(payment.processor);
+        return failUnconfigured(payment);
+      }
       let pp: ProviderPayment;
       try {
         pp = await sentProviderCall(orm, 'payments', payment.id, () => provider.createPayment(requestOf(payment)), {

@@ -14,6 +14,7 @@ import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
+import { unconfiguredAfterEarlierCall } from './payments';
 import { providerForClaimedCall, sentProviderCall } from './providerCalls';
 import { attemptFailure, mismatchFailure, providerConflict, reconcileFailure, refusal } from './providerFailures';
 
@@ -134,8 +135,10 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
       const provider = await providerForClaimedCall(orm, 'refunds', refundId, sentBefore, () =>
         recordProvider(providers, refund.payment),
       );
+      // An earlier call under this key may have been performed: the workflow reconciles.
+      if (!provider && sentBefore) throw unconfiguredAfterEarlierCall(refund.payment.processor);
       if (!provider) {
-        // Nothing can be sent, and waiting will not change it: failed, the balance released.
+        // Nothing was ever sent, and waiting will not change it: failed, the balance released.
         logger.error({ refundId, processor: refund.payment.processor }, 'no provider configured; refund failed');
         await settleRefund(orm.em.fork(), refundId, {
           status: 'failed',

@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { KeyEnvironment } from '../src/db/entities';
-import type { OrphanKind } from '../src/rules/orphanKinds';
+import type { LiveKind, OrphanKind, SubscriptionRevival } from '../src/rules/orphanKinds';
 import { subscriptionStartOf } from '../src/domain/subscriptions';
-import type { ActivityDeps, WorkflowStarters } from './deps';
+import type { ActivityDeps, ReviveAnswer, WorkflowStarters } from './deps';
 
 /**
  * The orphan sweeper. The API commits a record, then starts its workflow; if Temporal was
@@ -211,6 +211,142 @@ const orphanKinds = {
   }),
 } satisfies Record<OrphanKind, unknown>;
 
+/**
+ * A live record the sweeper keeps running (decision 0059): its workflow ended, for whatever reason
+ * (failed on an answer the old code did not know, terminated by an operator, timed out), while
+ * the record is not final. Paged by (created_at, id) from a cursor per kind that wraps around to
+ * the start once past the newest row: every live record is looked at again, a page per run.
+ */
+interface LiveKindSweep<Row extends CandidateRow> {
+  /** Live rows after the cursor (same placeholders as OrphanKindSweep.candidates). */
+  candidates: (byMerchant: boolean) => string;
+  /** The row is still live (read again once its workflow is found ended). */
+  stillLive: string;
+  /** Starts a new run unless one is running (the gateway's revive). */
+  revive(starters: WorkflowStarters, row: Row, deps: ActivityDeps): Promise<ReviveAnswer>;
+}
+
+const live = <Row extends CandidateRow>(sweep: LiveKindSweep<Row>) => sweep;
+const liveKinds = {
+  // Not final: created (hosted, or never attempted), requires_action, processing.
+  payments: live<PaymentCandidate>({
+    candidates: (byMerchant) =>
+      `select id, created_at, external_id, merchant_id, expires_at, callback_url, amount_minor, currency, environment
+          from payments
+          where status in ('created', 'requires_action', 'processing')
+            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and merchant_id = ?' : ''}
+          order by created_at, id limit ?`,
+    stillLive: `select 1 from payments where id = ? and status in ('created', 'requires_action', 'processing')`,
+    revive: ({ payment }, row) =>
+      payment.revive({
+        id: row.id,
+        externalId: row.external_id,
+        expiresAt: new Date(row.expires_at),
+        callbackUrl: row.callback_url,
+        merchant: { id: row.merchant_id },
+        amountMinor: Number(row.amount_minor),
+        currency: row.currency,
+        environment: row.environment,
+      }),
+  }),
+  // Pending, with or without a provider refund id.
+  refunds: live<RefundCandidate>({
+    candidates: (byMerchant) =>
+      `select r.id, r.created_at, r.external_id, r.merchant_id, r.payment_id, p.callback_url, r.amount_minor, r.currency
+          from refunds r join payments p on p.id = r.payment_id
+          where r.status = 'pending'
+            and (r.created_at, r.id) > (?, ?) and r.created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and r.merchant_id = ?' : ''}
+          order by r.created_at, r.id limit ?`,
+    stillLive: `select 1 from refunds where id = ? and status = 'pending'`,
+    revive: ({ refund }, row) =>
+      refund.revive({
+        id: row.id,
+        externalId: row.external_id,
+        paymentId: row.payment_id,
+        merchantId: row.merchant_id,
+        amountMinor: Number(row.amount_minor),
+        currency: row.currency,
+        callbackUrl: row.callback_url,
+      }),
+  }),
+  // Not cancelled: taken up where its invoices say (subscriptionRevivalOf).
+  subscriptions: live<CandidateRow>({
+    candidates: (byMerchant) =>
+      `select id, created_at from subscriptions
+          where status <> 'cancelled'
+            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and merchant_id = ?' : ''}
+          order by created_at, id limit ?`,
+    stillLive: `select 1 from subscriptions where id = ? and status <> 'cancelled'`,
+    revive: async ({ subscription }, row, deps) => {
+      const em = deps.orm.em.fork();
+      const start = await subscriptionStartOf(em, row.id);
+      if (!start) return 'running'; // discarded meanwhile: nothing to run
+      return subscription.revive(start, await subscriptionRevivalOf(deps, row.id));
+    },
+  }),
+  // Open (not decided by the processor, nor accepted): followed until the processor decides.
+  disputes: live<DisputeCandidate>({
+    candidates: (byMerchant) =>
+      `select d.id, d.created_at, d.merchant_id, d.payment_id, p.callback_url, d.amount_minor, d.currency,
+              d.evidence_due_by
+          from disputes d join payments p on p.id = d.payment_id
+          where d.status in ('needs_response', 'under_review')
+            and (d.created_at, d.id) > (?, ?) and d.created_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and d.merchant_id = ?' : ''}
+          order by d.created_at, d.id limit ?`,
+    stillLive: `select 1 from disputes where id = ? and status in ('needs_response', 'under_review')`,
+    revive: ({ dispute }, row) =>
+      dispute.revive({
+        id: row.id,
+        paymentId: row.payment_id,
+        merchantId: row.merchant_id,
+        amountMinor: Number(row.amount_minor),
+        currency: row.currency,
+        createdAt: new Date(row.created_at),
+        evidenceDueBy: new Date(row.evidence_due_by),
+        callbackUrl: row.callback_url,
+      }),
+  }),
+} satisfies Record<LiveKind, unknown>;
+
+/**
+ * Where a live subscription is taken up (SubscriptionRevival): `created` starts over; `active`
+ * with its latest invoice paid waits for the next period. Any other (an invoice being collected:
+ * past_due, pending, or active with an open invoice) is null: no run is resumed from it yet, since
+ * its collection (attempts, retry dates, a charge in doubt) is the subscription workflow's.
+ */
+async function subscriptionRevivalOf(deps: ActivityDeps, id: string): Promise<SubscriptionRevival | null> {
+  const rows: Array<{ status: string; period_index: number | null; period_end: Date | null; invoice: string | null }> =
+    await deps.orm.em.getConnection().execute(
+      `select s.status, i.period_index, i.period_end, i.status as invoice
+          from subscriptions s
+          left join lateral (
+            select period_index, period_end, status from invoices where subscription_id = s.id
+              order by period_index desc limit 1
+          ) i on true
+          where s.id = ?`,
+      [id],
+    );
+  const row = rows[0];
+  if (!row) return null;
+  if (row.status === 'created') return { status: 'created' };
+  if (row.status === 'active' && row.invoice === 'paid' && row.period_index !== null && row.period_end) {
+    return { status: 'active', periodIndex: row.period_index + 1, periodStartMs: new Date(row.period_end).getTime() };
+  }
+  return null;
+}
+
+export interface ReviveLiveRequest {
+  kind: LiveKind;
+  graceSeconds: number;
+  pageSize: number;
+  maxRows: number;
+  merchantId?: string;
+}
+
 const EPOCH: SweepCursor = { createdAt: new Date(0).toISOString(), id: '' };
 const after = (a: SweepCursor, b: SweepCursor) =>
   a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
@@ -277,7 +413,67 @@ export function createSweeperActivities(deps: ActivityDeps) {
     return examined;
   }
 
+  /** The live pass's cursor: saved as it goes, back to the start once past the newest row. */
+  const saveCursor = (scope: string, cursor: SweepCursor) =>
+    connection().execute(
+      `insert into sweep_watermarks (scope, last_created_at, last_id, updated_at) values (?, ?, ?, now())
+        on conflict (scope) do update set last_created_at = excluded.last_created_at, last_id = excluded.last_id,
+          updated_at = excluded.updated_at`,
+      [scope, cursor.createdAt, cursor.id],
+    );
+
+  async function revive<Row extends CandidateRow>(kindSweep: LiveKindSweep<Row>, req: ReviveLiveRequest) {
+    const ctx = Context.current();
+    const scope = `live:${req.merchantId ? `${req.kind}:${req.merchantId}` : req.kind}`;
+    const heartbeated = ctx.info.heartbeatDetails as { cursor: SweepCursor; revived: number } | undefined;
+    let cursor = heartbeated?.cursor ?? (await loadWatermark(scope)) ?? EPOCH;
+    let revived = heartbeated?.revived ?? 0;
+    const sql = kindSweep.candidates(req.merchantId !== undefined);
+    for (let examined = 0; examined < req.maxRows;) {
+      const limit = Math.min(req.pageSize, req.maxRows - examined);
+      const rows: Row[] = await connection().execute(sql, [
+        cursor.createdAt,
+        cursor.id,
+        req.graceSeconds,
+        ...(req.merchantId ? [req.merchantId] : []),
+        limit,
+      ]);
+      for (const row of rows) {
+        // Read again: a run that just settled the record and ended is no reason for a new one.
+        const still: unknown[] = await connection().execute(kindSweep.stillLive, [row.id]);
+        const answer = still.length > 0 ? await kindSweep.revive(starters, row, deps) : 'running';
+        if (answer === 'started') {
+          revived++;
+          deps.logger.warn({ kind: req.kind, id: row.id }, 'live record without a running workflow: started one');
+        } else if (answer === 'skipped') {
+          deps.logger.error(
+            { kind: req.kind, id: row.id },
+            'live record without a running workflow, not resumable by the sweeper: an operator must look',
+          );
+        }
+        cursor = { createdAt: new Date(row.created_at).toISOString(), id: row.id };
+        ctx.heartbeat({ cursor, revived });
+      }
+      examined += rows.length;
+      if (rows.length < limit) {
+        cursor = EPOCH; // past the newest: the next run starts over
+        break;
+      }
+    }
+    await saveCursor(scope, cursor);
+    return revived;
+  }
+
   return {
+    /**
+     * Gives every live record of one kind whose workflow ended a new run (decision 0059); answers
+     * how many it started.
+     */
+    async reviveLiveRecords(req: ReviveLiveRequest): Promise<number> {
+      const kindSweep: LiveKindSweep<never> = liveKinds[req.kind];
+      return revive(kindSweep, req);
+    },
+
     /** Gives the records of one kind left without a workflow theirs; answers how many it examined. */
     async sweepOrphans(req: SweepOrphansRequest): Promise<number> {
       const kindSweep: OrphanKindSweep<never> = orphanKinds[req.kind];

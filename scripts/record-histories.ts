@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|sweeps|disputes|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -35,8 +35,10 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'subscriptions') await recordSubscriptions();
     if (which === 'all' || which === 'card-updates') await recordCardUpdates();
     if (which === 'all' || which === 'hard-declines') await recordHardDeclines();
+    if (which === 'all' || which === 'invoice-waits') await recordInvoiceWaits();
     if (which === 'all' || which === 'sweeps') await recordSweeps();
     if (which === 'all' || which === 'disputes') await recordDisputes();
+    if (which === 'all' || which === 'never-fail-closed') await recordNeverFailClosed();
   } finally {
     await globalTeardown();
   }
@@ -388,6 +390,91 @@ async function recordCardUpdates(): Promise<void> {
  * card charged at once; the same left without a new card until the schedule's total cancels it.
  * And a renewal the provider answered with a status nobody knows (SUBSCRIPTION_UNDECIDED_CHARGE).
  */
+/**
+ * SUBSCRIPTION_INVOICE_WAITS (decision 0060): a renewal awaiting authentication (reminded, then
+ * authenticated), one failed on the page then retried and cancelled while waiting, one whose
+ * wait a new card ends, and a first charge processing when the subscription is cancelled.
+ */
+async function recordInvoiceWaits(): Promise<void> {
+  const stack = await startPaymentStack('record-waits', { billingDaySeconds: 1 }, undefined, undefined, {
+    sandboxProcessingSeconds: 2,
+  });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Invoice wait recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const update = (id: string, body: unknown) =>
+      call<SubscriptionBody>(stack.api.baseUrl, 'POST', `/subscriptions/${id}/payment-method`, merchant.auth, body);
+    const waiting = (id: string) =>
+      subs.until(id, (s) => s.latestInvoice?.status === 'requires_action', 20_000).then((s) => s.latestInvoice);
+    const press = async (url: string, action: 'authenticate' | 'fail') => {
+      if ((await fetch(`${url}/${action}`, { method: 'POST' })).status !== 200) throw new Error(`${action} refused`);
+    };
+    const scenarios: Record<string, string> = {};
+
+    const renewal = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [1, 30],
+    });
+    const renewalId = renewal.body.id as string;
+    const asked = await waiting(renewalId);
+    await eventually(
+      async () => subs.mail(renewalId),
+      (l) => l.some((e) => /Reminder/.test(e.subject)),
+      20_000,
+    );
+    await press(asked.hostedUrl as string, 'authenticate');
+    await subs.until(renewalId, (s) => s.status === 'active' && s.latestInvoice?.status === 'paid', 20_000);
+    await subs.cancel(renewalId);
+    scenarios['subscription-authentication-paid'] = renewalId;
+
+    const failed = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [1, 30],
+    });
+    const failedId = failed.body.id as string;
+    await press((await waiting(failedId)).hostedUrl as string, 'fail');
+    await subs.until(
+      failedId,
+      (s) => s.latestInvoice?.attempts === 2 && s.latestInvoice?.status === 'requires_action',
+      20_000,
+    );
+    await subs.cancel(failedId);
+    scenarios['subscription-authentication-cancelled'] = failedId;
+
+    const replaced = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [30],
+    });
+    const replacedId = replaced.body.id as string;
+    await waiting(replacedId);
+    if ((await update(replacedId, { cardToken: 'tok_success' })).body.status !== 'active') throw new Error('not paid');
+    await subs.cancel(replacedId);
+    scenarios['subscription-authentication-card-update'] = replacedId;
+
+    const processing = await subs.create({ cardToken: 'tok_processing', billingIntervalDays: 30 });
+    const processingId = processing.body.id as string;
+    if (processing.body.status !== 'pending') throw new Error('not pending');
+    await subs.cancel(processingId);
+    scenarios['subscription-processing-cancelled'] = processingId;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
+    await stack.close();
+  }
+}
+
 async function recordHardDeclines(): Promise<void> {
   const stack = await startPaymentStack('record-hard', {
     billingDaySeconds: 1,
@@ -535,6 +622,106 @@ async function recordDisputes(): Promise<void> {
     }
   } finally {
     await receiver.close();
+    await stack.close();
+  }
+}
+
+/**
+ * Never fail closed (decision 0059): a payment and a refund answered with a status nobody knows
+ * past WORKFLOW_STUCK_AFTER_SECONDS (marked Stuck, then settled once the fault is gone); a
+ * payment, a refund and a subscription whose workflow was terminated, revived by the sweeper's
+ * live pass (the new run's history); and that sweep run.
+ */
+async function recordNeverFailClosed(): Promise<void> {
+  const stack = await startPaymentStack('record-never-fail', { stuckAfterSeconds: 2 });
+  const faults = (body: Record<string, string>) => stack.sandbox('/_admin/faults', body);
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Never-fail recorder');
+    const api = (method: string, path: string, body?: Record<string, unknown>) =>
+      call(stack.api.baseUrl, method, path, merchant.auth, body);
+    const pay = (name: string, extra: Record<string, unknown>) =>
+      api('POST', '/payments', {
+        amount: 10,
+        currency: 'USD',
+        externalId: `${name}-${Date.now()}`,
+        customer: { email: 'r@example.com' },
+        ...extra,
+      });
+    const settledWorkflow = async (workflowId: string) =>
+      eventually(
+        async () => (await stack.api.client.workflow.getHandle(workflowId).describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+    const terminate = (workflowId: string) =>
+      stack.api.client.workflow.getHandle(workflowId).terminate('recording: the workflow ended under a live record');
+
+    // Stuck on an unknown status, then settled.
+    await faults({ payments: 'unknown_status' });
+    const stuckPayment = await pay('stuck', { cardToken: 'tok_success' });
+    const stuckPaymentId = (stuckPayment.body.details as { payment: { id: string } }).payment.id;
+    await new Promise((r) => setTimeout(r, 4000));
+    await faults({});
+    const paid = await pay('paid', { cardToken: 'tok_success' });
+    await faults({ refunds: 'unknown_status' });
+    const stuckRefund = await api('POST', `/payments/${paid.body.id as string}/refund`, {
+      externalId: `rf-stuck-${Date.now()}`,
+      amount: 2,
+    });
+    const stuckRefundId = (stuckRefund.body.details as { refund: { id: string } }).refund.id;
+    await new Promise((r) => setTimeout(r, 4000));
+    await faults({});
+    await settledWorkflow(paymentWorkflowId(stuckPaymentId));
+    await exportHistory('payment-unknown-status-stuck-then-settled', paymentWorkflowId(stuckPaymentId));
+    await settledWorkflow(refundWorkflowId(stuckRefundId));
+    await exportHistory('refund-unknown-status-stuck-then-settled', refundWorkflowId(stuckRefundId));
+
+    // Workflows ended under live records, revived by the sweeper.
+    const hosted = await pay('revived', {});
+    await terminate(paymentWorkflowId(hosted.body.id as string));
+    const paid2 = await pay('paid2', { cardToken: 'tok_success' });
+    await faults({ refunds: 'unknown_status' });
+    const pending = await api('POST', `/payments/${paid2.body.id as string}/refund`, {
+      externalId: `rf-revived-${Date.now()}`,
+      amount: 3,
+    });
+    const pendingId = (pending.body.details as { refund: { id: string } }).refund.id;
+    await terminate(refundWorkflowId(pendingId));
+    await faults({});
+    const sub = await api('POST', '/subscriptions', {
+      amount: 3,
+      currency: 'USD',
+      billingIntervalDays: 30,
+      externalId: `sub-revived-${Date.now()}`,
+      cardToken: 'tok_success',
+      customer: { email: 'r@example.com' },
+    });
+    await terminate(subscriptionWorkflowId(sub.body.id as string));
+    const sweepId = `sweep-live-record-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: sweepId,
+      args: [
+        {
+          graceSeconds: 0,
+          pageSize: 10,
+          maxRows: 100,
+          merchantId: merchant.merchantId,
+          liveKinds: ['payments', 'refunds', 'subscriptions'],
+        },
+      ],
+    });
+    await exportHistory('sweep-orphans-live', sweepId);
+    await fetch(`${hosted.body.redirectUrl as string}/pay`, { method: 'POST' });
+    await settledWorkflow(paymentWorkflowId(hosted.body.id as string));
+    await exportHistory('payment-revived-hosted-paid', paymentWorkflowId(hosted.body.id as string));
+    await settledWorkflow(refundWorkflowId(pendingId));
+    await exportHistory('refund-revived-settled', refundWorkflowId(pendingId));
+    await api('DELETE', `/subscriptions/${sub.body.id as string}?notify=false`);
+    await settledWorkflow(subscriptionWorkflowId(sub.body.id as string));
+    await exportHistory('subscription-revived-cancelled', subscriptionWorkflowId(sub.body.id as string));
+  } finally {
     await stack.close();
   }
 }

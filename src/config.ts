@@ -110,6 +110,11 @@ export const envSchema = z.object({
   REFUND_WAIT_MS: positiveInt(5000),
   /** A refund the provider holds pending is polled after this long, doubling to hourly (webhooks settle it sooner). */
   REFUND_POLL_INITIAL_SECONDS: positiveInt(30),
+  /**
+   * A payment's or refund's question to the provider without an answer the code knows for this
+   * long marks its workflow `Stuck` (search attribute, `workflows_stuck` gauge); it keeps asking.
+   */
+  WORKFLOW_STUCK_AFTER_SECONDS: positiveInt(3600),
   BILLING_DAY_SECONDS: positiveInt(86400),
   SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS: positiveInt(86400),
   CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),

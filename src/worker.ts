@@ -50,6 +50,8 @@ export interface WorkerDeps {
   /** See ActivityDeps.resolveHost. */
   resolveHost?: ResolveHost;
   refundPollInitialSeconds?: number;
+  /** See PaymentGatewaySettings.stuckAfterSeconds (runs the sweeper starts). */
+  stuckAfterSeconds?: number;
   billingDaySeconds?: number;
   subscriptionAuthorizationExpirySeconds?: number;
   smtpUrl?: string;
@@ -95,13 +97,15 @@ export function createWorkflowStarters(
     | 'taskQueue'
     | 'callbackRetryInitialSeconds'
     | 'refundPollInitialSeconds'
+    | 'stuckAfterSeconds'
     | 'billingDaySeconds'
     | 'subscriptionAuthorizationExpirySeconds'
   >,
 ): WorkflowStarters {
   const { client, taskQueue, callbackRetryInitialSeconds } = deps;
+  const stuck = deps.stuckAfterSeconds ? { stuckAfterSeconds: deps.stuckAfterSeconds } : {};
   return {
-    payment: createPaymentGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds } }),
+    payment: createPaymentGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds, ...stuck } }),
     dispute: createDisputeGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds } }),
     refund: createRefundGateway({
       client,
@@ -109,6 +113,7 @@ export function createWorkflowStarters(
         taskQueue,
         callbackRetryInitialSeconds,
         refundPollInitialSeconds: deps.refundPollInitialSeconds ?? DEFAULT_REFUND_POLL_INITIAL_SECONDS,
+        ...stuck,
       },
     }),
     subscription: createSubscriptionGateway({

@@ -190,3 +190,33 @@ export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';
  * workflow start failed every time; decision 0056). A sweep begun before keeps its kinds.
  */
 export const SWEEP_DISPUTES = 'sweep-disputes-v1';
+
+// issue 42: invoices
+
+/**
+ * An invoice attempt the processor answered `requires_action` or `processing` (decision 0060):
+ * the invoice shows the wait; no other attempt starts; a webhook (`providerInvoiceEvent`) or a
+ * poll asks about the attempt; while the customer authenticates, reminders at the retry
+ * schedule's dates, the attempt cancelled at the processor on a DELETE, a new card or the
+ * schedule's end. Reached only by an `undecided` outcome carrying `waiting`, which no earlier
+ * history holds.
+ */
+export const SUBSCRIPTION_INVOICE_WAITS = 'subscription-invoice-waits-v1';
+
+// issue 42: never fail closed
+
+/**
+ * A question to the provider (payment reconciliation and expiry, refund reconciliation) that
+ * has not been answered with something the code knows within `stuckAfterSeconds` (default an
+ * hour), or that failed outright (a non-retryable failure), no longer fails the workflow: the
+ * run marks itself `Stuck` (search attribute, the failure's type), asks again at doubling
+ * intervals up to an hourly, and clears the mark once answered (workflows/untilKnown.ts).
+ * Marked only where a question first failed: runs whose questions were all answered carry no marker.
+ */
+export const NEVER_FAIL_CLOSED = 'never-fail-closed-v1';
+
+/**
+ * An outbox email whose sending gave up (a day of retries) no longer fails its workflow: the row
+ * keeps its attempts and last error, and the run completes (workflows/outboxEmail.ts).
+ */
+export const EMAIL_GIVE_UP_QUIETLY = 'email-give-up-quietly-v1';

@@ -28,6 +28,17 @@ export interface PaymentWorkflowInput {
   processingPollSeconds?: number;
   /** Continue-as-new at a wait once a run has this many events (default 1,000; tests lower it). */
   historyEventLimit?: number;
+  /**
+   * A question to the provider without an answer the code knows for this long marks the run
+   * `Stuck` (default 3,600; tests lower it); it is asked again, never failed (workflows/untilKnown.ts).
+   */
+  stuckAfterSeconds?: number;
+  /**
+   * Set when the sweeper starts a run for a live payment whose workflow ended (decision 0059): the
+   * run first asks the provider what became of it (as after an ambiguous attempt), so it takes
+   * up the wait the payment is in (the customer, the authentication, the processor).
+   */
+  reconcileOnStart?: boolean;
   /** Set by continue-as-new: where the previous run stopped. */
   resume?: PaymentCursor;
 }

@@ -13,7 +13,15 @@ export interface RefundWorkflowInput {
   pollInitialSeconds: number;
   /** Continue-as-new at a wait once a run has this many events (default 1,000; tests lower it). */
   historyEventLimit?: number;
-  /** Set by continue-as-new: where the previous run stopped. */
+  /**
+   * A question to the provider without an answer the code knows for this long marks the run
+   * `Stuck` (default 3,600; tests lower it); it is asked again, never failed (workflows/untilKnown.ts).
+   */
+  stuckAfterSeconds?: number;
+  /**
+   * Set by continue-as-new: where the previous run stopped. The sweeper also starts a run for a
+   * pending refund whose workflow ended with one (ambiguous: the provider is asked first).
+   */
   resume?: RefundCursor;
 }
 

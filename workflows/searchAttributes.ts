@@ -13,6 +13,14 @@ export const SubscriptionStatusKey = defineSearchAttributeKey('SubscriptionStatu
 export const PaymentStatusKey = defineSearchAttributeKey('PaymentStatus', SearchAttributeType.KEYWORD);
 /** Where the refund workflow is: `pending` or `settled` (read PostgreSQL for which). */
 export const RefundStatusKey = defineSearchAttributeKey('RefundStatus', SearchAttributeType.KEYWORD);
+/**
+ * Set while a workflow has been asking a question it cannot get a known answer to for long (past
+ * `stuckAfterSeconds`, default an hour, or a failure that retrying within one call cannot fix):
+ * the type of the last failure (`invalid_response`, `provider_not_configured`,
+ * `reconciliation_mismatch`, `timeout`, ...). Cleared once answered. Counted by the
+ * `workflows_stuck` gauge (src/metrics/stuckWorkflows.ts) and alerted (WorkflowsStuck).
+ */
+export const StuckKey = defineSearchAttributeKey('Stuck', SearchAttributeType.KEYWORD);
 
 export const customSearchAttributes = [
   MerchantIdKey,
@@ -21,4 +29,5 @@ export const customSearchAttributes = [
   SubscriptionStatusKey,
   PaymentStatusKey,
   RefundStatusKey,
+  StuckKey,
 ];

@@ -50,6 +50,8 @@ export interface SubscriptionCursor {
   collection?: Collection;
   /** A provider webhook arrived and was not looked at yet. */
   providerEvent?: boolean;
+  /** A provider webhook about an invoice's charge arrived and was not looked at yet. */
+  invoiceEvent?: boolean;
   /** A hosted card update waiting for the customer (the old card is charged meanwhile). */
   cardUpdate?: HostedCardUpdate;
   /** Hosted card update pages requested so far (the next one's provider key counts on). */
@@ -94,7 +96,18 @@ export interface Collection {
    * An attempt the provider has not decided: asked about again by its key (no other attempt
    * starts), `polls` times so far (SUBSCRIPTION_UNDECIDED_CHARGE).
    */
-  undecided?: { request: ChargeRequest; polls: number };
+  undecided?: {
+    request: ChargeRequest;
+    polls: number;
+    /**
+     * The invoice shows the wait (SUBSCRIPTION_INVOICE_WAITS): the customer authenticates, or
+     * the processor decides later. `sinceMs`: when the attempt asked for authentication (the
+     * reminders and the deadline count from it); `reminders`: reminder emails sent so far.
+     */
+    waiting?: 'requires_action' | 'processing';
+    sinceMs?: number;
+    reminders?: number;
+  };
 }
 
 /** What the API answers a create with: the first thing the workflow established. */
@@ -194,6 +207,9 @@ export const updatePaymentMethodUpdate = defineUpdate<PaymentMethodOutcome, [Pay
 
 /** The provider reported a change of the card authorization (verified webhook). */
 export const providerSubscriptionEventSignal = defineSignal('providerSubscriptionEvent');
+
+/** The provider reported a change of one of the subscription's invoice charges (verified webhook). */
+export const providerInvoiceEventSignal = defineSignal('providerInvoiceEvent');
 
 export interface SubscriptionLiveState {
   status: SubscriptionStatus;

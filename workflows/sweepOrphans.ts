@@ -1,9 +1,9 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { SWEEP_DISPUTES, SWEEP_OUTBOX_RELAY, SWEEP_SUBSCRIPTIONS } from './patches';
 import type { Activities } from '../activities';
-import { ORPHAN_KINDS, type OrphanKind } from '../src/rules/orphanKinds';
+import { LIVE_KINDS, ORPHAN_KINDS, type LiveKind, type OrphanKind } from '../src/rules/orphanKinds';
 
-export { ORPHAN_KINDS, type OrphanKind };
+export { LIVE_KINDS, ORPHAN_KINDS, type LiveKind, type OrphanKind };
 
 export const SWEEP_SCHEDULE_ID = 'sweep-orphans';
 
@@ -18,7 +18,15 @@ export interface SweepOrphansInput {
   kinds?: OrphanKind[];
   /** Only this merchant's records, with a watermark of their own (tests, operators). */
   merchantId?: string;
+  /**
+   * Then, for these kinds, live records whose workflow ended get a new run (decision 0059; the
+   * schedule passes every LIVE_KINDS). Absent: none (runs of older schedules).
+   */
+  liveKinds?: LiveKind[];
 }
+
+/** What a sweep did: rows examined per orphan kind, and with `liveKinds` the runs started per live kind. */
+export type SweepResult = Partial<Record<OrphanKind, number>> & { revived?: Partial<Record<LiveKind, number>> };
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
@@ -28,8 +36,8 @@ const acts = proxyActivities<Activities>({
 });
 
 /** Run by a Temporal Schedule every minute (see src/temporal/schedules.ts): rows examined, per kind. */
-export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<Partial<Record<OrphanKind, number>>> {
-  const examined: Partial<Record<OrphanKind, number>> = {};
+export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<SweepResult> {
+  const examined: SweepResult = {};
   // Runs started before subscriptions (then the outbox, then disputes) were swept go on with the
   // kinds they began with.
   const kinds =
@@ -49,6 +57,19 @@ export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<Pa
       maxRows: input.maxRows,
       ...(input.merchantId ? { merchantId: input.merchantId } : {}),
     });
+  }
+  if (input.liveKinds) {
+    const revived: Partial<Record<LiveKind, number>> = {};
+    for (const kind of input.liveKinds) {
+      revived[kind] = await acts.reviveLiveRecords({
+        kind,
+        graceSeconds: input.graceSeconds,
+        pageSize: input.pageSize,
+        maxRows: input.maxRows,
+        ...(input.merchantId ? { merchantId: input.merchantId } : {}),
+      });
+    }
+    examined.revived = revived;
   }
   return examined;
 }

@@ -4,6 +4,8 @@ import {
   applyInvoiceCharge,
   discardSubscription,
   loadInvoiceForCharge,
+  recordInvoiceWait,
+  releaseInvoiceAttempt,
   type ChargeResult,
   type InvoiceForCharge,
 } from '../../src/domain/subscriptions';
@@ -20,8 +22,8 @@ import {
   refusal,
   rejectionOf,
 } from '../providerFailures';
-import { chargeLookup, chargeRequest, chargeResultOf } from './shared';
-import type { ChargeOutcome, ChargeRequest } from './types';
+import { chargeLookup, chargeRequest, chargeResultOf, type UndecidedCharge } from './shared';
+import type { CancelledAttempt, ChargeOutcome, ChargeRequest } from './types';
 import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 import { ProviderError } from '../../src/providers/errors';
 
@@ -29,8 +31,39 @@ import { ProviderError } from '../../src/providers/errors';
  * One charge attempt of an invoice with the subscription's card (one provider key per attempt),
  * and the question asked after an ambiguous one: what the invoice activities are made of.
  */
-export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'providers' | 'logger'>) {
-  const { orm, providers, logger } = deps;
+export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'providers' | 'logger' | 'publicBaseUrl'>) {
+  const { orm, providers, logger, publicBaseUrl } = deps;
+  const webhookUrlOf = (invoice: InvoiceForCharge) => `${publicBaseUrl}/webhooks/${invoice.subscription.processor}`;
+
+  /**
+   * An attempt the processor has not decided: the invoice shows the wait when the processor says
+   * which (`requires_action`: the customer authenticates; `processing`), decision 0060. Nothing
+   * else is recorded: the attempt is asked about again by its key.
+   */
+  async function undecided(
+    invoice: InvoiceForCharge,
+    req: ChargeRequest,
+    pp: ProviderPayment,
+    result: UndecidedCharge,
+  ): Promise<ChargeOutcome> {
+    if (pp.status !== 'requires_action' && pp.status !== 'processing') return result;
+    const wait =
+      pp.status === 'requires_action'
+        ? {
+            kind: pp.status,
+            transactionId: pp.transactionId,
+            actionUrl: pp.actionUrl,
+            cancelAt: req.authenticationWaitMs === undefined ? null : new Date(Date.now() + req.authenticationWaitMs),
+          }
+        : { kind: pp.status, transactionId: pp.transactionId };
+    const outbox = await recordInvoiceWait(orm.em, {
+      subscriptionId: invoice.subscription.id,
+      invoiceId: invoice.id,
+      attempt: req.attempt,
+      wait,
+    });
+    return outbox ? { ...result, waiting: pp.status, outbox } : result;
+  }
 
   /**
    * Nothing can be charged and asking again will not change it (no card on file, no provider for
@@ -61,6 +94,13 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     if (invoice.status === 'paid') {
       return applyInvoiceCharge(orm.em, invoice, req.attempt, { kind: 'paid', transactionId: '' }, null);
     }
+    if (
+      (invoice.status === 'requires_action' || invoice.status === 'processing') &&
+      req.attempt !== invoice.attempts + 1
+    ) {
+      // Invariant 7: while an attempt waits, no other attempt of the invoice is made.
+      return { kind: 'undecided', status: invoice.status, waiting: invoice.status };
+    }
     if (invoice.attempts >= req.attempt || invoice.status === 'void') {
       // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
       return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
@@ -82,7 +122,10 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
         orm,
         'invoices',
         invoice.id,
-        () => provider.createPayment(chargeRequest(invoice, req.attempt, cardToken, req.onSession === true)),
+        () =>
+          provider.createPayment(
+            chargeRequest(invoice, req.attempt, cardToken, req.onSession === true, webhookUrlOf(invoice)),
+          ),
         markedAtOpen ? { sentBefore: false } : undefined,
       );
     } catch (err) {
@@ -116,8 +159,9 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
       throw attemptFailure(err);
     }
     const result = chargeResultOf(logger, invoice, pp);
-    // Not decided: nothing recorded (the call stays marked sent); the workflow asks again by key.
-    if (result.kind === 'undecided') return result;
+    // Not decided: the attempt is not recorded (the call stays marked sent); the workflow asks
+    // again by key. The invoice shows the wait when the processor says which.
+    if (result.kind === 'undecided') return undecided(invoice, req, pp, result);
     // The receipt is sent right after, in this activity (sendingItsEmails): claimed as it is recorded.
     return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
@@ -144,7 +188,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
         chargeLookup(
           invoice,
           req.attempt,
-          card ? chargeRequest(invoice, req.attempt, card, req.onSession === true) : undefined,
+          card ? chargeRequest(invoice, req.attempt, card, req.onSession === true, webhookUrlOf(invoice)) : undefined,
         ),
       );
       if (!pp) {
@@ -153,7 +197,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
         return { kind: 'not_found' };
       }
       const result = chargeResultOf(logger, invoice, pp);
-      if (result.kind === 'undecided') return result;
+      if (result.kind === 'undecided') return await undecided(invoice, req, pp, result);
       return await applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs);
     } catch (err) {
       // An answer this code cannot read (a status nobody knows, a garbled body): the workflow
@@ -166,7 +210,59 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     }
   }
 
-  return { charge, reconcile };
+  /**
+   * An attempt awaiting authentication is cancelled at the processor (a DELETE, a new card, the
+   * wait over): what the processor answers wins. Captured (or failed) just before: recorded as
+   * such. Cancelled: `canceled`; `release` (a new card comes next) records the attempt as over and
+   * collects the invoice again. Neither (the processor did not cancel it): asked again (retryable).
+   */
+  async function cancelAttempt(req: ChargeRequest, release: boolean): Promise<CancelledAttempt> {
+    const invoice = await loadInvoiceForCharge(orm.em, req.invoiceId);
+    if (!invoice) return { kind: 'missing' };
+    if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
+    }
+    const provider = await recordProvider(providers, invoice.subscription);
+    if (!provider) {
+      throw ApplicationFailure.retryable(`no provider ${invoice.subscription.processor}`, PROVIDER_NOT_CONFIGURED);
+    }
+    const release_ = async (): Promise<CancelledAttempt> => {
+      if (release) {
+        await releaseInvoiceAttempt(orm.em, {
+          subscriptionId: invoice.subscription.id,
+          invoiceId: invoice.id,
+          attempt: req.attempt,
+        });
+      }
+      return { kind: 'canceled' };
+    };
+    let pp: ProviderPayment | null;
+    try {
+      // The waiting attempt's transaction, else (the wait not recorded) found by the attempt's key.
+      const known = invoice.status === 'requires_action' ? invoice.providerTransactionId : null;
+      const transactionId = known ?? (await provider.findPayment(chargeLookup(invoice, req.attempt)))?.transactionId;
+      if (!transactionId) return await release_();
+      pp = await provider.cancelPayment(transactionId);
+    } catch (err) {
+      throw reconcileFailure(err);
+    }
+    if (pp.status === 'canceled') {
+      logger.info(
+        { invoiceId: invoice.id, attempt: req.attempt, transactionId: pp.transactionId },
+        'attempt cancelled',
+      );
+      return release_();
+    }
+    const result = chargeResultOf(logger, invoice, pp);
+    if (result.kind !== 'undecided') return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs);
+    if (pp.status === 'processing') return undecided(invoice, req, pp, result);
+    throw ApplicationFailure.retryable(
+      `attempt ${pp.transactionId} not cancelled by the provider (${pp.status}); asking again`,
+      'attempt_not_cancelled',
+    );
+  }
+
+  return { charge, reconcile, cancelAttempt };
 }
 
 /** Used on replay paths, where the recorded answer wins and this one is never applied. */

@@ -9,6 +9,7 @@ export type {
   CardChange,
   CardPage,
   CardUpdateState,
+  CancelledAttempt,
   ChargeOutcome,
   ChargeRequest,
   OpenedAndCharged,

@@ -1,9 +1,14 @@
 import { Context } from '@temporalio/activity';
-import { openPeriodInvoice, type OpenedInvoice } from '../../src/domain/subscriptions';
+import {
+  openPeriodInvoice,
+  remindAuthentication,
+  type OpenedInvoice,
+  type Outbox,
+} from '../../src/domain/subscriptions';
 import type { ActivityDeps } from '../deps';
 import type { Mailer } from '../emails';
 import { createInvoiceCharging } from './charging';
-import type { ChargeOutcome, ChargeRequest, OpenedAndCharged, PeriodInvoiceInput } from './types';
+import type { CancelledAttempt, ChargeOutcome, ChargeRequest, OpenedAndCharged, PeriodInvoiceInput } from './types';
 
 /**
  * A period's invoice and its charges: opened (free periods paid at once), charged with the
@@ -12,7 +17,7 @@ import type { ChargeOutcome, ChargeRequest, OpenedAndCharged, PeriodInvoiceInput
  */
 export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
   const { orm } = deps;
-  const { charge, reconcile } = createInvoiceCharging(deps);
+  const { charge, reconcile, cancelAttempt } = createInvoiceCharging(deps);
 
   const openPeriod = (input: PeriodInvoiceInput, markChargeSent = false): Promise<OpenedInvoice> =>
     openPeriodInvoice(
@@ -28,8 +33,8 @@ export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
    * activity and one workflow activation less per renewal (issue 12); the email is still claimed,
    * sent and marked sent exactly as the sendEmail activity does it.
    */
-  async function sendingItsEmails(outcome: ChargeOutcome): Promise<ChargeOutcome> {
-    if (!('outbox' in outcome) || outcome.outbox.emailIds.length === 0) return outcome;
+  async function sendingItsEmails<T extends ChargeOutcome>(outcome: T): Promise<T> {
+    if (!('outbox' in outcome) || !outcome.outbox || outcome.outbox.emailIds.length === 0) return outcome;
     const info = Context.current().info;
     const left = info.startToCloseTimeoutMs - (Date.now() - info.currentAttemptScheduledTimestampMs);
     const claimed = 'claimed' in outcome ? outcome.claimed : undefined;
@@ -80,6 +85,26 @@ export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
     /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */
     async reconcileInvoiceCharge(req: ChargeRequest): Promise<ChargeOutcome> {
       return sendingItsEmails(await reconcile(req));
+    },
+
+    /**
+     * An attempt awaiting authentication cancelled at the processor (decision 0060); `release`:
+     * a new card is charged next.
+     */
+    async cancelInvoiceAttempt(input: { request: ChargeRequest; release: boolean }): Promise<CancelledAttempt> {
+      const outcome = await cancelAttempt(input.request, input.release);
+      return outcome.kind === 'canceled' ? outcome : sendingItsEmails(outcome);
+    },
+
+    /** A reminder to authenticate the invoice's waiting attempt (a date of the retry schedule). */
+    async remindInvoiceAuthentication(input: {
+      subscriptionId: string;
+      invoiceId: string;
+      attempt: number;
+      reminder: number;
+      cancelAt: string;
+    }): Promise<Outbox | null> {
+      return remindAuthentication(orm.em.fork(), { ...input, cancelAt: new Date(input.cancelAt) });
     },
   };
 }

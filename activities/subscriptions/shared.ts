@@ -88,6 +88,8 @@ export function chargeRequest(
   attempt: number,
   cardToken: string,
   onSession: boolean,
+  /** Where the provider reports what becomes of it (an attempt it decides later: decision 0060). */
+  webhookUrl?: string,
 ): CreatePaymentInput {
   const s = invoice.subscription;
   return {
@@ -98,6 +100,7 @@ export function chargeRequest(
     cardToken,
     // A charge the customer is not present for (renewals, retries): the processor may ask for authentication.
     ...(onSession ? {} : { offSession: true }),
+    ...(webhookUrl ? { webhookUrl } : {}),
     ...(s.description ? { description: s.description } : {}),
     metadata: metadataOf(s, invoice.id),
   };

@@ -1,4 +1,6 @@
+import type { InvoiceWaitingStatus } from '../../src/db/entities';
 import type { AppliedCharge, CardReplacement, OpenedInvoice } from '../../src/domain/subscriptions';
+import type { Outbox } from '../../src/rules/subscriptionPlan';
 
 /** What opening a period's invoice found or made; the subscription workflow branches on it. */
 export type { OpenedInvoice };
@@ -8,7 +10,19 @@ export type ChargeOutcome =
   | { kind: 'rejected'; code: string; message: string }
   | { kind: 'not_found' }
   /** The provider has not decided (or answered what we do not know): the same attempt is asked about again. */
-  | { kind: 'undecided'; status: string };
+  | {
+      kind: 'undecided';
+      status: string;
+      /**
+       * The invoice shows the wait (decision 0060): the customer authenticates, or the processor
+       * decides later; `outbox`: what recording it wrote (absent: recorded before, or nothing).
+       */
+      waiting?: InvoiceWaitingStatus;
+      outbox?: Outbox;
+    };
+
+/** An attempt awaiting authentication, cancelled at the processor: its outcome if it was decided first. */
+export type CancelledAttempt = ChargeOutcome | { kind: 'canceled' };
 
 /** What a card update came to: the card replaced (or already that one), or why not. */
 export type CardChange = CardReplacement | { kind: 'rejected'; code: string; message: string };
@@ -35,6 +49,11 @@ export interface ChargeRequest {
    * renewal, a retry) is an off-session charge. Absent (runs of older code): off-session.
    */
   onSession?: boolean;
+  /**
+   * How long an attempt answered `requires_action` waits for the customer (the retry schedule's
+   * total): the deadline its email names. Absent (older runs): none named.
+   */
+  authenticationWaitMs?: number;
 }
 
 /** A billing period's start as the workflow sends it (dates as ISO strings). */

@@ -12,6 +12,7 @@ import {
   SandboxError,
   SandboxStore,
   UNKNOWN_PAYMENT_STATUS,
+  UNKNOWN_REFUND_STATUS,
   ledgerEntryJson,
   paymentJson,
   refundJson,
@@ -212,11 +213,16 @@ function garble(ctx: Ctx): void {
   ctx.type = 'application/json';
 }
 
-/** `unknown_status` mode: every payment answered (alone or in a list) has a status nobody knows. */
-function unknownStatus(ctx: Ctx): void {
+/**
+ * `unknown_status` mode: every payment (payments fault) or refund (refunds fault) answered, alone
+ * or in a list, has a status nobody knows.
+ */
+function unknownStatus(ctx: Ctx, kind: 'payments' | 'refunds'): void {
   if (ctx.status !== 200 || typeof ctx.body !== 'object' || ctx.body === null) return;
   const body = ctx.body as { object?: string; data?: Array<{ object?: string }> };
-  const mark = (p: { object?: string }) => (p.object === 'payment' ? { ...p, status: UNKNOWN_PAYMENT_STATUS } : p);
+  const [object, status] =
+    kind === 'payments' ? ['payment', UNKNOWN_PAYMENT_STATUS] : ['refund', UNKNOWN_REFUND_STATUS];
+  const mark = (p: { object?: string }) => (p.object === object ? { ...p, status } : p);
   ctx.body = Array.isArray(body.data) ? { ...body, data: body.data.map(mark) } : mark(body);
 }
 
@@ -393,7 +399,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         renderError(ctx, err, log);
       }
       if (mode === 'invalid') garble(ctx);
-      else if (mode === 'unknown_status') unknownStatus(ctx);
+      else if (mode === 'unknown_status' && kind) unknownStatus(ctx, kind);
       else if (mode === 'timeout') await pause(TIMEOUT_HOLD_MS, gone.signal);
     } catch (err) {
       renderError(ctx, err, log);

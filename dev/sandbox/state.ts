@@ -27,7 +27,22 @@ export const PAYMENT_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', '
 
 /** The status a payment is answered with in the `unknown_status` fault mode. */
 export const UNKNOWN_PAYMENT_STATUS = 'on_hold';
-export const REFUND_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'pending', 'fail'] as const;
+/**
+ * Refunds: `unknown_status` performs the operation as `ok` does, then answers every refund (alone or
+ * in a list) with a status nobody knows (`on_hold`), otherwise well-formed.
+ */
+export const REFUND_FAULT_MODES = [
+  'ok',
+  'unavailable',
+  'invalid',
+  'timeout',
+  'pending',
+  'fail',
+  'unknown_status',
+] as const;
+
+/** The status a refund is answered with in the refunds' `unknown_status` fault mode. */
+export const UNKNOWN_REFUND_STATUS = 'on_hold';
 export type PaymentFaultMode = (typeof PAYMENT_FAULT_MODES)[number];
 export type RefundFaultMode = (typeof REFUND_FAULT_MODES)[number];
 
@@ -324,7 +339,11 @@ export class SandboxStore {
       throw new SandboxError(404, 'not_found', 'No such authentication.');
     }
     if (payment.status === 'canceled') {
-      throw new SandboxError(410, 'payment_canceled', 'This payment was canceled: nothing can be authenticated.');
+      // An invoice's attempt cancelled for a new card (or the subscription's end): the invoice moved on.
+      const why = payment.metadata.invoiceId
+        ? `The invoice ${payment.metadata.invoiceId} moved on: this payment was canceled and nothing can be authenticated.`
+        : 'This payment was canceled: nothing can be authenticated.';
+      throw new SandboxError(410, 'payment_canceled', why);
     }
     if (payment.status !== 'requires_action') {
       throw new SandboxError(

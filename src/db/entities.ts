@@ -551,8 +551,16 @@ export const SubscriptionPhaseSchema = new EntitySchema<SubscriptionPhase>({
   },
 });
 
-export const INVOICE_STATUSES = ['open', 'paid', 'void'] as const;
+/**
+ * `requires_action`: its attempt waits for the customer to authenticate (3-D Secure) at
+ * `hostedUrl`; `processing`: the processor decides its attempt later. Both are still collected
+ * (no other attempt starts while one waits).
+ */
+export const INVOICE_STATUSES = ['open', 'requires_action', 'processing', 'paid', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+/** An invoice whose attempt the processor has not decided: never charged again meanwhile (invariant 7). */
+export const INVOICE_WAITING_STATUSES = ['requires_action', 'processing'] as const;
+export type InvoiceWaitingStatus = (typeof INVOICE_WAITING_STATUSES)[number];
 
 /**
  * One billing period's charge. Money invariant 1: charged at most once. Every provider attempt

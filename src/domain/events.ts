@@ -21,6 +21,7 @@ export type MerchantEventType =
   | 'subscription.charge_succeeded'
   | 'subscription.charge_failed'
   | 'subscription.past_due'
+  | 'subscription.payment_action_required'
   | 'subscription.cancelled';
 
 /** What an event is about; `dedupeKey` makes recording it idempotent. */

@@ -2,7 +2,8 @@ import type { Invoice, Subscription } from '../db/entities';
 import { toMajor } from '../rules/money';
 
 /**
- * How the API shows an invoice (PRODUCT.md, "Lists"): `open | paid | void | uncollectible`.
+ * How the API shows an invoice (PRODUCT.md, "Lists"): `open | requires_action | processing | paid |
+ * void | uncollectible` (the two waiting statuses: "Processor lifecycle", decision 0060).
  *
  * The database keeps three states (`open`, `paid`, `void`): cancelling a subscription voids its
  * open invoice whatever the reason. An invoice voided because the service gave up collecting it
@@ -10,7 +11,14 @@ import { toMajor } from '../rules/money';
  * invoice had a failed attempt) is shown as `uncollectible`, as Stripe does; one voided by a
  * merchant's cancellation stays `void`.
  */
-export const INVOICE_VIEW_STATUSES = ['open', 'paid', 'void', 'uncollectible'] as const;
+export const INVOICE_VIEW_STATUSES = [
+  'open',
+  'requires_action',
+  'processing',
+  'paid',
+  'void',
+  'uncollectible',
+] as const;
 export type InvoiceViewStatus = (typeof INVOICE_VIEW_STATUSES)[number];
 
 export function invoiceStatusOf(
@@ -59,12 +67,14 @@ export function presentInvoice(
     currency: invoice.currency,
     periodStart: invoice.periodStart.toISOString(),
     periodEnd: invoice.periodEnd.toISOString(),
-    attempts: invoice.attempts,
+    // The attempt waiting for the customer or the processor counts (it is recorded once decided).
+    attempts: invoice.attempts + (invoice.status === 'requires_action' || invoice.status === 'processing' ? 1 : 0),
     nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null,
     failureCode: invoice.failureCode,
     failureMessage: invoice.failureMessage,
     declineType: invoice.declineType,
-    hostedUrl: invoice.hostedUrl,
+    // Where the customer authenticates, only while that is possible.
+    hostedUrl: invoice.status === 'requires_action' ? invoice.hostedUrl : null,
     paidAt: invoice.paidAt?.toISOString() ?? null,
     createdAt: invoice.createdAt.toISOString(),
   };

@@ -2,7 +2,8 @@ import type { Invoice, Subscription } from '../db/entities';
 import { currencyExponent, toMajor } from '../rules/money';
 
 /** The customer emails of a subscription: plain text, one per event (PRODUCT.md, Subscriptions). */
-export type SubscriptionEmailKind = 'activated' | 'receipt' | 'payment_failed' | 'card_required' | 'cancelled';
+export type SubscriptionEmailKind =
+  'activated' | 'receipt' | 'payment_failed' | 'card_required' | 'action_required' | 'cancelled';
 
 /** `10.50 USD`, `1200 JPY`: every decimal the currency has. */
 const money = (minor: number, currency: string) =>
@@ -41,6 +42,9 @@ export function subscriptionEmail(
     /** card_required: the hosted card-update page (null: none could be made) and the deadline. */
     cardUpdateUrl?: string | null;
     cancelAt?: Date;
+    /** action_required: the page where the customer authenticates, and which reminder (0: the first email). */
+    hostedUrl?: string | null;
+    reminder?: number;
   },
 ): { subject: string; text: string } {
   const what = short(s.description ?? `subscription ${s.externalId}`);
@@ -101,6 +105,22 @@ export function subscriptionEmail(
             ? `Please enter a new card here: ${facts.cardUpdateUrl}`
             : 'Please give the merchant a new card.',
           `Without a new card by ${day(facts.cancelAt)}, the subscription will be cancelled.`,
+          `Invoice: ${invoice!.id}`,
+          '',
+          ref,
+        ].join('\n'),
+      };
+    case 'action_required':
+      return {
+        subject: `${facts.reminder ? 'Reminder: action' : 'Action'} required to pay for ${what}`,
+        text: [
+          greeting,
+          '',
+          `Your bank asks you to confirm the payment of ${money(invoice!.amountMinor, invoice!.currency)}.`,
+          `Please authenticate it here: ${facts.hostedUrl ?? 'unavailable'}`,
+          facts.cancelAt
+            ? `Without it by ${day(facts.cancelAt)}, the subscription will be cancelled.`
+            : 'Without it, the subscription will be cancelled.',
           `Invoice: ${invoice!.id}`,
           '',
           ref,

@@ -551,7 +551,9 @@ export async function openPeriodInvoice(
     } else {
       out.expect(['email:activated'], ['activated']);
     }
-    opened = { kind: invoice.status, invoiceId: invoice.id, attempts: invoice.attempts };
+    // An invoice whose attempt waits for the customer or the processor is still being collected.
+    const kind = invoice.status === 'paid' || invoice.status === 'void' ? invoice.status : 'open';
+    opened = { kind, invoiceId: invoice.id, attempts: invoice.attempts };
   });
   if (!outbox || !opened) return { kind: 'missing' };
   return opened.kind === 'cancelled' ? opened : { ...opened, outbox };
@@ -817,7 +819,7 @@ const RECORD_RENEWAL_PAID: PreparedStatement = {
               decline_type = null, next_attempt_at = null, updated_at = $3::timestamptz
          from sub
         where invoices.id = $5 and invoices.subscription_id = sub.id
-          and invoices.status in ('open', 'void') and invoices.attempts < $2::int
+          and invoices.status in ('open', 'requires_action', 'processing', 'void') and invoices.attempts < $2::int
        returning invoices.id
      ), activated as (
        update subscriptions
@@ -928,6 +930,13 @@ export async function applyInvoiceCharge(
       return;
     }
     invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
+    // An attempt that waited (authentication, processing) is decided: the invoice is collected
+    // again, or, its subscription cancelled meanwhile, void (nothing is charged any more).
+    const ended = s.status === 'cancelled';
+    if (invoice.status !== 'open') {
+      invoice.status = ended ? 'void' : 'open';
+      if (ended) invoice.voidedAt = now;
+    }
     // This attempt's outcome is known and the next one has a key of its own. (Set outside the
     // ORM, so cleared outside it too: the identity map may not have seen it set.)
     await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
@@ -938,9 +947,9 @@ export async function applyInvoiceCharge(
     const declineType = declineTypeOf(charge.failureCode);
     invoice.declineType = declineType;
     invoice.nextAttemptAt =
-      retryDelayMs === null || declineType === 'hard' ? null : new Date(now.getTime() + retryDelayMs);
+      retryDelayMs === null || declineType === 'hard' || ended ? null : new Date(now.getTime() + retryDelayMs);
     out.event('subscription.charge_failed', failedEvents[0]!);
-    if (declineType === 'soft') {
+    if (declineType === 'soft' && !ended) {
       out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
     }
     if (s.status !== 'past_due' && s.status !== 'cancelled') {
@@ -953,6 +962,132 @@ export async function applyInvoiceCharge(
   if (outbox && recorded) workerMetrics.subscriptionCharge(recorded);
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
   return { ...applied, outbox } as AppliedCharge;
+}
+
+/** An invoice attempt the processor has not decided: what the invoice shows meanwhile. */
+export type InvoiceWait =
+  | { kind: 'requires_action'; transactionId: string; actionUrl: string | null; cancelAt: Date | null }
+  | { kind: 'processing'; transactionId: string };
+
+/** The outbox keys (suffixes) of an attempt that asks the customer to authenticate. */
+const actionRequiredKeys = (invoiceId: string, attempt: number) => ({
+  email: (reminder: number) => `email:action_required:${invoiceId}:${attempt}:${reminder}`,
+  event: `action_required:${invoiceId}:${attempt}`,
+  pastDue: `past_due:${invoiceId}`,
+});
+
+/**
+ * Attempt `attempt` of an invoice is not decided by the processor (decision 0060); the attempt is
+ * recorded (`attempts`) only once decided, so the invoice is never charged again meanwhile.
+ * - `requires_action`: the customer authenticates at `hostedUrl` (failureCode
+ *   `authentication_required`, no next attempt); the subscription is `past_due`; the "action
+ *   required" email and `subscription.payment_action_required` (with `subscription.past_due` if
+ *   the status moved, no `charge_failed`).
+ * - `processing`: the invoice waits; a subscription's first charge makes it `pending`.
+ * Answers null (nothing recorded) when the invoice moved on (decided, void) or is gone.
+ */
+export async function recordInvoiceWait(
+  em: EntityManager,
+  input: { subscriptionId: string; invoiceId: string; attempt: number; wait: InvoiceWait },
+): Promise<Outbox | null> {
+  let recorded = false;
+  const outbox = await change(em, input.subscriptionId, async (tx, s, out) => {
+    const invoice = await tx.findOne(
+      Invoice,
+      { id: input.invoiceId, subscription: s.id },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!invoice || invoice.attempts >= input.attempt) return;
+    const { wait } = input;
+    const keys = actionRequiredKeys(invoice.id, input.attempt);
+    if (invoice.status === wait.kind && invoice.providerTransactionId === wait.transactionId) {
+      // Recorded already (a retried activity, a webhook and a poll): answer as the first run did.
+      if (wait.kind === 'requires_action') out.expect([keys.email(0)], [keys.event, keys.pastDue]);
+      recorded = true;
+      return;
+    }
+    if (invoice.status !== 'open' && invoice.status !== 'requires_action') return;
+    const now = new Date();
+    invoice.status = wait.kind;
+    invoice.providerTransactionId = wait.transactionId;
+    invoice.nextAttemptAt = null;
+    invoice.declineType = null;
+    invoice.updatedAt = now;
+    s.updatedAt = now;
+    recorded = true;
+    if (wait.kind === 'processing') {
+      invoice.failureCode = null;
+      invoice.failureMessage = null;
+      // A first charge decided later: the subscription waits for it (the create answers it).
+      if (s.status === 'created') s.status = 'pending';
+      return;
+    }
+    invoice.hostedUrl = wait.actionUrl;
+    invoice.failureCode = 'authentication_required';
+    invoice.failureMessage = 'The customer must authenticate this payment.';
+    if (s.status !== 'past_due' && s.status !== 'cancelled') {
+      s.status = 'past_due';
+      out.event('subscription.past_due', keys.pastDue);
+    }
+    out.event('subscription.payment_action_required', keys.event);
+    out.email('action_required', keys.email(0), {
+      invoice,
+      hostedUrl: wait.actionUrl,
+      cancelAt: wait.cancelAt ?? undefined,
+    });
+  });
+  return outbox && recorded ? outbox : null;
+}
+
+/**
+ * A reminder to authenticate an invoice's attempt (one per date of the retry schedule), while it
+ * still waits for that: the same page, the same deadline.
+ */
+export async function remindAuthentication(
+  em: EntityManager,
+  input: { subscriptionId: string; invoiceId: string; attempt: number; reminder: number; cancelAt: Date },
+): Promise<Outbox | null> {
+  return change(em, input.subscriptionId, async (tx, s, out) => {
+    const suffix = actionRequiredKeys(input.invoiceId, input.attempt).email(input.reminder);
+    if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
+      out.expect([suffix], []);
+      return;
+    }
+    const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
+    if (s.status === 'cancelled' || invoice?.status !== 'requires_action' || invoice.attempts !== input.attempt - 1) {
+      return;
+    }
+    out.email('action_required', suffix, {
+      invoice,
+      hostedUrl: invoice.hostedUrl,
+      cancelAt: input.cancelAt,
+      reminder: input.reminder,
+    });
+  });
+}
+
+/**
+ * An attempt awaiting authentication was cancelled at the processor for a new card: the attempt
+ * is over (recorded, its key done with), the invoice is collected again, by the new card next.
+ */
+export async function releaseInvoiceAttempt(
+  em: EntityManager,
+  input: { subscriptionId: string; invoiceId: string; attempt: number },
+): Promise<void> {
+  await change(em, input.subscriptionId, async (tx, s) => {
+    const invoice = await tx.findOne(
+      Invoice,
+      { id: input.invoiceId, subscription: s.id },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (invoice?.status !== 'requires_action' || invoice.attempts >= input.attempt) return;
+    const now = new Date();
+    invoice.status = 'open';
+    invoice.attempts = input.attempt;
+    invoice.nextAttemptAt = null;
+    invoice.updatedAt = now;
+    await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
+  });
 }
 
 /**
@@ -997,9 +1132,11 @@ export async function cancelSubscription(
       return;
     }
     const now = new Date();
+    // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
+    // `processing` stays so until the processor decides (a capture then counts).
     await tx.nativeUpdate(
       Invoice,
-      { subscription: s.id, status: 'open' },
+      { subscription: s.id, status: { $in: ['open', 'requires_action'] } },
       { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
     );
     s.status = 'cancelled';

@@ -12,6 +12,7 @@ import { providerRegistryFromConfig } from '../providers/registry';
 import { OutcomeHintListener } from '../db/outcomeHints';
 import { collectProcessMetrics, renderApiMetrics } from '../metrics/api';
 import { registerBacklogGauges } from '../metrics/backlog';
+import { registerStuckWorkflowGauge } from '../metrics/stuckWorkflows';
 import { startMetricsServer, type MetricsServer } from '../metrics/server';
 import { metricsUrl } from '../metrics/address';
 
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
       processingPollSeconds: config.PAYMENT_PROCESSING_POLL_SECONDS,
       refundWaitMs: config.REFUND_WAIT_MS,
       refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
+      stuckAfterSeconds: config.WORKFLOW_STUCK_AFTER_SECONDS,
       billingDaySeconds: config.BILLING_DAY_SECONDS,
       subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
       cursorSecret: config.CURSOR_SECRET,
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
   // Metrics: this process's own endpoint, unless it is one of `npm run cluster`'s API processes
   // sharing PORT: there the cluster primary serves them all, aggregated (dev/stack/cluster.ts).
   registerBacklogGauges(orm, logger);
+  registerStuckWorkflowGauge(client, logger);
   collectProcessMetrics();
   let metrics: MetricsServer | null = null;
   if (cluster.isWorker) {

@@ -108,6 +108,7 @@ async function main(): Promise<void> {
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
     privateTestCallbacks: config.NODE_ENV !== 'production' || config.ALLOW_PRIVATE_CALLBACKS,
     refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
+    stuckAfterSeconds: config.WORKFLOW_STUCK_AFTER_SECONDS,
     billingDaySeconds: config.BILLING_DAY_SECONDS,
     subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
     smtpUrl: config.smtpUrl,

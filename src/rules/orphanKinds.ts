@@ -7,3 +7,20 @@
  */
 export const ORPHAN_KINDS = ['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents', 'disputes'] as const;
 export type OrphanKind = (typeof ORPHAN_KINDS)[number];
+
+/**
+ * The kinds of LIVE record (not in a final status) the sweeper gives a new workflow run when
+ * theirs ended (completed, failed, timed out, terminated): decision 0059. Each has a row in
+ * activities/sweeper.ts `liveKinds`.
+ * A new kind of record with a workflow of its own is one more entry here and a row there.
+ */
+export const LIVE_KINDS = ['payments', 'refunds', 'subscriptions', 'disputes'] as const;
+export type LiveKind = (typeof LIVE_KINDS)[number];
+
+/**
+ * Where a live subscription whose workflow ended is taken up: `created` starts over (its first
+ * charge is keyed by its invoice, so never charged twice); `active` with its latest invoice paid
+ * waits for the next period. Null: an invoice is being collected (no run is resumed from it yet).
+ */
+export type SubscriptionRevival =
+  { status: 'created' } | { status: 'active'; periodIndex: number; periodStartMs: number };

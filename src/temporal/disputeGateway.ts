@@ -3,7 +3,7 @@ import { disputeWorkflow } from '../../workflows/dispute';
 import { disputeEventSignal, disputeWorkflowId, type DisputeWorkflowInput } from '../../workflows/disputeApi';
 import { MerchantIdKey, PaymentIdKey } from '../../workflows/searchAttributes';
 import { formatMoney } from '../rules/money';
-import { signalAnswer } from './workflowAnswers';
+import { reviveAnswer, signalAnswer, type ReviveAnswer } from './workflowAnswers';
 
 /** The dispute a workflow is started for (committed by the webhook route). */
 export interface DisputeStart {
@@ -35,30 +35,8 @@ export function createDisputeGateway(deps: { client: Client; settings: DisputeGa
 
     /** Started, or (running) told to look; a closed run is never started again (the sweeper's `start` too). */
     async startOrSignal(dispute: DisputeStart): Promise<'started' | 'closed'> {
-      const input: DisputeWorkflowInput = {
-        disputeId: dispute.id,
-        paymentId: dispute.paymentId,
-        merchantId: dispute.merchantId,
-        openedAtMs: dispute.createdAt.getTime(),
-        evidenceDueByMs: dispute.evidenceDueBy.getTime(),
-        callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
-        callbacks: dispute.callbackUrl !== null,
-      };
       try {
-        await client.workflow.signalWithStart(disputeWorkflow, {
-          workflowId: disputeWorkflowId(dispute.id),
-          taskQueue: settings.taskQueue,
-          args: [input],
-          signal: disputeEventSignal,
-          signalArgs: [],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [
-            { key: MerchantIdKey, value: dispute.merchantId },
-            { key: PaymentIdKey, value: dispute.paymentId },
-          ],
-          staticSummary: `Dispute ${formatMoney(dispute.amountMinor, dispute.currency)} merchant ${dispute.merchantId}`,
-          staticDetails: `Dispute ${dispute.id} of payment ${dispute.paymentId}`,
-        });
+        await client.workflow.signalWithStart(disputeWorkflow, startOptions(dispute, 'REJECT_DUPLICATE'));
         return 'started';
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return 'closed';
@@ -66,11 +44,47 @@ export function createDisputeGateway(deps: { client: Client; settings: DisputeGa
       }
     },
 
+    /**
+     * An open dispute whose workflow ended (completed, failed, terminated) gets a new run (the
+     * sweeper; decision 0059), which follows it until the processor decides. A running one is left alone.
+     */
+    revive(dispute: DisputeStart): Promise<ReviveAnswer> {
+      return reviveAnswer(client, disputeWorkflowId(dispute.id), () =>
+        client.workflow.signalWithStart(disputeWorkflow, startOptions(dispute, 'ALLOW_DUPLICATE')),
+      );
+    },
+
     /** The API moved the dispute (evidence sent, accepted): the workflow looks at once. */
     providerEvent(disputeId: string): Promise<'delivered' | 'not_found'> {
       return signalAnswer(() => client.workflow.getHandle(disputeWorkflowId(disputeId)).signal(disputeEventSignal));
     },
   };
+  /** The same id, input, search attributes and summary for every start; a closed run per `reuse`. */
+  function startOptions(dispute: DisputeStart, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') {
+    const input: DisputeWorkflowInput = {
+      disputeId: dispute.id,
+      paymentId: dispute.paymentId,
+      merchantId: dispute.merchantId,
+      openedAtMs: dispute.createdAt.getTime(),
+      evidenceDueByMs: dispute.evidenceDueBy.getTime(),
+      callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
+      callbacks: dispute.callbackUrl !== null,
+    };
+    return {
+      workflowId: disputeWorkflowId(dispute.id),
+      taskQueue: settings.taskQueue,
+      args: [input] as [DisputeWorkflowInput],
+      signal: disputeEventSignal,
+      signalArgs: [] as [],
+      workflowIdReusePolicy: reuse,
+      typedSearchAttributes: [
+        { key: MerchantIdKey, value: dispute.merchantId },
+        { key: PaymentIdKey, value: dispute.paymentId },
+      ],
+      staticSummary: `Dispute ${formatMoney(dispute.amountMinor, dispute.currency)} merchant ${dispute.merchantId}`,
+      staticDetails: `Dispute ${dispute.id} of payment ${dispute.paymentId}`,
+    };
+  }
   return { ...gateway, start: (dispute: DisputeStart) => gateway.startOrSignal(dispute) };
 }
 

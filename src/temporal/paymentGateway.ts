@@ -22,9 +22,11 @@ import {
   signalAnswer,
   startAnswer,
   unansweredOutcome,
+  reviveAnswer,
   withoutOutcome,
   workflowAnswerOf,
   type HintWait,
+  type ReviveAnswer,
   type StartAnswer,
 } from './workflowAnswers';
 
@@ -41,6 +43,8 @@ export interface PaymentGatewaySettings {
   paymentWaitMs?: number;
   /** A processing payment's first question to the provider without a webhook (PAYMENT_PROCESSING_POLL_SECONDS). */
   processingPollSeconds?: number;
+  /** A provider question unanswered this long marks the run `Stuck` (WORKFLOW_STUCK_AFTER_SECONDS; absent: an hour). */
+  stuckAfterSeconds?: number;
 }
 
 /** What a submit came to within the API's wait. */
@@ -63,7 +67,7 @@ function startOptions(
   payment: PaymentStart,
   settings: PaymentGatewaySettings,
   /** The API starting the run with the merchant's submit (see PaymentWorkflowInput). */
-  { attemptOnStart = false }: { attemptOnStart?: boolean } = {},
+  { attemptOnStart = false, reconcileOnStart = false }: { attemptOnStart?: boolean; reconcileOnStart?: boolean } = {},
 ): WorkflowStartOptions<typeof paymentWorkflowV2> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
   return {
     workflowId: paymentWorkflowId(payment.id),
@@ -76,6 +80,8 @@ function startOptions(
         callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
         callbacks: payment.callbackUrl !== null,
         ...(attemptOnStart ? { attemptOnStart: true } : {}),
+        ...(reconcileOnStart ? { reconcileOnStart: true } : {}),
+        ...(settings.stuckAfterSeconds ? { stuckAfterSeconds: settings.stuckAfterSeconds } : {}),
         ...(settings.processingPollSeconds ? { processingPollSeconds: settings.processingPollSeconds } : {}),
       },
     ],
@@ -141,6 +147,20 @@ export function createPaymentGateway(deps: {
      */
     start(payment: PaymentStart): Promise<StartAnswer> {
       return startAnswer(() => client.workflow.start(paymentWorkflowV2, startOptions(payment, settings)));
+    },
+
+    /**
+     * A live payment whose workflow ended (completed, failed, terminated) gets a new run (the
+     * sweeper; decision 0059), which first asks the provider what became of the payment and takes
+     * up its wait from there. A running one is left alone.
+     */
+    revive(payment: PaymentStart): Promise<ReviveAnswer> {
+      return reviveAnswer(client, paymentWorkflowId(payment.id), () =>
+        client.workflow.start(paymentWorkflowV2, {
+          ...startOptions(payment, settings, { reconcileOnStart: true }),
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        }),
+      );
     },
 
     /**

@@ -15,9 +15,11 @@ import {
   signalAnswer,
   startAnswer,
   unansweredOutcome,
+  reviveAnswer,
   withoutOutcome,
   workflowAnswerOf,
   type HintWait,
+  type ReviveAnswer,
   type StartAnswer,
 } from './workflowAnswers';
 
@@ -39,6 +41,8 @@ export interface RefundGatewaySettings {
   refundPollInitialSeconds: number;
   /** Bounded wait for the first outcome (REFUND_WAIT_MS); only the API waits. */
   refundWaitMs?: number;
+  /** A provider question unanswered this long marks the run `Stuck` (WORKFLOW_STUCK_AFTER_SECONDS; absent: an hour). */
+  stuckAfterSeconds?: number;
 }
 
 /** What a refund's start came to within the API's wait. */
@@ -63,6 +67,7 @@ function startOptions(
     callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
     callbacks: refund.callbackUrl !== null,
     pollInitialSeconds: settings.refundPollInitialSeconds,
+    ...(settings.stuckAfterSeconds ? { stuckAfterSeconds: settings.stuckAfterSeconds } : {}),
   };
   return {
     workflowId: refundWorkflowId(refund.id),
@@ -103,6 +108,36 @@ export function createRefundGateway(deps: {
     /** Starts the refund's workflow (the sweeper); a running one is left alone, a closed one never started again. */
     start(refund: RefundStart): Promise<StartAnswer> {
       return startAnswer(() => client.workflow.start(refundWorkflowV2, startOptions(refund, settings)));
+    },
+
+    /**
+     * A pending refund whose workflow ended (completed, failed, terminated) gets a new run (the
+     * sweeper; decision 0059). It starts where a run that met an ambiguous answer is: it asks the
+     * provider what became of the refund (by its key; sent again with that key if never received),
+     * then polls until settled. A running one is left alone.
+     */
+    revive(refund: RefundStart): Promise<ReviveAnswer> {
+      const options = startOptions(refund, settings);
+      const [input] = options.args;
+      return reviveAnswer(client, refundWorkflowId(refund.id), () =>
+        client.workflow.start(refundWorkflowV2, {
+          ...options,
+          args: [
+            {
+              ...input,
+              resume: {
+                first: { kind: 'pending' },
+                pollSeconds: settings.refundPollInitialSeconds,
+                nextPollAtMs: Date.now() + settings.refundPollInitialSeconds * 1000,
+                ambiguous: true,
+                providerEvent: false,
+                runs: 0,
+              },
+            },
+          ],
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        }),
+      );
     },
 
     /**

@@ -7,6 +7,7 @@ import {
   type ScheduleDescription,
 } from '@temporalio/client';
 import {
+  LIVE_KINDS,
   ORPHAN_KINDS,
   SWEEP_SCHEDULE_ID,
   sweepOrphansWorkflow,
@@ -20,7 +21,13 @@ const LEGACY_PAYMENT_SWEEP_SCHEDULE_ID = 'sweep-orphan-payments';
 const SWEEP_EVERY_MS = 60_000;
 /** A run stuck (e.g. a workflow task failing) ends here, so SKIP does not hold the schedule forever. */
 const SWEEP_RUN_TIMEOUT_MS = 10 * 60_000;
-export const SWEEP_ARGS: SweepOrphansInput = { graceSeconds: 120, pageSize: 200, maxRows: 5000 };
+export const SWEEP_ARGS: SweepOrphansInput = {
+  graceSeconds: 120,
+  pageSize: 200,
+  maxRows: 5000,
+  // Live records whose workflow ended get a new run (decision 0059).
+  liveKinds: [...LIVE_KINDS],
+};
 
 /** What each sweep run shows in the Temporal UI. */
 const SWEEP_SUMMARY = sweepOrphansWorkflowSummary({ everySeconds: SWEEP_EVERY_MS / 1000, kinds: ORPHAN_KINDS });

@@ -11,6 +11,7 @@ import { subscriptionWorkflowSummary } from '../rules/workflowSummaries';
 import { subscriptionWorkflow } from '../../workflows/subscription';
 import {
   cancelSubscriptionUpdate,
+  providerInvoiceEventSignal,
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionWorkflowId,
@@ -25,12 +26,15 @@ import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workf
 import { isTemporalUnreachable } from './grpcErrors';
 import { temporalReachable } from './reachability';
 import { subscriptionTaskQueue } from './taskQueues';
+import type { SubscriptionRevival } from '../rules/orphanKinds';
 import {
+  reviveAnswer,
   signalAnswer,
   startAnswer,
   updateAnswer,
   withoutOutcome,
   workflowAnswerOf,
+  type ReviveAnswer,
   type StartAnswer,
 } from './workflowAnswers';
 
@@ -146,6 +150,45 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
   return {
     workflowId: subscriptionWorkflowId,
 
+    /**
+     * A live subscription whose workflow ended (the sweeper; decision 0059) gets a new run, taken
+     * up where `from` says (null: none is started). A running one is left alone.
+     */
+    revive(subscription: SubscriptionStart, from: SubscriptionRevival | null): Promise<ReviveAnswer> {
+      const options = startOptions(subscription, settings);
+      const [input] = options.args;
+      return reviveAnswer(
+        client,
+        subscriptionWorkflowId(subscription.id),
+        from &&
+          (() =>
+            client.workflow.start(subscriptionWorkflow, {
+              ...options,
+              ...(from.status === 'active'
+                ? {
+                    args: [
+                      {
+                        ...input,
+                        resume: {
+                          status: 'active',
+                          periodIndex: from.periodIndex,
+                          periodStartMs: from.periodStartMs,
+                          runs: 0,
+                        },
+                      },
+                    ],
+                    typedSearchAttributes: [
+                      { key: MerchantIdKey, value: subscription.merchantId },
+                      { key: ExternalIdKey, value: subscription.externalId },
+                      { key: SubscriptionStatusKey, value: 'active' },
+                    ],
+                  }
+                : {}),
+              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+            })),
+      );
+    },
+
     /** Starts the subscription's workflow (the sweeper); a running one is left alone, a closed one never started again. */
     start(subscription: SubscriptionStart): Promise<StartAnswer> {
       return startAnswer(() => client.workflow.start(subscriptionWorkflow, startOptions(subscription, settings)));
@@ -232,6 +275,14 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
     /** The provider's webhook: the workflow asks the provider itself. A closed run has settled already. */
     providerEvent(subscriptionId: string): Promise<'delivered' | 'not_found'> {
       return signalAnswer(() => handle(subscriptionId).signal(providerSubscriptionEventSignal));
+    },
+
+    /**
+     * The provider's webhook about one of the subscription's invoice charges (decision 0060): the
+     * workflow asks about the waiting attempt itself.
+     */
+    invoiceEvent(subscriptionId: string): Promise<'delivered' | 'not_found'> {
+      return signalAnswer(() => handle(subscriptionId).signal(providerInvoiceEventSignal));
     },
 
     /** Whether Temporal answers at all (after a wait without an outcome): see temporalReachable. */

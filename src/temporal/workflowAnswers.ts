@@ -64,6 +64,34 @@ export async function startAnswer(start: () => Promise<unknown>): Promise<StartA
   }
 }
 
+/**
+ * What a revive came to: a run was started for the record, one is running already (left alone),
+ * or none runs and this code cannot resume one where the record is (`skipped`; logged by the sweeper).
+ */
+export type ReviveAnswer = 'started' | 'running' | 'skipped';
+
+/**
+ * Starts a run for a live record unless one is running (decision 0059): the previous run may have
+ * completed, failed, timed out or been terminated; ALLOW_DUPLICATE lets a new run take the id, and
+ * USE_EXISTING makes a start racing another a no-op.
+ */
+export async function reviveAnswer(
+  client: Client,
+  workflowId: string,
+  /** Null: no run can be resumed where the record is. */
+  start: (() => Promise<unknown>) | null,
+): Promise<ReviveAnswer> {
+  try {
+    const { status } = await client.workflow.getHandle(workflowId).describe();
+    if (status.name === 'RUNNING') return 'running';
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  if (!start) return 'skipped';
+  await start();
+  return 'started';
+}
+
 /** What a message sent to a workflow (a signal) came to: delivered, or no run to take it. */
 export async function signalAnswer(send: () => Promise<void>): Promise<'delivered' | 'not_found'> {
   try {

@@ -13,6 +13,7 @@ import { scrape, sumOf, type Sample } from '../../src/metrics/text';
 import { testStack } from '../setup/stackInfo';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { call, eventually } from '../helpers/http';
+import { paymentRow } from '../helpers/records';
 import {
   createTestMerchant,
   openTestOrm,
@@ -198,6 +199,13 @@ describe('metrics endpoints of the API and worker processes', () => {
     expect(after.filter((s) => s.name === 'payments_stuck_created').map((s) => s.labels.environment)).toEqual(
       expect.arrayContaining(['test', 'live']),
     );
+    // Workflows marked Stuck, counted from Temporal (the test server is shared: only the series).
+    expect(
+      after
+        .filter((s) => s.name === 'workflows_stuck')
+        .map((s) => s.labels.workflow)
+        .sort(),
+    ).toEqual(['payment', 'refund', 'subscription']);
   });
 
   it('API: /metrics only on its own port, not on the API port; nothing else on the metrics port', async () => {
@@ -207,13 +215,22 @@ describe('metrics endpoints of the API and worker processes', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
   });
 
+  /**
+   * A row as a lost workflow would leave it, inserted (never sent to the provider) and deleted
+   * after: the worker's sweeper may give it a run meanwhile (decision 0059), which finds nothing
+   * at the provider and so changes neither the row nor the money metrics the worker test counts.
+   */
+  const insertStuck = async (overrides: Partial<Payment>): Promise<Payment> => {
+    const em = orm.em.fork();
+    const row = paymentRow(em, merchant.merchantId, { externalId: `stuck-${Date.now()}`, ...overrides });
+    await em.flush();
+    return row;
+  };
+
   it('API: payments stuck created past their expiry are counted by the backlog gauge', async () => {
-    const stuck = await orm.em.fork().findOneOrFail(Payment, { merchant: merchant.merchantId, status: 'succeeded' });
-    const sql = orm.em.getConnection();
     // As a lost workflow would leave it: still created an hour past its expiry (own database).
-    await sql.execute(`update payments set status = 'created', expires_at = now() - interval '1 hour' where id = ?`, [
-      stuck.id,
-    ]);
+    const stuck = await insertStuck({ expiresAt: new Date(Date.now() - 3_600_000) });
+    const sql = orm.em.getConnection();
     try {
       // The gauge is cached for 15 s at most.
       const after = await eventually(
@@ -224,21 +241,14 @@ describe('metrics endpoints of the API and worker processes', () => {
       );
       expect(sumOf(after, 'payments_stuck_created', { environment: 'live' })).toBe(0);
     } finally {
-      await sql.execute(`update payments set status = 'succeeded', expires_at = ? where id = ?`, [
-        stuck.expiresAt,
-        stuck.id,
-      ]);
+      await sql.execute(`delete from payments where id = ?`, [stuck.id]);
     }
   }, 30_000);
 
   it('API: payments processing for over 7 days are counted by the processing backlog gauge', async () => {
-    const stuck = await orm.em.fork().findOneOrFail(Payment, { merchant: merchant.merchantId, status: 'succeeded' });
-    const sql = orm.em.getConnection();
     // The processor has not decided in 8 days (own database); its expiry does not apply.
-    await sql.execute(
-      `update payments set status = 'processing', created_at = now() - interval '8 days' where id = ?`,
-      [stuck.id],
-    );
+    const stuck = await insertStuck({ status: 'processing', createdAt: new Date(Date.now() - 8 * 86_400_000) });
+    const sql = orm.em.getConnection();
     try {
       const after = await eventually(
         () => scrape(apiMetrics),
@@ -249,10 +259,7 @@ describe('metrics endpoints of the API and worker processes', () => {
       expect(sumOf(after, 'payments_stuck_processing', { environment: 'live' })).toBe(0);
       expect(sumOf(after, 'payments_stuck_created')).toBe(0);
     } finally {
-      await sql.execute(`update payments set status = 'succeeded', created_at = ? where id = ?`, [
-        stuck.createdAt,
-        stuck.id,
-      ]);
+      await sql.execute(`delete from payments where id = ?`, [stuck.id]);
     }
   }, 35_000);
 

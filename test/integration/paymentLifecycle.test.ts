@@ -73,7 +73,12 @@ describe('payment expiry and merchant callbacks', () => {
     expect(res.status).toBe(503);
     const id = (res.body.details as { payment: { id: string } }).payment.id;
     // The provider holds a capture under our key that our record never learnt (a worker killed
-    // mid-call): the expiry asks the provider by that key before voiding.
+    // mid-call: the call's mark stays, decision 0012): the expiry asks the provider by that key
+    // before voiding. (Without the mark no call was sent and nothing is asked: decision 0058.)
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute('update payments set provider_call_sent_at = now() where id = ?', [id]);
     await stack.providers.sandbox.createPayment({
       idempotencyKey: id,
       amountMinor: 999,

@@ -1,6 +1,8 @@
 import { paymentRow } from '../helpers/records';
 import { createPaymentGateway } from '../../src/temporal/paymentGateway';
-import { call } from '../helpers/http';
+import { call, eventually } from '../helpers/http';
+import { paymentWorkflowId } from '../../workflows/paymentApi';
+import { StuckKey } from '../../workflows/searchAttributes';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { subscriptionClient } from '../helpers/subscriptions';
 
@@ -8,7 +10,9 @@ import { subscriptionClient } from '../helpers/subscriptions';
  * A record whose processor has no provider any more (its configuration was removed after it
  * was created) ends in a decided state, never in a workflow that fails or retries for ever:
  * nothing was sent, so the payment or refund fails with `provider_not_configured`, and a
- * subscription's charge is a declined attempt that follows the retry schedule.
+ * subscription's charge is a declined attempt that follows the retry schedule. When an earlier
+ * call under the record's key was sent, nothing is decided (it may have captured): the workflow
+ * keeps asking, marked Stuck (decision 0059), until the provider is back.
  */
 describe('records whose provider is no longer configured', () => {
   let stack: PaymentStack;
@@ -92,4 +96,58 @@ describe('records whose provider is no longer configured', () => {
     // Only the first period was charged: the renewal never reached a provider.
     expect((await subs.captures(id)).map((c) => c.status)).toEqual(['succeeded']);
   });
+
+  it('after an earlier call that may have captured, the payment is never failed: Stuck until the provider is back, then settled', async () => {
+    const em = stack.orm.em.fork();
+    const payment = paymentRow(em, merchant.merchantId, {
+      externalId: `retired-sent-${Date.now()}`,
+      processor: 'retired',
+      amountMinor: 700,
+      cardToken: 'tok_success',
+      expiresAt: new Date(Date.now() + 3_600_000),
+      // An earlier attempt's call was sent (and captured at the provider), its answer lost.
+      providerCallSentAt: new Date(),
+    });
+    await em.flush();
+    const earlier = await stack.provider(
+      '/v1/payments',
+      { amount: 7, currency: 'USD', mode: 'card', cardToken: 'tok_success', metadata: { paymentId: payment.id } },
+      payment.id,
+    );
+    expect(earlier.status).toBe(200);
+    const payments = createPaymentGateway({
+      client: stack.api.client,
+      settings: {
+        taskQueue: stack.taskQueue,
+        callbackRetryInitialSeconds: 1,
+        paymentWaitMs: 5_000,
+        stuckAfterSeconds: 1,
+      },
+    });
+    // Its outcome unknown (never `failed`): the workflow asks the provider, which is not configured.
+    expect(await payments.submit(payment)).toEqual({ kind: 'provider_timeout' });
+    const handle = stack.api.client.workflow.getHandle(paymentWorkflowId(payment.id));
+    const stuck = await eventually(
+      async () => (await handle.describe()).typedSearchAttributes.get(StuckKey),
+      (v) => v !== undefined,
+      15_000,
+      250,
+    );
+    expect(stuck).toBe('provider_not_configured');
+    expect((await call(stack.api.baseUrl, 'GET', `/payments/${payment.id}`, merchant.auth)).body.status).toBe(
+      'created',
+    );
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+
+    // The configuration is back (here: the record's processor is one that is configured).
+    await stack.orm.em.getConnection().execute(`update payments set processor = 'sandbox' where id = ?`, [payment.id]);
+    const settled = await eventually(
+      () => call(stack.api.baseUrl, 'GET', `/payments/${payment.id}`, merchant.auth),
+      (r) => r.body.status !== 'created',
+      30_000,
+      250,
+    );
+    expect(settled.body.status).toBe('succeeded');
+    expect((await stack.ledger('capture', payment.id)).map((e) => e.status)).toEqual(['succeeded']);
+  }, 60_000);
 });

@@ -8,7 +8,12 @@ import {
   type TestMerchant,
 } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
-import { sweepOrphansWorkflow, SWEEP_SCHEDULE_ID, type SweepOrphansInput } from '../../workflows/sweepOrphans';
+import {
+  sweepOrphansWorkflow,
+  SWEEP_SCHEDULE_ID,
+  type SweepOrphansInput,
+  type SweepResult,
+} from '../../workflows/sweepOrphans';
 import { sweepOrphanPaymentsWorkflow } from '../../workflows/sweepPayments';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { ensureSchedules, SWEEP_ARGS } from '../../src/temporal/schedules';
@@ -258,7 +263,7 @@ describe('orphan sweeper', () => {
         await sleep(1100);
 
         const runSweep = () => sweep({ merchantId: relayMerchant.merchantId });
-        const relayed = (r: Partial<Record<string, number>>) => [r.emails, r.merchantEvents];
+        const relayed = (r: SweepResult) => [r.emails, r.merchantEvents];
         expect(relayed(await runSweep())).toEqual([1, 1]);
         const receipts = () => stack.mail().filter((m) => m.messageId.includes(emailId));
         const deliveries = () => receiver.received.filter((r) => r.json.id === eventId);

@@ -30,6 +30,7 @@ const API_METRICS = [
   'payments_stuck_created',
   'payments_stuck_processing',
   'refunds_stuck_pending',
+  'workflows_stuck',
 ];
 const KNOWN = new Set<string>([...API_METRICS, ...Object.values(WORKER_METRIC_NAMES), 'up']);
 const PROMQL_WORDS = new Set([
@@ -117,6 +118,7 @@ describe('ops/prometheus', () => {
       expect.arrayContaining([
         'PaymentsStuckCreated',
         'RefundsStuckPending',
+        'WorkflowsStuck',
         'MerchantCallbackFailureRate',
         'WorkflowTaskScheduleToStartSlow',
         'ProviderErrorRatioHigh',

@@ -738,6 +738,70 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     for (const events of runs) expect(events).toBeLessThanOrEqual(60 + 40);
   }, 180_000);
 
+  it('a renewal awaiting authentication: reminders at the schedule’s dates, across continue-as-new, then cancelled at its total', async () => {
+    // Period 1's charge asks the customer to authenticate, who never does.
+    const billing = fakeBilling({});
+    const { chargeInvoice } = billing.activities;
+    const waiting = {
+      kind: 'undecided' as const,
+      status: 'requires_action',
+      waiting: 'requires_action' as const,
+      outbox: { status: 'past_due' as const, emailIds: ['email-action-required'], eventIds: [] },
+    };
+    let askedAt = 0;
+    const asking = jest.fn(async (req: ChargeRequest) => {
+      if (req.invoiceId !== 'inv_1') return chargeInvoice(req);
+      askedAt = await testEnv().currentTimeMs();
+      return waiting;
+    });
+    const reconcile = jest.fn(async (_req: ChargeRequest) => ({
+      ...waiting,
+      outbox: { ...waiting.outbox, emailIds: [] },
+    }));
+    const remindedAt: Array<{ reminder: number; atMs: number; cancelAt: string }> = [];
+    const remindInvoiceAuthentication = jest.fn(async (req: { reminder: number; cancelAt: string }) => {
+      remindedAt.push({ reminder: req.reminder, atMs: await testEnv().currentTimeMs(), cancelAt: req.cancelAt });
+      return { status: 'past_due' as const, emailIds: [`email-reminder-${req.reminder}`], eventIds: [] };
+    });
+    let cancelledAt = 0;
+    const cancelInvoiceAttempt = jest.fn(async (_req: { request: ChargeRequest; release: boolean }) => {
+      cancelledAt = await testEnv().currentTimeMs();
+      return { kind: 'canceled' as const };
+    });
+    Object.assign(billing.activities, {
+      chargeInvoice: asking,
+      reconcileInvoiceCharge: reconcile,
+      remindInvoiceAuthentication,
+      cancelInvoiceAttempt,
+    });
+    const wf = input({ historyEventLimit: 60 });
+    const result = await run(billing, wf, async (handle) => {
+      await skipUntil(() => billing.status() === 'cancelled', DAY_MS / 2);
+      return handle.result();
+    });
+    expect(result.status).toBe('cancelled');
+    // One attempt of inv_1, never another while it waits (invariant 7).
+    expect(asking.mock.calls.filter(([r]) => r.invoiceId === 'inv_1')).toHaveLength(1);
+    expect(new Set(reconcile.mock.calls.map(([r]) => `${r.invoiceId}.${r.attempt}`))).toEqual(new Set(['inv_1.1']));
+    // Reminders at 1 and 1 + 3 days from the ask; the last date (1 + 3 + 5) is the deadline.
+    expect(remindedAt.map((r) => r.reminder)).toEqual([1, 2]);
+    const near = (ms: number, days: number) => Math.abs(ms - days * DAY_MS) < 60_000;
+    expect(near(remindedAt[0]!.atMs - askedAt, 1)).toBe(true);
+    expect(near(remindedAt[1]!.atMs - askedAt, 4)).toBe(true);
+    expect(near(Date.parse(remindedAt[0]!.cancelAt) - askedAt, 9)).toBe(true);
+    // At the deadline the attempt is cancelled at the processor first, then the subscription.
+    expect(cancelInvoiceAttempt).toHaveBeenCalledTimes(1);
+    expect(cancelInvoiceAttempt.mock.calls[0]![0]).toMatchObject({ release: false, request: { invoiceId: 'inv_1' } });
+    expect(near(cancelledAt - askedAt, 9)).toBe(true);
+    expect(billing.activities.cancelSubscriptionRecord).toHaveBeenCalledWith(
+      expect.objectContaining({ reason: 'payment_failed' }),
+    );
+    // The wait crossed continue-as-new, each run short.
+    const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(60 + 40);
+  }, 180_000);
+
   it('a hard decline: no retry; cancelled once the schedule’s total has passed from that attempt', async () => {
     const billing = fakeBilling({ declines: (inv) => inv.periodIndex === 1 });
     const { chargeInvoice } = billing.activities;

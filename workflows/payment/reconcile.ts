@@ -1,9 +1,9 @@
-import { patientActivities } from '../providerActivities';
+import { untilKnown } from '../untilKnown';
 import type { PaymentState } from './state';
 
 /** After an ambiguous attempt: the provider is asked (as long as it takes) what became of it. */
 export async function reconcileAmbiguous(s: PaymentState): Promise<void> {
-  s.follow(await patientActivities.reconcileProviderPayment(s.paymentId));
+  s.follow(await ask(s));
   s.ambiguous = false;
 }
 
@@ -13,5 +13,10 @@ export async function reconcileAmbiguous(s: PaymentState): Promise<void> {
  */
 export async function reconcileProviderEvent(s: PaymentState): Promise<void> {
   s.providerEvent = false;
-  s.follow(await patientActivities.reconcileProviderPayment(s.paymentId));
+  s.follow(await ask(s));
+}
+
+/** Asked until it answers something we know; stuck (marked, never failed) past `stuckAfterSeconds`. */
+function ask(s: PaymentState) {
+  return untilKnown((q) => q.reconcileProviderPayment(s.paymentId), s.input.stuckAfterSeconds);
 }

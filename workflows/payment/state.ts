@@ -74,7 +74,8 @@ export class PaymentState {
     this.startAttempt = this.attemptRequested;
     this.completedAttempts = resume?.completedAttempts ?? 0;
     this.lastOutcome = resume?.lastOutcome ?? { kind: PROVIDER_OUTCOME.unavailable };
-    this.ambiguous = resume?.ambiguous ?? false;
+    // A run the sweeper started for a live payment asks the provider first (reconcileOnStart).
+    this.ambiguous = resume?.ambiguous ?? input.reconcileOnStart === true;
     this.providerEvent = resume?.providerEvent ?? false;
     this.pollDelayMs = resume?.pollDelayMs ?? this.firstPollDelayMs();
     this.announce = resume?.announce ?? false;

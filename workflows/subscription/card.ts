@@ -5,7 +5,7 @@ import { SUBSCRIPTION_CARD_UPDATE } from '../patches';
 import type { HostedCardUpdate, PaymentMethodOutcome, PaymentMethodRequest } from '../subscriptionApi';
 import { PROVIDER_OUTCOME } from '../failures';
 import { patient } from './activities';
-import { collecting, type SubscriptionState } from './state';
+import { chargesNewCardAtOnce, type SubscriptionState } from './state';
 
 /**
  * The provider steps of a card update, inside the Update (the API waits for it): retried while
@@ -63,7 +63,7 @@ async function withToken(s: SubscriptionState, cardToken: string): Promise<Payme
     case 'replaced':
       // A hosted update still open is superseded (its watcher closes the page).
       s.cardUpdate = null;
-      if (changed.status === 'past_due' && collecting(s)) await chargeAtOnce(s);
+      if (changed.status === 'past_due' && chargesNewCardAtOnce(s)) await chargeAtOnce(s);
       return { kind: 'updated' };
   }
 }
@@ -163,7 +163,7 @@ async function watch(s: SubscriptionState, u: HostedCardUpdate): Promise<void> {
     }
     if (state === 'waiting') continue;
     if (s.cardUpdate === u) s.cardUpdate = null;
-    if (state === 'authorized' && s.status === 'past_due' && collecting(s)) s.cardCharge ??= 'requested';
+    if (state === 'authorized' && s.status === 'past_due' && chargesNewCardAtOnce(s)) s.cardCharge ??= 'requested';
     return;
   }
 }

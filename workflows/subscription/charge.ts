@@ -1,9 +1,14 @@
-import { log, patched } from '@temporalio/workflow';
+import { condition, log, patched } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest, PeriodInvoiceInput } from '../../activities/subscriptions';
 import type { OpenedInvoice } from '../../activities/subscriptions';
 import { retryDelayMillis, retryScheduleTotalMillis } from '../../src/rules/subscriptionPlan';
 import { failureType, outcomeOfFailure, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
-import { RENEWAL_CHARGE_LOCAL, SUBSCRIPTION_HARD_DECLINES, SUBSCRIPTION_UNDECIDED_CHARGE } from '../patches';
+import {
+  RENEWAL_CHARGE_LOCAL,
+  SUBSCRIPTION_HARD_DECLINES,
+  SUBSCRIPTION_INVOICE_WAITS,
+  SUBSCRIPTION_UNDECIDED_CHARGE,
+} from '../patches';
 import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
 import { attempts, openInvoice, patient, records } from './activities';
@@ -49,6 +54,7 @@ function nextRequest(
     retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
     discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
     onSession: c.first && c.attempts === 0,
+    authenticationWaitMs: retryScheduleTotalMillis(plan, billingDaySeconds),
   };
 }
 
@@ -60,6 +66,13 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
     if (made) {
       ({ request, outcome } = made);
       made = undefined;
+    } else if (c.undecided?.waiting) {
+      // The invoice shows the wait (SUBSCRIPTION_INVOICE_WAITS): see awaitDecision.
+      const next = await awaitDecision(s, c);
+      if (next === 'again') continue;
+      if (typeof next === 'string') return next;
+      request = c.undecided.request;
+      outcome = next.outcome;
     } else if (c.undecided) {
       // The provider has not decided this attempt: ask again about it (its key), nothing else.
       if (!(await waitUntil(s, c.nextAttemptAtMs))) return 'cancel';
@@ -90,10 +103,24 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
     c.unavailableStreak = 0;
     if (outcome.kind === 'undecided') {
       patched(SUBSCRIPTION_UNDECIDED_CHARGE);
+      const waiting = outcome.waiting && patched(SUBSCRIPTION_INVOICE_WAITS) ? outcome.waiting : undefined;
+      // The wait recorded: the subscription's status (past_due, or pending for a first charge
+      // processing) is the create's answer, with the email and events.
+      if (waiting) follow(s, outcome.outbox);
       // The create's answer: the outcome will follow (the subscription stays where it is).
       if (c.first) s.firstOutcome ??= { kind: PROVIDER_OUTCOME.invalid };
-      const polls = (c.undecided?.polls ?? 0) + 1;
+      const previous = c.undecided;
+      const polls = (previous?.polls ?? 0) + 1;
       c.undecided = { request, polls };
+      if (waiting) {
+        // The authentication's reminders and deadline count from the attempt that asked.
+        const same = previous?.waiting === 'requires_action' && previous.request.attempt === request.attempt;
+        c.undecided.waiting = waiting;
+        c.undecided.sinceMs = same ? previous.sinceMs : Date.now();
+        c.undecided.reminders = same ? previous.reminders : 0;
+        // A new card during `processing` only replaces the card: nothing is charged at once.
+        if (waiting === 'processing' && s.cardCharge !== null) s.cardCharge = null;
+      }
       c.nextAttemptAtMs = Date.now() + undecidedBackoffMs(polls);
       log.info('charge not decided by the provider; asking again later', {
         invoiceId: request.invoiceId,
@@ -130,6 +157,98 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
         return 'discarded';
     }
   }
+}
+
+/**
+ * An attempt the invoice shows waiting (decision 0060), until something happens:
+ * - a webhook about it, or its poll (10 s doubling to daily): the attempt is asked about;
+ * - `requires_action`: a DELETE, a new card or the retry schedule's total from the attempt that
+ *   asked cancel it at the processor first (what the processor answers wins: a capture just
+ *   before pays the invoice); each earlier date of the schedule sends a reminder instead of a retry;
+ * - `processing`: a DELETE ends the collection; the invoice waits on after the cancellation (finish).
+ * Answers an outcome to record, `again` (look again), or how the collection ends.
+ */
+async function awaitDecision(
+  s: SubscriptionState,
+  c: Collection,
+): Promise<{ outcome: ChargeOutcome | 'try_later' } | CollectionResult | 'again'> {
+  const u = c.undecided!;
+  const { plan, billingDaySeconds, subscriptionId } = s.input;
+  const auth = u.waiting === 'requires_action';
+  const deadlineMs = auth ? (u.sinceMs ?? 0) + retryScheduleTotalMillis(plan, billingDaySeconds) : Infinity;
+  const reminderMs = auth ? reminderDateMs(s, u.sinceMs ?? 0, (u.reminders ?? 0) + 1) : Infinity;
+  const newCard = () => auth && s.cardCharge === 'requested';
+  await waitFor(s, () => s.invoiceEvent || newCard(), Math.min(c.nextAttemptAtMs, deadlineMs, reminderMs));
+  if (s.cancel) {
+    if (!auth) return 'cancel';
+    // The attempt first: the cancellation then voids the invoice (unless it was captured first).
+    const ended = await patient.cancelInvoiceAttempt({ request: u.request, release: false });
+    if (ended.kind === 'undecided' && ended.waiting === 'processing') u.waiting = 'processing';
+    else if ('outbox' in ended) follow(s, ended.outbox);
+    return 'cancel';
+  }
+  if (newCard() || (auth && Date.now() >= deadlineMs)) {
+    // A new card: the attempt over, the new card charged next (a key of its own). The deadline:
+    // cancelled (payment_failed), the invoice uncollectible. Captured first: the invoice is paid.
+    const release = newCard();
+    const ended = await patient.cancelInvoiceAttempt({ request: u.request, release });
+    if (ended.kind !== 'canceled') return { outcome: ended };
+    if (!release) return 'exhausted';
+    c.attempts = u.request.attempt;
+    delete c.undecided;
+    c.nextAttemptAtMs = Date.now();
+    return 'again';
+  }
+  if (auth && Date.now() >= reminderMs) {
+    u.reminders = (u.reminders ?? 0) + 1;
+    const outbox = await records.remindInvoiceAuthentication({
+      subscriptionId,
+      invoiceId: u.request.invoiceId,
+      attempt: u.request.attempt,
+      reminder: u.reminders,
+      cancelAt: new Date(deadlineMs).toISOString(),
+    });
+    follow(s, outbox);
+    return 'again';
+  }
+  if (!s.invoiceEvent && Date.now() < c.nextAttemptAtMs) return 'again';
+  s.invoiceEvent = false;
+  return { outcome: await patient.reconcileInvoiceCharge(u.request) };
+}
+
+/**
+ * The n-th date of the retry schedule from `sinceMs` (1-based; Infinity when it is the schedule's
+ * last date, which is the deadline itself, or past it).
+ */
+function reminderDateMs(s: SubscriptionState, sinceMs: number, n: number): number {
+  const days = s.input.plan.retryScheduleDays;
+  if (n >= days.length) return Infinity;
+  const sum = days.slice(0, n).reduce((total, d) => total + d, 0);
+  return sinceMs + sum * s.input.billingDaySeconds * 1000;
+}
+
+/**
+ * After a DELETE, an invoice `processing` stays so until the processor decides: its webhook, else
+ * the same polls. A capture then counts (the invoice paid, the subscription stays cancelled); a
+ * failure voids it.
+ */
+export async function settleAfterCancel(s: SubscriptionState): Promise<void> {
+  const c = s.collection;
+  const u = c?.undecided;
+  if (!c || u?.waiting !== 'processing') return;
+  for (;;) {
+    const ms = c.nextAttemptAtMs - Date.now();
+    if (ms > 0 && !s.invoiceEvent) await condition(() => s.invoiceEvent, ms);
+    s.invoiceEvent = false;
+    const outcome = await patient.reconcileInvoiceCharge(u.request);
+    if (outcome.kind !== 'undecided') {
+      if ('outbox' in outcome) follow(s, outcome.outbox);
+      break;
+    }
+    u.polls++;
+    c.nextAttemptAtMs = Date.now() + undecidedBackoffMs(u.polls);
+  }
+  s.collection = null;
 }
 
 /** Asking the provider again about an undecided attempt: 10 s, doubling, at most daily. */

@@ -3,6 +3,7 @@ import {
   cancelSubscriptionUpdate,
   isCancelRequest,
   isPaymentMethodRequest,
+  providerInvoiceEventSignal,
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionStateQuery,
@@ -64,6 +65,10 @@ export function installHandlers(s: SubscriptionState): void {
 
   setHandler(providerSubscriptionEventSignal, () => {
     s.providerEvent = true;
+  });
+
+  setHandler(providerInvoiceEventSignal, () => {
+    s.invoiceEvent = true;
   });
 
   setHandler(subscriptionStateQuery, () => liveStateOf(s));

@@ -6,6 +6,7 @@ import { records } from './activities';
 import { authorize } from './authorize';
 import { watchHostedCard } from './card';
 import { cancelStep } from './cancel';
+import { settleAfterCancel } from './charge';
 import { installHandlers } from './handlers';
 import { legacySubscriptionWorkflow } from './legacy';
 import { follow } from './outbox';
@@ -56,6 +57,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 /** The last step: a pending cancellation applied, background sends and handlers finished. */
 async function finish(s: SubscriptionState): Promise<SubscriptionWorkflowResult> {
   if (s.cancel && s.status !== 'cancelled' && !s.discarded) await cancelStep(s, s.cancel);
+  // An invoice `processing` when the subscription was cancelled waits for the processor (0060).
+  if (s.status === 'cancelled' && s.collection?.undecided?.waiting === 'processing') await settleAfterCancel(s);
   // e.g. the row never appeared: a waiting API reads PostgreSQL
   s.firstOutcome ??= { kind: 'settled' };
   await condition(() => s.pendingSends === 0);

@@ -40,6 +40,8 @@ export interface SubscriptionState {
   /** What the create's answer is, once known. */
   firstOutcome: StartOutcome | null;
   providerEvent: boolean;
+  /** A webhook about an invoice's charge (SUBSCRIPTION_INVOICE_WAITS): the waiting attempt is asked about. */
+  invoiceEvent: boolean;
   /** Emails and callback workflows started in the background and not finished yet. */
   pendingSends: number;
   /** Emails this run started sending that are not confirmed sent (failed ones stay counted). */
@@ -83,6 +85,7 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
         : { kind: 'settled' }
       : null,
     providerEvent: resume?.providerEvent ?? false,
+    invoiceEvent: resume?.invoiceEvent ?? false,
     pendingSends: 0,
     unconfirmedEmails: 0,
     runs: resume?.runs ?? 0,
@@ -106,6 +109,7 @@ export function cursorOf(s: SubscriptionState): SubscriptionCursor {
     ...(s.authorization ? { authorization: { ...s.authorization } } : {}),
     ...(s.collection ? { collection: { ...s.collection } } : {}),
     ...(s.providerEvent ? { providerEvent: true } : {}),
+    ...(s.invoiceEvent ? { invoiceEvent: true } : {}),
     ...(s.cardUpdate ? { cardUpdate: { ...s.cardUpdate } } : {}),
     ...(s.cardPages > 0 ? { cardPages: s.cardPages } : {}),
     ...(s.cardCharge === 'requested' ? { chargeNow: true } : {}),
@@ -123,7 +127,7 @@ export function liveStateOf(s: SubscriptionState): SubscriptionLiveState {
     attempts: s.collection?.attempts ?? 0,
     // Waiting for a new card after a hard decline: no attempt is due.
     nextAttemptAt:
-      s.collection && s.collection.newCardByMs === undefined
+      s.collection && s.collection.newCardByMs === undefined && !s.collection.undecided?.waiting
         ? new Date(s.collection.nextAttemptAtMs).toISOString()
         : null,
     cancelRequested: s.cancel !== null,
@@ -133,3 +137,10 @@ export function liveStateOf(s: SubscriptionState): SubscriptionLiveState {
 
 /** Whether a period's invoice is being collected (a new card's charge at once then applies). */
 export const collecting = (s: SubscriptionState): boolean => s.collection !== null || s.opening;
+
+/**
+ * Whether a new card is charged at once: the invoice is being collected, and not waiting for the
+ * processor's decision (`processing`: the new card only replaces the old one).
+ */
+export const chargesNewCardAtOnce = (s: SubscriptionState): boolean =>
+  collecting(s) && s.collection?.undecided?.waiting !== 'processing';

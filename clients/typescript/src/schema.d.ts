@@ -208,7 +208,7 @@ export interface paths {
         put?: never;
         /**
          * Create a subscription (saved-card token, or card authorized by the customer at `redirectUrl`).
-         * @description With `cardToken` the first charge is made at once and the answer is `active` (or `past_due` when declined; a free first phase activates without a charge). Without, the answer is `pending` with a `redirectUrl` where the customer authorizes a card. The same externalId with the same amount and currency returns the existing subscription.
+         * @description With `cardToken` the first charge is made at once and the answer is `active` (or `past_due` when declined or awaiting the customer’s authentication, `pending` when the processor decides later; a free first phase activates without a charge). Without, the answer is `pending` with a `redirectUrl` where the customer authorizes a card. The same externalId with the same amount and currency returns the existing subscription.
          */
         post: operations["createSubscription"];
         delete?: never;
@@ -366,8 +366,11 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds
              */
             periodStart: string;
-            /** @enum {string} */
-            status: "open" | "paid" | "void" | "uncollectible";
+            /**
+             * @description `requires_action`: its charge waits for the customer to authenticate at `hostedUrl`; `processing`: the processor decides its charge later; no other charge of the invoice starts meanwhile
+             * @enum {string}
+             */
+            status: "open" | "requires_action" | "processing" | "paid" | "void" | "uncollectible";
             subscriptionId: string;
         };
         Payment: {

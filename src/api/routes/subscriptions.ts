@@ -101,7 +101,11 @@ export const invoiceSchema = z
   .object({
     id: z.string(),
     subscriptionId: z.string(),
-    status: z.enum(INVOICE_VIEW_STATUSES),
+    status: z
+      .enum(INVOICE_VIEW_STATUSES)
+      .describe(
+        '`requires_action`: its charge waits for the customer to authenticate at `hostedUrl`; `processing`: the processor decides its charge later; no other charge of the invoice starts meanwhile',
+      ),
     amount: z.number(),
     currency: z.string(),
     periodStart: timestamp,
@@ -188,7 +192,7 @@ export function subscriptionRoutes(deps: {
       tag: 'Subscriptions',
       summary: 'Create a subscription (saved-card token, or card authorized by the customer at `redirectUrl`).',
       description:
-        'With `cardToken` the first charge is made at once and the answer is `active` (or `past_due` when declined; a free first phase activates without a charge). Without, the answer is `pending` with a `redirectUrl` where the customer authorizes a card. The same externalId with the same amount and currency returns the existing subscription.',
+        'With `cardToken` the first charge is made at once and the answer is `active` (or `past_due` when declined or awaiting the customer’s authentication, `pending` when the processor decides later; a free first phase activates without a charge). Without, the answer is `pending` with a `redirectUrl` where the customer authorizes a card. The same externalId with the same amount and currency returns the existing subscription.',
       body: createSubscriptionBody,
       response: subscriptionSchema,
       errors: [

@@ -62,12 +62,16 @@ export function webhookRoutes(deps: {
   em: EntityManager;
   payments: Pick<PaymentGateway, 'workflowId' | 'providerEvent'>;
   refunds: Pick<RefundGateway, 'workflowId' | 'providerEvent'>;
-  subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent'>;
+  subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent' | 'invoiceEvent'>;
   disputes: Pick<DisputeGateway, 'workflowId' | 'startOrSignal'>;
   providers: ProviderRegistry;
   logger: Logger;
 }): Router<AppState> {
   const router = new Router<AppState>();
+  const invoiceEvents = {
+    workflowId: deps.subscriptions.workflowId,
+    providerEvent: deps.subscriptions.invoiceEvent,
+  };
 
   /**
    * A dispute: recorded (created if new, idempotent on the processor's dispute id) for the
@@ -136,9 +140,12 @@ export function webhookRoutes(deps: {
         ? { kind: 'payment' as const, gateway: deps.payments, id: event.metadata.paymentId }
         : event.kind === 'payment' && event.metadata.subscriptionId && !event.metadata.invoiceId
           ? { kind: 'subscription' as const, gateway: deps.subscriptions, id: event.metadata.subscriptionId }
-          : event.kind === 'refund' && event.metadata.refundId
-            ? { kind: 'refund' as const, gateway: deps.refunds, id: event.metadata.refundId }
-            : undefined;
+          : event.kind === 'payment' && event.metadata.subscriptionId
+            ? // An invoice charge (authenticated, settled): the subscription's workflow asks about it.
+              { kind: 'subscription' as const, gateway: invoiceEvents, id: event.metadata.subscriptionId }
+            : event.kind === 'refund' && event.metadata.refundId
+              ? { kind: 'refund' as const, gateway: deps.refunds, id: event.metadata.refundId }
+              : undefined;
     const foreign = named && scope ? !(await webhookMayWake(deps.em, { ...scope, processor }, named)) : false;
     const target = foreign ? undefined : named;
     // A closed workflow has already settled its record; the event is a late duplicate.

@@ -15,6 +15,7 @@ import { Migration20261129000000MerchantEventClaims } from './Migration202611290
 import { Migration20261130000000PaymentAuthentication } from './Migration20261130000000PaymentAuthentication';
 import { Migration20261130010000Disputes } from './Migration20261130010000Disputes';
 import { Migration20261130020000InvoiceDeclines } from './Migration20261130020000InvoiceDeclines';
+import { Migration20261130050000InvoiceWaits } from './Migration20261130050000InvoiceWaits';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261130000000PaymentAuthentication', class: Migration20261130000000PaymentAuthentication },
   { name: 'Migration20261130010000Disputes', class: Migration20261130010000Disputes },
   { name: 'Migration20261130020000InvoiceDeclines', class: Migration20261130020000InvoiceDeclines },
+  { name: 'Migration20261130050000InvoiceWaits', class: Migration20261130050000InvoiceWaits },
 ];

@@ -38,7 +38,8 @@ export const sandboxRefundSchema = z.object({
   object: z.literal('refund'),
   id: z.string().min(1),
   paymentId: z.string().min(1),
-  status: z.enum(['pending', 'succeeded', 'failed']),
+  // Any string, as a payment's: a status we do not know is mapped to `invalid_response` (mapRefund).
+  status: z.string().min(1),
   amount: z.number(),
   currency: z.string().length(3),
   reference_id: z.string(),
@@ -113,11 +114,25 @@ export function mapPayment(p: z.infer<typeof sandboxPaymentSchema>): ProviderPay
   };
 }
 
+const KNOWN_REFUND_STATUSES: ReadonlySet<string> = new Set<ProviderRefund['status']>([
+  'pending',
+  'succeeded',
+  'failed',
+]);
+
+/**
+ * A refund as our types hold it. A status we do not know is an answer whose outcome is unknown
+ * (`invalid_response`, as for a payment): the refund stays pending and its workflow asks again.
+ */
 export function mapRefund(r: z.infer<typeof sandboxRefundSchema>): ProviderRefund {
+  const status = r.status;
+  if (!KNOWN_REFUND_STATUSES.has(status)) {
+    throw new ProviderError('invalid_response', `provider answered refund ${r.id} with an unknown status "${status}"`);
+  }
   return {
     refundId: r.id,
     transactionId: r.paymentId,
-    status: r.status,
+    status: status as ProviderRefund['status'],
     amountMinor: minor(r.amount, r.currency),
     currency: r.currency,
     referenceId: r.reference_id,
