@@ -26,10 +26,8 @@ export interface LoadOptions {
   /** Concurrent lifecycle-payment loops (3-D Secure, processing, disputes; default 1). */
   lifecycleLoops?: number;
   /**
-   * Subscriptions on `tok_processing` and `tok_3ds_offsession` too (default off): the invoice
-   * states `processing` / `requires_action` are not built yet (decision 0057, "Not done here"),
-   * and a DELETE while a renewal is processing voids an invoice the processor then captures
-   * (invariant 1: "invoice ... charged but recorded void"). Turn on with that work.
+   * Subscriptions on `tok_processing` and `tok_3ds_offsession` too (default on): renewals
+   * processing, or awaiting the customer's authentication at the invoice's `hostedUrl`.
    */
   lifecycleSubscriptions?: boolean;
 }
@@ -395,9 +393,10 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
     // same however long the run: in the first 30-minute run subscriptions lived to a random
     // moment of the whole run, ~110 renewed every 15 s by the end, and 2 cores fell minutes behind.
     const cancelAt = Math.min(opts.until, Date.now() + lifetimeMs());
+    if (body.cardToken === 'tok_3ds_offsession') {
+      track(authenticateRenewals(merchant, sub.id, cancelAt + Math.random() * 3000));
+    }
     await sleep(Math.max(0, cancelAt - Date.now()));
-    // Its customer stops authenticating renewals now (see `authenticateRenewals`).
-    cancelling.add(sub.id);
     const cancel = await recorder.callUntilAnswered(
       'subscription cancel',
       merchant,
@@ -416,49 +415,34 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
   };
 
   /**
-   * A subscription's card: `tok_success`; with `lifecycleSubscriptions`, some `tok_processing` (every charge settled
+   * A subscription's card: mostly `tok_success`; unless `lifecycleSubscriptions` is false, some `tok_processing` (every charge settled
    * 3 s later: the invoice's attempt is undecided meanwhile, and no other attempt may start) and
    * `tok_3ds_offsession` (renewals and retries ask the customer to authenticate).
    */
   const subscriptionCard = () => {
-    if (!opts.lifecycleSubscriptions) return 'tok_success';
+    if (opts.lifecycleSubscriptions === false) return 'tok_success';
     const r = Math.random();
     return r < 0.15 ? 'tok_processing' : r < 0.3 ? 'tok_3ds_offsession' : 'tok_success';
   };
-  const cancelling = new Set<string>();
-  const actedOn = new Set<string>();
   /**
-   * The customers of `tok_3ds_offsession` subscriptions at their authentication pages: a renewal
-   * awaiting authentication is found in the processor's ledger (the invoice's page is not shown
-   * by the API yet), then authenticated (mostly) or failed (a soft decline: the retry asks
-   * again), never once its subscription's cancellation has been sent.
+   * The customer of a `tok_3ds_offsession` subscription: reads it every 2-4 s and, when its
+   * latest invoice is `requires_action`, authenticates (70 %) or fails (30 %, a soft decline: the
+   * retry asks again) at its `hostedUrl`, once per page; until a moment near its cancellation
+   * (sometimes just after the DELETE: the page then answers 410, the attempt cancelled at the
+   * processor first).
    */
-  const authenticateRenewals = async () => {
-    if (!opts.sandboxUrl) return;
-    const res = await fetch(`${opts.sandboxUrl}/_admin/ledger`, { signal: AbortSignal.timeout(10_000) });
-    if (!res.ok) return;
-    const { entries } = (await res.json()) as {
-      entries: Array<{
-        type: string;
-        status: string;
-        transactionId: string;
-        metadata: Record<string, string> | null;
-        createdAt: string;
-      }>;
-    };
-    for (const e of entries) {
-      const subscriptionId = e.metadata?.subscriptionId;
-      if (e.type !== 'capture' || e.status !== 'requires_action' || !subscriptionId) continue;
-      if (actedOn.has(e.transactionId) || cancelling.has(subscriptionId)) continue;
-      if (Date.now() - Date.parse(e.createdAt) < 1000) continue;
-      actedOn.add(e.transactionId);
+  const authenticateRenewals = async (merchant: ChaosMerchant, subscriptionId: string, untilMs: number) => {
+    const acted = new Set<string>();
+    while (Date.now() < untilMs) {
+      await sleep(2000 + Math.random() * 2000);
+      const answer = await recorder.call('subscription read', merchant, 'GET', `/subscriptions/${subscriptionId}`);
+      const invoice = answer.body?.latestInvoice as { status?: unknown; hostedUrl?: unknown } | null | undefined;
+      const url = invoice?.hostedUrl;
+      if (invoice?.status !== 'requires_action' || typeof url !== 'string' || acted.has(url)) continue;
+      acted.add(url);
+      await sleep(Math.random() * 1500);
       const action = Math.random() < 0.7 ? 'authenticate' : 'fail';
-      track(
-        postOutside(
-          `renewal authentication page (${action})`,
-          `${opts.sandboxUrl}/authenticate/${e.transactionId}/${action}`,
-        ).then(() => undefined),
-      );
+      await postOutside(`invoice authentication page (${action})`, `${url}/${action}`);
     }
   };
 
@@ -505,14 +489,6 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       async () => track(subscription(pick(opts.merchants))),
     ),
   );
-  if (opts.lifecycleSubscriptions) {
-    loops.push(
-      loop(
-        () => 3000,
-        () => authenticateRenewals(),
-      ),
-    );
-  }
   loops.push(
     loop(
       () => 300,

@@ -118,6 +118,9 @@ export async function countUnsettled(databaseUrl: string, merchantIds: string[])
       'payments processing': await count(
         `select count(*) n from payments where merchant_id = any($1) and status = 'processing'`,
       ),
+      'invoices awaiting authentication or processing': await count(
+        `select count(*) n from invoices where merchant_id = any($1) and status in ('requires_action', 'processing')`,
+      ),
       'refunds pending': await count(
         `select count(*) n from refunds where merchant_id = any($1) and status = 'pending'`,
       ),

@@ -49,6 +49,7 @@ describe('chaos (short)', () => {
       'token payments created': 0,
       'payments awaiting authentication': 0,
       'payments processing': 0,
+      'invoices awaiting authentication or processing': 0,
       'refunds pending': 0,
       'emails unsent': 0,
       'invoices charging': 0,
