@@ -7,11 +7,11 @@ import { startClusterChild } from '../stack/clusterChild';
 import { ROOT } from '../stack/stackParts';
 import { Recorder, sleep, type ChaosMerchant } from './client';
 import { defaultFaultPlan, runFaults, setSandboxFaults, type FaultPlan } from './faults';
-import { checkInvariants } from './invariants';
+import { LIFECYCLE_CARDS, checkInvariants } from './invariants';
 import { checkMetrics, watchMetrics } from './metricsCheck';
 import { runLoad } from './load';
 import type { ChaosReport } from './report';
-import { countUnsettled, readDatabase, readDeliveries, readLedger } from './witnesses';
+import { countUnsettled, readDatabase, readDeliveries, readLedger, watchLedgerOpen } from './witnesses';
 
 export interface ChaosOptions {
   durationS: number;
@@ -23,7 +23,25 @@ export interface ChaosOptions {
   drainTimeoutS?: number;
   /** Extra environment for the cluster (e.g. a shorter billing day). */
   env?: NodeJS.ProcessEnv;
+  /** Subscriptions on processing and 3-D Secure cards too (LoadOptions.lifecycleSubscriptions). */
+  lifecycleSubscriptions?: boolean;
 }
+
+/**
+ * The cluster's settings for a run: a short billing day; `tok_processing` charges settled 3 s
+ * later, and their workflow asking after 5 s when the webhook is lost; `tok_dispute` captures
+ * disputed 2 s later, evidence due 30 s after (a dispute the load leaves alone is lost at its
+ * deadline within the run); payments expire after 90 s, so an authentication nobody acted on is
+ * voided within the drain.
+ */
+export const CHAOS_ENV: Readonly<Record<string, string>> = {
+  BILLING_DAY_SECONDS: '15',
+  SANDBOX_PROCESSING_SECONDS: '3',
+  PAYMENT_PROCESSING_POLL_SECONDS: '5',
+  SANDBOX_DISPUTE_SECONDS: '2',
+  SANDBOX_DISPUTE_EVIDENCE_SECONDS: '30',
+  PAYMENT_EXPIRY_SECONDS: '90',
+};
 
 async function createMerchant(env: NodeJS.ProcessEnv, name: string): Promise<ChaosMerchant> {
   const { stdout } = await promisify(execFile)(
@@ -40,13 +58,27 @@ async function createMerchant(env: NodeJS.ProcessEnv, name: string): Promise<Cha
  * the load and the faults for `durationS`, lets every record settle, then checks the money
  * invariants against the ledger, the database and the mail folder, and stops the cluster.
  */
+/** The lifecycle traffic as recorded: payments by lifecycle card and status, disputes by status. */
+function lifecycleCounts(db: Awaited<ReturnType<typeof readDatabase>>): NonNullable<ChaosReport['lifecycle']> {
+  const payments: Record<string, Record<string, number>> = {};
+  for (const p of db.payments) {
+    if (!p.cardToken || !(LIFECYCLE_CARDS.has(p.cardToken) || p.cardToken === 'tok_dispute')) continue;
+    const byStatus = (payments[p.cardToken] ??= {});
+    byStatus[p.status] = (byStatus[p.status] ?? 0) + 1;
+  }
+  const disputes: Record<string, number> = {};
+  for (const d of db.disputes) disputes[d.status] = (disputes[d.status] ?? 0) + 1;
+  return { payments, disputes };
+}
+
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-'));
   opts.log(`chaos: starting the cluster in ${dataDir} (first start builds the Temporal server)...`);
-  const clusterChild = await startClusterChild({ dataDir, env: { BILLING_DAY_SECONDS: '15', ...opts.env } });
+  const clusterChild = await startClusterChild({ dataDir, env: { ...CHAOS_ENV, ...opts.env } });
   const { env, restarts, file: cluster } = clusterChild;
   let metricsWatch: ReturnType<typeof watchMetrics> | undefined;
+  let ledgerWatch: ReturnType<typeof watchLedgerOpen> | undefined;
   try {
     const clusterStartS = (Date.now() - started) / 1000;
     opts.log(`chaos: cluster ready in ${clusterStartS.toFixed(0)} s; creating merchants`);
@@ -58,13 +90,21 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     // The workers' counters through the run (kills included), held against the database after it.
     metricsWatch = watchMetrics(cluster.metrics?.workers ?? []);
+    // When each capture was last seen undecided (invariant 7 orders an invoice's attempts with it).
+    ledgerWatch = watchLedgerOpen(cluster.sandboxUrl);
     const recorder = new Recorder(cluster.apiUrl);
     const loadStarted = Date.now();
     const until = loadStarted + opts.durationS * 1000;
     const plan = opts.plan ?? defaultFaultPlan(opts.durationS * 1000);
     opts.log(`chaos: load and faults for ${opts.durationS} s`);
     const [, kills] = await Promise.all([
-      runLoad({ recorder, merchants, until }),
+      runLoad({
+        recorder,
+        merchants,
+        until,
+        sandboxUrl: cluster.sandboxUrl,
+        lifecycleSubscriptions: opts.lifecycleSubscriptions,
+      }),
       runFaults({ dataDir, sandboxUrl: cluster.sandboxUrl, until, plan, log: opts.log }),
     ]);
     await setSandboxFaults(cluster.sandboxUrl, {});
@@ -85,6 +125,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     }
     const drainS = (Date.now() - drainStarted) / 1000;
     const scrapes = await metricsWatch.stop();
+    await ledgerWatch.stop();
 
     const [ledger, db] = await Promise.all([
       readLedger(cluster.sandboxUrl),
@@ -103,6 +144,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         answers: recorder.answers.length,
         crossMerchantProbes: recorder.crossMerchantProbes,
         crossMerchantLeaks: recorder.crossMerchantLeaks,
+        ledgerOpenSeenAt: ledgerWatch.openSeenAt,
       }),
       checkMetrics({
         scrapes,
@@ -128,9 +170,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       kills,
       restarts,
       invariants,
+      lifecycle: lifecycleCounts(db),
     };
   } finally {
     await metricsWatch?.stop();
+    await ledgerWatch?.stop();
     await clusterChild.stop();
   }
 }

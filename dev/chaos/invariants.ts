@@ -8,12 +8,32 @@
 export interface LedgerEntryView {
   id: string;
   type: 'capture' | 'refund' | 'dispute';
-  /** A dispute's entry: its status (needs_response, under_review, won, lost, accepted). */
-  status: 'succeeded' | 'failed' | 'pending' | 'needs_response' | 'under_review' | 'won' | 'lost' | 'accepted';
+  /**
+   * A capture: `requires_action` (3-D Secure) or `processing` while undecided, then `succeeded`,
+   * `failed` or `canceled`, changed in place (the ledger keeps no history). A refund: `pending`,
+   * then its outcome. A dispute: needs_response, under_review, won, lost, accepted.
+   */
+  status:
+    | 'succeeded'
+    | 'failed'
+    | 'pending'
+    | 'requires_action'
+    | 'processing'
+    | 'canceled'
+    | 'needs_response'
+    | 'under_review'
+    | 'won'
+    | 'lost'
+    | 'accepted';
   amountMinor: number;
   currency: string;
   metadata: Record<string, string>;
   createdAt: string;
+  /** The provider's id of this capture, refund or dispute. */
+  transactionId?: string;
+  /** A refund's or dispute's capture (its `transactionId`). */
+  paymentTransactionId?: string | null;
+  idempotencyKey?: string | null;
 }
 
 export interface PaymentRow {
@@ -23,6 +43,8 @@ export interface PaymentRow {
   amountMinor: number;
   amountRefundedMinor: number;
   amountPendingRefundMinor: number;
+  /** The card token of a token payment (null for a hosted one). */
+  cardToken?: string | null;
 }
 
 export interface RefundRow {
@@ -37,6 +59,8 @@ export interface DisputeRow {
   paymentId: string;
   status: string;
   amountMinor: number;
+  /** The processor's id (its ledger entry's `transactionId`). */
+  providerDisputeId?: string;
 }
 
 export interface InvoiceRow {
@@ -90,6 +114,13 @@ export interface InvariantInput {
   crossMerchantProbes: number;
   /** Cross-merchant probes that did not answer 404. */
   crossMerchantLeaks: Array<{ path: string; status: number }>;
+  /**
+   * Capture transaction id -> the last moment (epoch ms, when the request that saw it was sent)
+   * the run saw it `requires_action` or `processing` in the ledger (it samples the ledger through
+   * the load and the drain). Statuses only move forward, so the attempt was undecided from its
+   * `createdAt` until then.
+   */
+  ledgerOpenSeenAt?: Record<string, number>;
 }
 
 export interface InvariantResult {
@@ -110,6 +141,9 @@ export interface InvariantResult {
 export const RESEND_AFTER_KILL_WINDOW_MS = 5_000;
 
 const SUCCEEDED_PAYMENT = new Set(['succeeded', 'partially_refunded', 'refunded']);
+/** Cards whose charges the processor does not decide at once (3-D Secure, processing). */
+export const LIFECYCLE_CARDS = new Set(['tok_3ds', 'tok_3ds_offsession', 'tok_processing', 'tok_processing_fail']);
+const UNDECIDED = new Set(['requires_action', 'processing']);
 
 function countBy<T>(items: T[], key: (item: T) => string | undefined): Map<string, T[]> {
   const map = new Map<string, T[]>();
@@ -250,18 +284,32 @@ export function checkInvariants(input: InvariantInput): InvariantResult[] {
   }
 
   // 6. Succeeded refunds plus lost or accepted disputes never exceed a payment's amount: what the
-  //    provider moved (its ledger) and what we recorded, each on its own.
+  //    provider moved (its ledger alone) and what we recorded, each on its own; and each dispute
+  //    the provider decided is recorded with its decision.
   const LOST = new Set(['lost', 'accepted']);
+  const DECIDED = new Set(['won', 'lost', 'accepted']);
   const disputed: string[] = [];
   const disputeEntries = input.ledger.filter((e) => e.type === 'dispute');
+  // A refund or dispute entry names its capture (`paymentTransactionId`), whose metadata names our
+  // payment; an entry without it (an older ledger) falls back to its own metadata, or to our
+  // refund row it names.
+  const paymentOfTransaction = new Map<string, string>();
+  for (const e of input.ledger) {
+    if (e.type === 'capture' && e.transactionId && e.metadata.paymentId)
+      paymentOfTransaction.set(e.transactionId, e.metadata.paymentId);
+  }
+  const paymentOfEntry = (e: LedgerEntryView) =>
+    (e.paymentTransactionId ? paymentOfTransaction.get(e.paymentTransactionId) : undefined) ??
+    e.metadata.paymentId ??
+    refundsById.get(e.metadata.refundId ?? '')?.paymentId;
+  const refundedAtProvider = countBy(refundsMoved, paymentOfEntry);
   const lostAtProvider = countBy(
     disputeEntries.filter((e) => LOST.has(e.status)),
-    (e) => e.metadata.paymentId,
+    paymentOfEntry,
   );
   const ourDisputes = countBy(input.disputes ?? [], (d) => d.paymentId);
   for (const p of input.payments) {
-    const rows = refundsByPayment.get(p.id) ?? [];
-    const moved = rows.reduce((sum, r) => sum + (refundsByRefund.get(r.id)?.[0]?.amountMinor ?? 0), 0);
+    const moved = (refundedAtProvider.get(p.id) ?? []).reduce((sum, e) => sum + e.amountMinor, 0);
     const lost = (lostAtProvider.get(p.id) ?? []).reduce((sum, e) => sum + e.amountMinor, 0);
     if (moved + lost > p.amountMinor) {
       disputed.push(`payment ${p.id}: ${moved} refunded + ${lost} lost in disputes > ${p.amountMinor} (provider)`);
@@ -273,6 +321,82 @@ export function checkInvariants(input: InvariantInput): InvariantResult[] {
       disputed.push(
         `payment ${p.id}: ${p.amountRefundedMinor} refunded + ${recordedLost} lost in disputes > ${p.amountMinor} (recorded)`,
       );
+    }
+  }
+  if (input.disputes) {
+    const byProviderId = new Map(
+      input.disputes.filter((d) => d.providerDisputeId).map((d) => [d.providerDisputeId!, d]),
+    );
+    for (const e of disputeEntries) {
+      if (!DECIDED.has(e.status) || !e.transactionId) continue;
+      const row = byProviderId.get(e.transactionId);
+      if (!row) disputed.push(`dispute ${e.transactionId} ${e.status} at the provider, unknown to us`);
+      else if (row.status !== e.status)
+        disputed.push(`dispute ${row.id} ${e.status} at the provider, recorded ${row.status}`);
+    }
+  }
+
+  // 7. An authenticated (3-D Secure) or processing charge captures at most once, and an invoice is
+  //    never charged again while one of its charges is undecided. The ledger keeps one entry per
+  //    attempt whose status changes in place: it shows how each attempt ended, not when. So:
+  //    - captures: at most one succeeded per idempotency key (every attempt's key) and per
+  //      payment; a payment that went through authentication or processing (its card, or an answer
+  //      of the API) and that we record, or the API answered, as succeeded has exactly one;
+  //    - invoices: a later attempt B of an invoice is a violation when an earlier attempt A is
+  //      still undecided at the end, or succeeded (B came while it waited or after it paid), or
+  //      was seen undecided in a ledger sample taken after B was created (`ledgerOpenSeenAt`). An
+  //      A that ended failed or canceled before the next sample is not ordered against B: the
+  //      check is as precise as the sampling interval.
+  const lifecycle: string[] = [];
+  const capturesByKey = countBy(captures, (e) => e.idempotencyKey ?? undefined);
+  for (const [key, list] of capturesByKey) {
+    if (list.length > 1) lifecycle.push(`idempotency key ${key} captured ${list.length} times`);
+  }
+  const lifecyclePayments = new Set(
+    input.payments.filter((p) => p.cardToken && LIFECYCLE_CARDS.has(p.cardToken)).map((p) => p.id),
+  );
+  for (const a of input.acknowledgements) {
+    if (a.kind === 'payment' && UNDECIDED.has(a.status)) lifecyclePayments.add(a.id);
+  }
+  const saidSucceeded = new Set(
+    input.acknowledgements.filter((a) => a.kind === 'payment' && SUCCEEDED_PAYMENT.has(a.status)).map((a) => a.id),
+  );
+  for (const id of lifecyclePayments) {
+    const n = capturesByPayment.get(id)?.length ?? 0;
+    const row = paymentsById.get(id);
+    if (n > 1) lifecycle.push(`payment ${id} (authentication or processing) captured ${n} times`);
+    else if (n === 0 && row && SUCCEEDED_PAYMENT.has(row.status))
+      lifecycle.push(`payment ${id} (authentication or processing) recorded ${row.status} without a capture`);
+    else if (n === 0 && saidSucceeded.has(id))
+      lifecycle.push(`payment ${id} (authentication or processing) answered succeeded without a capture`);
+  }
+  const attemptsByInvoice = countBy(
+    input.ledger.filter((e) => e.type === 'capture'),
+    (e) => e.metadata.invoiceId,
+  );
+  const seenOpen = input.ledgerOpenSeenAt ?? {};
+  for (const [invoiceId, attempts] of attemptsByInvoice) {
+    const sorted = [...attempts].sort((x, y) => Date.parse(x.createdAt) - Date.parse(y.createdAt));
+    for (let j = 1; j < sorted.length; j++) {
+      const later = sorted[j]!;
+      const laterAt = Date.parse(later.createdAt);
+      for (const earlier of sorted.slice(0, j)) {
+        if (Date.parse(earlier.createdAt) >= laterAt) continue;
+        const openUntil = earlier.transactionId ? seenOpen[earlier.transactionId] : undefined;
+        const why = UNDECIDED.has(earlier.status)
+          ? `still ${earlier.status}`
+          : earlier.status === 'succeeded'
+            ? 'which succeeded'
+            : openUntil !== undefined && openUntil >= laterAt
+              ? `seen undecided until ${new Date(openUntil).toISOString()}`
+              : undefined;
+        if (why) {
+          lifecycle.push(
+            `invoice ${invoiceId} charged again at ${later.createdAt} after its attempt of ${earlier.createdAt}, ${why}`,
+          );
+          break;
+        }
+      }
     }
   }
 
@@ -292,6 +416,11 @@ export function checkInvariants(input: InvariantInput): InvariantResult[] {
       name: '6. refunds plus lost disputes within the amount',
       checked: disputeEntries.length + (input.disputes?.length ?? 0),
       violations: disputed,
+    },
+    {
+      name: '7. authenticated / processing charges captured once, invoices not charged while undecided',
+      checked: lifecyclePayments.size + attemptsByInvoice.size,
+      violations: lifecycle,
     },
     { name: 'emails sent once', checked: input.emails.length, violations: mail, notes: resent },
     { name: 'no 500 answers', checked: input.answers, violations: errors },

@@ -15,6 +15,11 @@ export interface ChaosReport {
   /** Restarts the cluster's supervisor logged, by process kind. */
   restarts: Record<string, number>;
   invariants: InvariantResult[];
+  /**
+   * The processor-lifecycle traffic as recorded after the drain: payments by card
+   * (`tok_3ds`, `tok_processing`, `tok_processing_fail`, `tok_dispute`) and final status, disputes by status.
+   */
+  lifecycle?: { payments: Record<string, Record<string, number>>; disputes: Record<string, number> };
 }
 
 export function violations(report: ChaosReport): number {
@@ -93,6 +98,27 @@ export function formatReport(report: ChaosReport): string {
     'Kills and restarts (recovery: first succeeded token payment requested after the kill)',
     table(killRows),
   );
+
+  if (report.lifecycle) {
+    const rows = [['card', 'payments', 'final statuses']];
+    for (const [card, statuses] of Object.entries(report.lifecycle.payments).sort()) {
+      rows.push([
+        card,
+        String(Object.values(statuses).reduce((a, b) => a + b, 0)),
+        Object.entries(statuses)
+          .sort()
+          .map(([status, n]) => `${status} ${n}`)
+          .join(', '),
+      ]);
+    }
+    const disputes = Object.entries(report.lifecycle.disputes).sort();
+    rows.push([
+      'disputes',
+      String(disputes.reduce((a, [, n]) => a + n, 0)),
+      disputes.map(([status, n]) => `${status} ${n}`).join(', '),
+    ]);
+    out.push('', 'Processor lifecycle (3-D Secure, processing, disputes), as recorded after the drain', table(rows));
+  }
 
   if (Object.values(report.unsettled).some((n) => n > 0)) {
     out.push('', `UNSETTLED after the drain: ${JSON.stringify(report.unsettled)}`);

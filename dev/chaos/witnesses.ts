@@ -41,14 +41,14 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
     const q = async <T>(sql: string) => (await client.query(sql, [merchantIds])).rows as T[];
     const num = (v: unknown) => Number(v);
     const payments = await q<Record<string, unknown>>(
-      `select id, merchant_id, status, amount_minor, amount_refunded_minor, amount_pending_refund_minor
+      `select id, merchant_id, status, amount_minor, amount_refunded_minor, amount_pending_refund_minor, card_token
          from payments where merchant_id = any($1)`,
     );
     const refunds = await q<Record<string, unknown>>(
       `select id, payment_id, status, amount_minor from refunds where merchant_id = any($1)`,
     );
     const disputes = await q<Record<string, unknown>>(
-      `select id, payment_id, status, amount_minor from disputes where merchant_id = any($1)`,
+      `select id, payment_id, status, amount_minor, provider_dispute_id from disputes where merchant_id = any($1)`,
     );
     const invoices = await q<Record<string, unknown>>(
       `select id, subscription_id, status, amount_minor from invoices where merchant_id = any($1)`,
@@ -65,6 +65,7 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
         amountMinor: num(r.amount_minor),
         amountRefundedMinor: num(r.amount_refunded_minor),
         amountPendingRefundMinor: num(r.amount_pending_refund_minor),
+        cardToken: (r.card_token as string | null) ?? null,
       })),
       refunds: refunds.map((r) => ({
         id: String(r.id),
@@ -77,6 +78,7 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
         paymentId: String(r.payment_id),
         status: String(r.status),
         amountMinor: num(r.amount_minor),
+        providerDisputeId: String(r.provider_dispute_id),
       })),
       invoices: invoices.map((r) => ({
         id: String(r.id),
@@ -94,7 +96,9 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
 
 /**
  * Records that are neither terminal nor legitimately waiting: token payments still `created`
- * (the workflow is still finding out), refunds in flight, emails not sent yet, invoices being
+ * (the workflow is still finding out), payments still `requires_action` (the load acts on every
+ * authentication page it is shown, and the run's short PAYMENT_EXPIRY_SECONDS voids one nobody
+ * acted on) or `processing` (the sandbox settles each a few seconds later), refunds in flight, emails not sent yet, invoices being
  * charged, renewals overdue (a period that ended 30 s ago and was not renewed: the workers are
  * behind). A hosted payment nobody paid, an open invoice waiting for its retry, are legitimately
  * waiting.
@@ -107,6 +111,15 @@ export async function countUnsettled(databaseUrl: string, merchantIds: string[])
     return {
       'token payments created': await count(
         `select count(*) n from payments where merchant_id = any($1) and status = 'created' and card_token is not null`,
+      ),
+      'payments awaiting authentication': await count(
+        `select count(*) n from payments where merchant_id = any($1) and status = 'requires_action'`,
+      ),
+      'payments processing': await count(
+        `select count(*) n from payments where merchant_id = any($1) and status = 'processing'`,
+      ),
+      'invoices awaiting authentication or processing': await count(
+        `select count(*) n from invoices where merchant_id = any($1) and status in ('requires_action', 'processing')`,
       ),
       'refunds pending': await count(
         `select count(*) n from refunds where merchant_id = any($1) and status = 'pending'`,
@@ -124,6 +137,41 @@ export async function countUnsettled(databaseUrl: string, merchantIds: string[])
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Samples the ledger until stopped: for each capture seen `requires_action` or `processing`, the
+ * moment the last request that saw it so was sent (invariant 7 orders an invoice's attempts
+ * with it). A failed sample (the sandbox busy) is skipped.
+ */
+export function watchLedgerOpen(sandboxUrl: string, everyMs = 3000, token?: string) {
+  const openSeenAt: Record<string, number> = {};
+  let stopped = false;
+  let samples = 0;
+  const done = (async () => {
+    while (!stopped) {
+      const sentAt = Date.now();
+      try {
+        for (const e of await readLedger(sandboxUrl, token)) {
+          if (e.type === 'capture' && (e.status === 'requires_action' || e.status === 'processing') && e.transactionId)
+            openSeenAt[e.transactionId] = sentAt;
+        }
+        samples++;
+      } catch {
+        // the next sample
+      }
+      const wait = Math.max(0, everyMs - (Date.now() - sentAt));
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  })();
+  return {
+    openSeenAt,
+    async stop(): Promise<number> {
+      stopped = true;
+      await done;
+      return samples;
+    },
+  };
 }
 
 /** The Message-ID of every mail file and when it was written (one element per file, duplicates kept). */

@@ -6,7 +6,8 @@ import { formatReport } from '../../dev/chaos/report';
  * The short chaos run CI keeps (`npm run chaos` is the long one): about 60 s of load against a
  * real cluster while workers, an API process and the Temporal history service are killed and
  * sandbox faults come and go; then every money invariant is checked against the ledger, the
- * database and the mail folder.
+ * database and the mail folder. The load includes the processor lifecycle: 3-D Secure,
+ * processing and disputed payments, and subscriptions on `tok_processing` / `tok_3ds_offsession`.
  */
 describe('chaos (short)', () => {
   it('keeps every money invariant while processes are killed and the provider misbehaves', async () => {
@@ -33,9 +34,22 @@ describe('chaos (short)', () => {
     expect(acks('payment (token)').length).toBeGreaterThan(30);
     expect(acks('refund').length).toBeGreaterThan(3);
     expect(acks('subscription create').length).toBeGreaterThanOrEqual(2);
+    // The processor lifecycle ran too: 3-D Secure pages acted on, processing charges settled,
+    // disputes opened (PRODUCT.md "Processor lifecycle"; invariants 6 and 7 check them).
+    expect(acks('payment (3ds)').length).toBeGreaterThan(3);
+    expect(acks('authentication page').length).toBeGreaterThan(2);
+    expect(acks('payment (processing').length).toBeGreaterThan(2);
+    expect(acks('payment (dispute)').length).toBeGreaterThan(2);
+    const lifecycle = report.lifecycle!;
+    expect(lifecycle.payments.tok_3ds?.succeeded ?? 0).toBeGreaterThan(0);
+    expect(lifecycle.payments.tok_processing?.succeeded ?? 0).toBeGreaterThan(0);
+    expect(Object.values(lifecycle.disputes).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
 
     expect(report.unsettled).toEqual({
       'token payments created': 0,
+      'payments awaiting authentication': 0,
+      'payments processing': 0,
+      'invoices awaiting authentication or processing': 0,
       'refunds pending': 0,
       'emails unsent': 0,
       'invoices charging': 0,

@@ -134,6 +134,145 @@ describe('chaos invariants', () => {
     ]);
   });
 
+  it('6: the provider side counts the refunds its ledger moved, even ones we never recorded', () => {
+    const run = cleanRun();
+    run.ledger[0]!.transactionId = 'txn_1';
+    // A refund the provider moved on our capture that our records do not know.
+    run.ledger.push({ ...refundEntry('rf_tx9', 'ref_unknown', 300), paymentTransactionId: 'txn_1' });
+    run.ledger.push({
+      id: 'le_d1',
+      type: 'dispute',
+      status: 'lost',
+      amountMinor: 400,
+      currency: 'USD',
+      transactionId: 'dsp_1',
+      paymentTransactionId: 'txn_1',
+      metadata: {},
+      createdAt: '2026-01-01T00:00:25Z',
+    });
+    run.disputes = [{ id: 'dp_1', paymentId: 'pay_1', status: 'lost', amountMinor: 400, providerDisputeId: 'dsp_1' }];
+    expect(violationsOf(run, '6.')).toEqual(['payment pay_1: 700 refunded + 400 lost in disputes > 1000 (provider)']);
+  });
+
+  it('6: a dispute the provider decided that we record otherwise, or not at all', () => {
+    const run = cleanRun();
+    const entry = (transactionId: string, status: LedgerEntryView['status']): LedgerEntryView => ({
+      id: `le_${transactionId}`,
+      type: 'dispute',
+      status,
+      amountMinor: 100,
+      currency: 'USD',
+      transactionId,
+      metadata: { paymentId: 'pay_1' },
+      createdAt: '2026-01-01T00:00:25Z',
+    });
+    run.ledger.push(entry('dsp_1', 'lost'), entry('dsp_2', 'won'), entry('dsp_3', 'under_review'));
+    run.disputes = [
+      { id: 'dp_1', paymentId: 'pay_1', status: 'under_review', amountMinor: 100, providerDisputeId: 'dsp_1' },
+      { id: 'dp_3', paymentId: 'pay_1', status: 'needs_response', amountMinor: 100, providerDisputeId: 'dsp_3' },
+    ];
+    // dsp_3 is still open at the provider: our record may lag its webhook.
+    expect(violationsOf(run, '6.')).toEqual([
+      'dispute dp_1 lost at the provider, recorded under_review',
+      'dispute dsp_2 won at the provider, unknown to us',
+    ]);
+  });
+
+  describe('7: authenticated and processing charges', () => {
+    const attempt = (
+      transactionId: string,
+      status: LedgerEntryView['status'],
+      createdAt: string,
+      metadata: Record<string, string> = { subscriptionId: 'sub_1', invoiceId: 'inv_7' },
+      idempotencyKey = `key_${transactionId}`,
+    ): LedgerEntryView => ({
+      id: `le_${transactionId}`,
+      type: 'capture',
+      status,
+      amountMinor: 500,
+      currency: 'USD',
+      transactionId,
+      idempotencyKey,
+      metadata,
+      createdAt,
+    });
+    const payment = (id: string, status: string, cardToken: string) => ({
+      id,
+      merchantId: 'm1',
+      status,
+      amountMinor: 500,
+      amountRefundedMinor: 0,
+      amountPendingRefundMinor: 0,
+      cardToken,
+    });
+
+    it('hold for one capture per authenticated or processing payment and ordered invoice attempts', () => {
+      const run = cleanRun();
+      run.payments.push(
+        payment('pay_3ds', 'succeeded', 'tok_3ds'),
+        payment('pay_proc', 'failed', 'tok_processing_fail'),
+      );
+      run.ledger.push(
+        attempt('txn_3ds', 'succeeded', '2026-01-01T00:00:40Z', { paymentId: 'pay_3ds' }),
+        attempt('txn_proc', 'failed', '2026-01-01T00:00:41Z', { paymentId: 'pay_proc' }),
+        // A failed authentication, then the retry once it had failed (last seen open before it).
+        attempt('txn_a', 'failed', '2026-01-01T00:01:00Z'),
+        attempt('txn_b', 'succeeded', '2026-01-01T00:02:00Z'),
+      );
+      run.invoices.push({ id: 'inv_7', subscriptionId: 'sub_1', status: 'paid', amountMinor: 500 });
+      run.ledgerOpenSeenAt = { txn_a: at('2026-01-01T00:01:30Z') };
+      run.acknowledgements.push(
+        { kind: 'payment', id: 'pay_3ds', merchantId: 'm1', status: 'requires_action', at: at('2026-01-01T00:00:40Z') },
+        { kind: 'payment', id: 'pay_3ds', merchantId: 'm1', status: 'succeeded', at: at('2026-01-01T00:00:45Z') },
+      );
+      const result = checkInvariants(run).find((r) => r.name.startsWith('7.'))!;
+      expect(result.violations).toEqual([]);
+      expect(result.checked).toBe(4); // 2 payments, inv_1 and inv_7
+    });
+
+    it('a payment captured twice under one idempotency key, a succeeded one without its capture', () => {
+      const run = cleanRun();
+      run.payments.push(payment('pay_3ds', 'succeeded', 'tok_3ds'), payment('pay_proc', 'succeeded', 'tok_processing'));
+      run.ledger.push(
+        attempt('txn_3ds', 'succeeded', '2026-01-01T00:00:40Z', { paymentId: 'pay_3ds' }, 'key_same'),
+        attempt('txn_3ds_b', 'succeeded', '2026-01-01T00:00:42Z', { paymentId: 'pay_3ds' }, 'key_same'),
+        attempt('txn_proc', 'processing', '2026-01-01T00:00:41Z', { paymentId: 'pay_proc' }),
+      );
+      // The API said succeeded of a payment whose record is gone: still held to the ledger.
+      run.acknowledgements.push(
+        { kind: 'payment', id: 'pay_gone', merchantId: 'm1', status: 'processing', at: 0 },
+        { kind: 'payment', id: 'pay_gone', merchantId: 'm1', status: 'succeeded', at: 1 },
+      );
+      expect(violationsOf(run, '7.')).toEqual([
+        'idempotency key key_same captured 2 times',
+        'payment pay_3ds (authentication or processing) captured 2 times',
+        'payment pay_proc (authentication or processing) recorded succeeded without a capture',
+        'payment pay_gone (authentication or processing) answered succeeded without a capture',
+      ]);
+    });
+
+    it('an invoice charged again while an attempt waited for authentication or the processor', () => {
+      const run = cleanRun();
+      run.ledger.push(
+        // Still awaiting authentication at the end, and charged again.
+        attempt('txn_c', 'requires_action', '2026-01-01T00:01:00Z', { invoiceId: 'inv_8' }),
+        attempt('txn_d', 'failed', '2026-01-01T00:01:10Z', { invoiceId: 'inv_8' }),
+        // Processing, charged again, then the processing one failed: seen processing after the second.
+        attempt('txn_e', 'failed', '2026-01-01T00:02:00Z', { invoiceId: 'inv_9' }),
+        attempt('txn_f', 'failed', '2026-01-01T00:02:05Z', { invoiceId: 'inv_9' }),
+        // Authenticated (succeeded), then charged again.
+        attempt('txn_g', 'succeeded', '2026-01-01T00:03:00Z', { invoiceId: 'inv_10' }),
+        attempt('txn_h', 'failed', '2026-01-01T00:03:30Z', { invoiceId: 'inv_10' }),
+      );
+      run.ledgerOpenSeenAt = { txn_e: at('2026-01-01T00:02:06Z') };
+      expect(violationsOf(run, '7.')).toEqual([
+        'invoice inv_8 charged again at 2026-01-01T00:01:10Z after its attempt of 2026-01-01T00:01:00Z, still requires_action',
+        'invoice inv_9 charged again at 2026-01-01T00:02:05Z after its attempt of 2026-01-01T00:02:00Z, seen undecided until 2026-01-01T00:02:06.000Z',
+        'invoice inv_10 charged again at 2026-01-01T00:03:30Z after its attempt of 2026-01-01T00:03:00Z, which succeeded',
+      ]);
+    });
+  });
+
   it('3: a charge after the cancellation was acknowledged', () => {
     const run = cleanRun();
     run.ledger.push(capture('tx9', { subscriptionId: 'sub_1', invoiceId: 'inv_2' }, 500, '2026-01-01T00:00:31Z'));
