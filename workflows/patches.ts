@@ -220,3 +220,14 @@ export const NEVER_FAIL_CLOSED = 'never-fail-closed-v1';
  * keeps its attempts and last error, and the run completes (workflows/outboxEmail.ts).
  */
 export const EMAIL_GIVE_UP_QUIETLY = 'email-give-up-quietly-v1';
+
+// issue 42: undecided attempts cancelled
+
+/**
+ * A DELETE while an invoice attempt is undecided (an answer nobody could read) cancels the attempt
+ * at the processor before the cancellation voids the invoice, and an unreadable answer about an
+ * attempt the invoice shows waiting (`requires_action`, `processing`) keeps that wait: before, the
+ * invoice could be voided while its attempt went on to capture (the chaos run's invariant 1; decision
+ * 0060). Marked only in runs that reach either path.
+ */
+export const SUBSCRIPTION_UNDECIDED_CANCEL = 'subscription-undecided-cancel-v1';

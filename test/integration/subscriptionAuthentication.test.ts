@@ -166,6 +166,25 @@ describe('subscriptions: authentication (3-D Secure)', () => {
     expect(succeededByInvoice(await subs.captures(id)).get(invoice.id as string)).toBeUndefined();
   });
 
+  it('DELETE after an unreadable answer about the waiting attempt: still cancelled at the processor first, never voided with it live', async () => {
+    // The schedule's total (30 s here) is the authentication's deadline: well after the DELETE.
+    const { id, invoice } = await waitingRenewal({ retryScheduleDays: [30] });
+    // The workflow's next question about the attempt (10 s after it asked) gets an answer nobody
+    // can read (the chaos run's finding: the wait was forgotten, and a DELETE then voided the
+    // invoice without cancelling the attempt, which the customer went on to authenticate).
+    await stack.sandbox('/_admin/faults', { payments: 'invalid' });
+    await sleep(13_000);
+    await stack.sandbox('/_admin/faults', {});
+    const deleted = await subs.cancel(id);
+    // Done at once, or accepted while the workflow finishes a question about the attempt.
+    if (deleted.status !== 200) expect(deleted.body).toMatchObject({ details: { cancellation: 'accepted' } });
+    const cancelled = await subs.until(id, (b) => b.status === 'cancelled', 30_000);
+    expect(cancelled).toMatchObject({ status: 'cancelled', latestInvoice: { id: invoice.id, status: 'void' } });
+    expect(await attemptsOn(id, invoice.id as string)).toEqual(['canceled']);
+    expect((await page(invoice.hostedUrl as string, 'authenticate')).status).toBe(410);
+    expect(succeededByInvoice(await subs.captures(id)).get(invoice.id as string)).toBeUndefined();
+  });
+
   it('a card update while waiting cancels the attempt, then charges the new card; the old page says the invoice moved on', async () => {
     const { id, invoice } = await waitingRenewal({ retryScheduleDays: [5] });
     const updated = await update(id, { cardToken: 'tok_success' });

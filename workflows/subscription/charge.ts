@@ -7,6 +7,7 @@ import {
   RENEWAL_CHARGE_LOCAL,
   SUBSCRIPTION_HARD_DECLINES,
   SUBSCRIPTION_INVOICE_WAITS,
+  SUBSCRIPTION_UNDECIDED_CANCEL,
   SUBSCRIPTION_UNDECIDED_CHARGE,
 } from '../patches';
 import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
@@ -75,7 +76,12 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
       outcome = next.outcome;
     } else if (c.undecided) {
       // The provider has not decided this attempt: ask again about it (its key), nothing else.
-      if (!(await waitUntil(s, c.nextAttemptAtMs))) return 'cancel';
+      if (!(await waitUntil(s, c.nextAttemptAtMs))) {
+        // A DELETE: the attempt may still capture (e.g. a customer authenticating it), so it is
+        // cancelled at the processor first; what the processor answers wins (SUBSCRIPTION_UNDECIDED_CANCEL).
+        if (patched(SUBSCRIPTION_UNDECIDED_CANCEL)) await cancelUndecidedAttempt(s, c.undecided);
+        return 'cancel';
+      }
       request = c.undecided.request;
       outcome = await patient.reconcileInvoiceCharge(request);
     } else {
@@ -112,7 +118,18 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
       const previous = c.undecided;
       const polls = (previous?.polls ?? 0) + 1;
       c.undecided = { request, polls };
-      if (waiting) {
+      // An answer nobody can read about an attempt the invoice shows waiting: still that wait
+      // (its reminders, its deadline, its cancellation at the processor), never a plain poll.
+      const stillWaiting =
+        !waiting &&
+        previous?.waiting !== undefined &&
+        previous.request.attempt === request.attempt &&
+        patched(SUBSCRIPTION_UNDECIDED_CANCEL);
+      if (stillWaiting) {
+        c.undecided.waiting = previous.waiting;
+        c.undecided.sinceMs = previous.sinceMs;
+        c.undecided.reminders = previous.reminders;
+      } else if (waiting) {
         // The authentication's reminders and deadline count from the attempt that asked.
         const same = previous?.waiting === 'requires_action' && previous.request.attempt === request.attempt;
         c.undecided.waiting = waiting;
@@ -225,6 +242,17 @@ function reminderDateMs(s: SubscriptionState, sinceMs: number, n: number): numbe
   if (n >= days.length) return Infinity;
   const sum = days.slice(0, n).reduce((total, d) => total + d, 0);
   return sinceMs + sum * s.input.billingDaySeconds * 1000;
+}
+
+/**
+ * A DELETE while the processor has not decided an attempt: cancelled there first. Captured (or
+ * failed) just before: recorded so; `processing`: the invoice waits on after the cancellation
+ * (settleAfterCancel); cancelled or never found: the cancellation voids the invoice.
+ */
+async function cancelUndecidedAttempt(s: SubscriptionState, u: NonNullable<Collection['undecided']>): Promise<void> {
+  const ended = await patient.cancelInvoiceAttempt({ request: u.request, release: false });
+  if (ended.kind === 'undecided' && ended.waiting === 'processing') u.waiting = 'processing';
+  else if ('outbox' in ended) follow(s, ended.outbox);
 }
 
 /**
