@@ -1,7 +1,6 @@
 import {
   allHandlersFinished,
   ApplicationFailure,
-  condition,
   isCancellation,
   log,
   patched,
@@ -28,6 +27,8 @@ type Questions = ReturnType<typeof proxyActivities<Activities>>;
  */
 export interface HandOver {
   historyEventLimit?: number | undefined;
+  /** Whether the caller's state may be handed over now (e.g. no attempt requested meanwhile); default yes. */
+  ready?: () => boolean;
   continueAsNew: () => Promise<never>;
 }
 
@@ -96,9 +97,15 @@ export async function untilKnown<T>(
           upsertSearchAttributes([{ key: StuckKey, value: reason }]);
         }
       }
-      if (handOver && runIsLong(handOver.historyEventLimit) && patched(UNTIL_KNOWN_HAND_OVER)) {
+      // Only with no handler running (one may wait on what follows this answer): else next time.
+      if (
+        handOver &&
+        allHandlersFinished() &&
+        (handOver.ready?.() ?? true) &&
+        runIsLong(handOver.historyEventLimit) &&
+        patched(UNTIL_KNOWN_HAND_OVER)
+      ) {
         log.info('stuck for long: continuing as new', { reason });
-        await condition(allHandlersFinished);
         await handOver.continueAsNew();
       }
       await sleep(delayMs);
