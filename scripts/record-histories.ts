@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'sweeps') await recordSweeps();
     if (which === 'all' || which === 'disputes') await recordDisputes();
     if (which === 'all' || which === 'never-fail-closed') await recordNeverFailClosed();
+    if (which === 'all' || which === 'gaps') await recordGaps();
   } finally {
     await globalTeardown();
   }
@@ -622,6 +623,61 @@ async function recordDisputes(): Promise<void> {
     }
   } finally {
     await receiver.close();
+    await stack.close();
+  }
+}
+
+/**
+ * Issue 42 gaps (decision 0059's amendment): a dispute whose processor answers a status nobody
+ * knows (evidence sent, then decided, meanwhile) past WORKFLOW_STUCK_AFTER_SECONDS: marked Stuck,
+ * then decided once the fault is gone (dispute-until-known-v1).
+ */
+async function recordGaps(): Promise<void> {
+  const stack = await startPaymentStack(
+    'record-gaps',
+    { stuckAfterSeconds: 2 },
+    undefined,
+    {},
+    { sandbox: { disputeSeconds: 0.2, disputeEvidenceSeconds: 3600 } },
+  );
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Gaps recorder');
+    const api = (method: string, route: string, body?: unknown) =>
+      call(stack.api.baseUrl, method, route, merchant.auth, body);
+    const payment = await api('POST', '/payments', {
+      amount: 10,
+      currency: 'USD',
+      externalId: `gaps-dispute-${Date.now()}`,
+      customer: { email: 'r@example.com' },
+      cardToken: 'tok_dispute',
+    });
+    const listed = await eventually(
+      () => api('GET', `/disputes?paymentId=${payment.body.id as string}`),
+      (r) => (r.body.disputes as unknown[] | undefined)?.length === 1,
+    );
+    const dispute = (listed.body.disputes as Array<{ id: string; providerDisputeId: string }>)[0]!;
+    const workflowId = disputeWorkflowId(dispute.id);
+    await eventually(
+      async () => (await stack.api.client.workflow.getHandle(workflowId).fetchHistory()).events?.length ?? 0,
+      (n) => n > 10,
+      10_000,
+      250,
+    );
+    await stack.sandbox('/_admin/faults', { disputes: 'unknown_status' });
+    await api('POST', `/disputes/${dispute.id}/evidence`, { text: 'Receipt.', submit: true });
+    await new Promise((r) => setTimeout(r, 4000));
+    await stack.sandbox(`/_admin/disputes/${dispute.providerDisputeId}/close`, { status: 'won' });
+    await new Promise((r) => setTimeout(r, 1000));
+    await stack.sandbox('/_admin/faults', {});
+    const handle = stack.api.client.workflow.getHandle(workflowId);
+    await eventually(
+      async () => (await handle.describe()).status.name,
+      (s) => s !== 'RUNNING',
+      60_000,
+      250,
+    );
+    await exportHistory('dispute-unknown-status-stuck-then-decided', workflowId);
+  } finally {
     await stack.close();
   }
 }

@@ -106,7 +106,7 @@ export function createWorkflowStarters(
   const stuck = deps.stuckAfterSeconds ? { stuckAfterSeconds: deps.stuckAfterSeconds } : {};
   return {
     payment: createPaymentGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds, ...stuck } }),
-    dispute: createDisputeGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds } }),
+    dispute: createDisputeGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds, ...stuck } }),
     refund: createRefundGateway({
       client,
       settings: {

@@ -13,6 +13,12 @@ export interface DisputeWorkflowInput {
   callbacks: boolean;
   /** Continue-as-new at a wait once a run has this many events (default 1,000; tests lower it). */
   historyEventLimit?: number;
+  /**
+   * A check the processor answers with nothing the code knows (a status nobody knows, no answer)
+   * is asked again; past this long the run is marked `Stuck` (default 3,600; tests lower it;
+   * workflows/untilKnown.ts).
+   */
+  stuckAfterSeconds?: number;
   /** Set by continue-as-new: where the previous run stopped. */
   resume?: DisputeCursor;
 }

@@ -231,3 +231,21 @@ export const EMAIL_GIVE_UP_QUIETLY = 'email-give-up-quietly-v1';
  * 0060). Marked only in runs that reach either path.
  */
 export const SUBSCRIPTION_UNDECIDED_CANCEL = 'subscription-undecided-cancel-v1';
+
+// issue 42: gaps
+
+/**
+ * A dispute check without an answer the code knows (a status nobody knows, the processor down, no
+ * provider) is asked again at once through untilKnown (`Stuck` past `stuckAfterSeconds`), instead
+ * of waiting for the deadline, the next interval or a webhook (workflows/dispute). Asked only where
+ * a check answered `unknown`.
+ */
+export const DISPUTE_UNTIL_KNOWN = 'dispute-until-known-v1';
+
+/**
+ * A question stuck for long (workflows/untilKnown.ts `handOver`) continues as new once its run is
+ * long (runBound.ts: 1,000 events or the server's suggestion), with the state its workflow carries
+ * over at its waits, instead of growing its history without bound. Asked only when a stuck run
+ * is long, which no recorded history reaches.
+ */
+export const UNTIL_KNOWN_HAND_OVER = 'until-known-hand-over-v1';

@@ -1,4 +1,5 @@
 import {
+  allHandlersFinished,
   ApplicationFailure,
   isCancellation,
   log,
@@ -8,7 +9,8 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { NEVER_FAIL_CLOSED } from './patches';
+import { NEVER_FAIL_CLOSED, UNTIL_KNOWN_HAND_OVER } from './patches';
+import { runIsLong } from './runBound';
 import { StuckKey } from './searchAttributes';
 
 /** How long a question may go without an answer the code knows before its run is marked stuck. */
@@ -18,6 +20,17 @@ const STUCK_RETRY_FIRST_MS = 60_000;
 const STUCK_RETRY_MAX_MS = 3_600_000;
 
 type Questions = ReturnType<typeof proxyActivities<Activities>>;
+
+/**
+ * How a stuck run hands over to a new one once it is long (workflows/runBound.ts): the caller's
+ * continue-as-new with its state, such that the new run asks the same question again at once.
+ */
+export interface HandOver {
+  historyEventLimit?: number | undefined;
+  /** Whether the caller's state may be handed over now (e.g. no attempt requested meanwhile); default yes. */
+  ready?: () => boolean;
+  continueAsNew: () => Promise<never>;
+}
 
 /**
  * The provider questions (reconciliation, expiry) as patient as before (backing off to once a
@@ -49,11 +62,15 @@ function stuckReason(err: unknown): string {
  * without an answer (or on a failure retrying cannot fix, e.g. a non-retryable one), the run is
  * marked `Stuck` (the failure's type) and asks again at doubling intervals, up to hourly; the mark
  * is cleared once answered. Runs started before NEVER_FAIL_CLOSED, whose histories record such
- * a failure, fail as they did.
+ * a failure, fail as they did. Given `handOver`, a stuck run that has grown long (a failed call
+ * and a timer at most hourly: weeks stuck) continues as new through it, so each run's history
+ * stays bounded (UNTIL_KNOWN_HAND_OVER); the new run keeps the `Stuck` mark (search attributes
+ * carry over) and asks again at once.
  */
 export async function untilKnown<T>(
   ask: (questions: Questions) => Promise<T>,
   stuckAfterSeconds: number | undefined,
+  handOver?: HandOver,
 ): Promise<T> {
   const seconds =
     stuckAfterSeconds !== undefined && stuckAfterSeconds > 0 ? stuckAfterSeconds : DEFAULT_STUCK_AFTER_SECONDS;
@@ -79,6 +96,17 @@ export async function untilKnown<T>(
           reason = stuckReason(again);
           upsertSearchAttributes([{ key: StuckKey, value: reason }]);
         }
+      }
+      // Only with no handler running (one may wait on what follows this answer): else next time.
+      if (
+        handOver &&
+        allHandlersFinished() &&
+        (handOver.ready?.() ?? true) &&
+        runIsLong(handOver.historyEventLimit) &&
+        patched(UNTIL_KNOWN_HAND_OVER)
+      ) {
+        log.info('stuck for long: continuing as new', { reason });
+        await handOver.continueAsNew();
       }
       await sleep(delayMs);
     }

@@ -7,10 +7,12 @@ import { z } from 'zod';
 import { createLogger, type Logger } from '../../src/logger';
 import { currencyExponent, toMinor } from './money';
 import {
+  DISPUTE_FAULT_MODES,
   PAYMENT_FAULT_MODES,
   REFUND_FAULT_MODES,
   SandboxError,
   SandboxStore,
+  UNKNOWN_DISPUTE_STATUS,
   UNKNOWN_PAYMENT_STATUS,
   UNKNOWN_REFUND_STATUS,
   ledgerEntryJson,
@@ -107,6 +109,7 @@ const createRefundBody = z.strictObject({
 const faultsBody = z.strictObject({
   payments: z.enum(PAYMENT_FAULT_MODES).optional(),
   refunds: z.enum(REFUND_FAULT_MODES).optional(),
+  disputes: z.enum(DISPUTE_FAULT_MODES).optional(),
   latencyMs: z.number().int().min(0).max(600_000).optional(),
 });
 
@@ -214,16 +217,30 @@ function garble(ctx: Ctx): void {
 }
 
 /**
- * `unknown_status` mode: every payment (payments fault) or refund (refunds fault) answered, alone
- * or in a list, has a status nobody knows.
+ * `unknown_status` mode: every payment (payments fault), refund (refunds fault) or dispute (disputes
+ * fault) answered, alone or in a list, has a status nobody knows.
  */
-function unknownStatus(ctx: Ctx, kind: 'payments' | 'refunds'): void {
+const UNKNOWN_STATUS_OF = {
+  payments: ['payment', UNKNOWN_PAYMENT_STATUS],
+  refunds: ['refund', UNKNOWN_REFUND_STATUS],
+  disputes: ['dispute', UNKNOWN_DISPUTE_STATUS],
+} as const;
+
+function unknownStatus(ctx: Ctx, kind: keyof typeof UNKNOWN_STATUS_OF): void {
   if (ctx.status !== 200 || typeof ctx.body !== 'object' || ctx.body === null) return;
   const body = ctx.body as { object?: string; data?: Array<{ object?: string }> };
-  const [object, status] =
-    kind === 'payments' ? ['payment', UNKNOWN_PAYMENT_STATUS] : ['refund', UNKNOWN_REFUND_STATUS];
+  const [object, status] = UNKNOWN_STATUS_OF[kind];
   const mark = (p: { object?: string }) => (p.object === object ? { ...p, status } : p);
   ctx.body = Array.isArray(body.data) ? { ...body, data: body.data.map(mark) } : mark(body);
+}
+
+/**
+ * The fault state as answered: `disputes` (an addition of ours) only when set, so that the answer
+ * stays `{ payments, refunds, latencyMs }` (PRODUCT.md) for callers that never use it.
+ */
+function faultsJson(faults: Faults): Partial<Faults> {
+  const { disputes, ...rest } = faults;
+  return disputes === 'ok' ? rest : { ...rest, disputes };
 }
 
 function wantsHtml(ctx: Ctx): boolean {
@@ -315,8 +332,12 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     for (const timer of timers) clearTimeout(timer);
     timers.clear();
   };
+  /** A dispute's change, told by webhook (the disputes' `unknown_status` fault: with the status nobody knows). */
   const announce = (change: DisputeChange | null): void => {
-    if (change?.webhook) webhooks.send(change.record.webhookUrl, change.webhook, disputeJson(change.record));
+    if (!change?.webhook) return;
+    const json = disputeJson(change.record);
+    const told = store.faults.disputes === 'unknown_status' ? { ...json, status: UNKNOWN_DISPUTE_STATUS } : json;
+    webhooks.send(change.record.webhookUrl, change.webhook, told);
   };
   /** A captured `tok_dispute` payment: the dispute opens later, and is lost at its deadline if still unanswered. */
   const scheduleDispute = (payment: PaymentRecord): void => {
@@ -390,7 +411,9 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         ? 'payments'
         : /^\/v1\/refunds(\/|$)/.test(ctx.path)
           ? 'refunds'
-          : undefined;
+          : /^\/v1\/disputes(\/|$)/.test(ctx.path)
+            ? 'disputes'
+            : undefined;
       const mode = kind ? faults[kind] : 'ok';
       if (mode === 'unavailable') throw new SandboxError(503, 'unavailable', 'The provider is unavailable.');
       try {
@@ -649,7 +672,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   });
 
   router.get('/_admin/faults', (ctx) => {
-    ctx.body = store.faults;
+    ctx.body = faultsJson(store.faults);
   });
 
   router.post('/_admin/faults', async (ctx) => {
@@ -657,10 +680,11 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     store.faults = {
       payments: body.payments ?? 'ok',
       refunds: body.refunds ?? 'ok',
+      disputes: body.disputes ?? 'ok',
       latencyMs: body.latencyMs ?? 0,
     };
     log.info({ faults: store.faults }, 'faults set');
-    ctx.body = store.faults;
+    ctx.body = faultsJson(store.faults);
   });
 
   router.get('/_admin/ledger', (ctx) => {

@@ -43,16 +43,28 @@ export const REFUND_FAULT_MODES = [
 
 /** The status a refund is answered with in the refunds' `unknown_status` fault mode. */
 export const UNKNOWN_REFUND_STATUS = 'on_hold';
+/**
+ * Disputes (GET, evidence, accept under /v1/disputes): `unavailable`, `invalid`, `timeout` as for
+ * payments; `unknown_status` performs the operation as `ok` does, then answers every dispute (alone
+ * or in a list) with a status nobody knows (`on_hold`), otherwise well-formed; a dispute's webhooks
+ * sent meanwhile carry that status too (the ledger keeps the real one).
+ */
+export const DISPUTE_FAULT_MODES = ['ok', 'unavailable', 'invalid', 'timeout', 'unknown_status'] as const;
+
+/** The status a dispute is answered with in the disputes' `unknown_status` fault mode. */
+export const UNKNOWN_DISPUTE_STATUS = 'on_hold';
 export type PaymentFaultMode = (typeof PAYMENT_FAULT_MODES)[number];
 export type RefundFaultMode = (typeof REFUND_FAULT_MODES)[number];
+export type DisputeFaultMode = (typeof DISPUTE_FAULT_MODES)[number];
 
 export interface Faults {
   payments: PaymentFaultMode;
   refunds: RefundFaultMode;
+  disputes: DisputeFaultMode;
   latencyMs: number;
 }
 
-export const NO_FAULTS: Faults = { payments: 'ok', refunds: 'ok', latencyMs: 0 };
+export const NO_FAULTS: Faults = { payments: 'ok', refunds: 'ok', disputes: 'ok', latencyMs: 0 };
 
 export type PaymentMode = 'card' | 'checkout' | 'setup';
 /**

@@ -132,6 +132,8 @@ async function processorTrouble(
     });
   }
   if (err.kind === 'rejected') return new AppError('provider_rejected', err.message);
+  // The call may have moved the dispute (an answer nobody knows, no answer): the workflow asks.
+  if (err.kind !== 'misconfigured') await tellWorkflow(deps, disputeId);
   if (err.kind === 'invalid_response') {
     return new AppError('provider_invalid_response', 'The processor answered something invalid; retry.', {
       disputeId,

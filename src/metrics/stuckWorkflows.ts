@@ -17,6 +17,7 @@ export const STUCK_WORKFLOW_TYPES = {
   payment: ['paymentWorkflow', 'paymentWorkflowV2'],
   refund: ['refundWorkflow', 'refundWorkflowV2'],
   subscription: ['subscriptionWorkflow'],
+  dispute: ['disputeWorkflow'],
 } as const;
 
 /** The visibility query of a kind's stuck runs. */

@@ -21,6 +21,8 @@ export interface DisputeStart {
 export interface DisputeGatewaySettings {
   taskQueue: string;
   callbackRetryInitialSeconds: number;
+  /** WORKFLOW_STUCK_AFTER_SECONDS: a check without an answer the code knows marks the run `Stuck` past this. */
+  stuckAfterSeconds?: number;
 }
 
 /**
@@ -69,6 +71,7 @@ export function createDisputeGateway(deps: { client: Client; settings: DisputeGa
       evidenceDueByMs: dispute.evidenceDueBy.getTime(),
       callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
       callbacks: dispute.callbackUrl !== null,
+      ...(settings.stuckAfterSeconds ? { stuckAfterSeconds: settings.stuckAfterSeconds } : {}),
     };
     return {
       workflowId: disputeWorkflowId(dispute.id),

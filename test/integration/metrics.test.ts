@@ -205,7 +205,7 @@ describe('metrics endpoints of the API and worker processes', () => {
         .filter((s) => s.name === 'workflows_stuck')
         .map((s) => s.labels.workflow)
         .sort(),
-    ).toEqual(['payment', 'refund', 'subscription']);
+    ).toEqual(['dispute', 'payment', 'refund', 'subscription']);
   });
 
   it('API: /metrics only on its own port, not on the API port; nothing else on the metrics port', async () => {

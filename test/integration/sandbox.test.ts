@@ -1023,6 +1023,34 @@ describe('disputes (tok_dispute)', () => {
     expect((await call('GET', `/v1/disputes?paymentId=${whole}`)).json.data).toEqual([]);
   });
 
+  it('the disputes unknown_status fault: performed, then every dispute answered and told has a status nobody knows', async () => {
+    const txn = await disputed(7);
+    const id = String((await waitForHook('dispute.created')).event.data.id);
+    const set = await call('POST', '/_admin/faults', { body: { disputes: 'unknown_status' } });
+    expect(set.json).toEqual({ payments: 'ok', refunds: 'ok', disputes: 'unknown_status', latencyMs: 0 });
+    expect((await call('GET', '/_admin/faults')).json).toEqual(set.json);
+    try {
+      expect((await call('GET', `/v1/disputes/${id}`)).json).toMatchObject({ id, status: 'on_hold' });
+      expect((await call('GET', `/v1/disputes?paymentId=${txn}`)).json.data).toEqual([
+        expect.objectContaining({ id, status: 'on_hold' }),
+      ]);
+      const sent = await call('POST', `/v1/disputes/${id}/evidence`, { body: { text: 'Receipt.' } });
+      expect(sent.status).toBe(200);
+      expect(sent.json).toMatchObject({ id, status: 'on_hold', evidence: { text: 'Receipt.' } });
+      expect((await waitForHook('dispute.updated')).event.data).toMatchObject({ id, status: 'on_hold' });
+      // Payments are not touched by the disputes' fault.
+      expect((await call('GET', `/v1/payments/${txn}`)).json.status).toBe('succeeded');
+    } finally {
+      expect((await call('POST', '/_admin/faults', { body: {} })).json).toEqual({
+        payments: 'ok',
+        refunds: 'ok',
+        latencyMs: 0,
+      });
+    }
+    // The evidence was taken: the dispute is under review.
+    expect((await call('GET', `/v1/disputes/${id}`)).json).toMatchObject({ id, status: 'under_review' });
+  });
+
   it('evidence: under_review (a retry is unchanged); the processor decides won; refunds refused while open', async () => {
     const txn = await disputed(20);
     const id = String((await waitForHook('dispute.created')).event.data.id);

@@ -229,4 +229,33 @@ describe('payments decided later (issue 42)', () => {
     });
     expect(await capturesUnder(key)).toBe(1);
   });
+  it('a dispute whose status nobody knows is invalid_response (retryable, asked again), never a refusal', async () => {
+    const key = `pay_${randomUUID()}`;
+    const pp = await adapter(sandbox.url).createPayment({ ...cardPayment(key), cardToken: 'tok_dispute' });
+    expect(pp.status).toBe('succeeded');
+    const lookup = async () => {
+      const res = await fetch(`${sandbox.url}/v1/disputes?paymentId=${pp.transactionId}`, {
+        headers: { authorization: `Bearer ${API_KEY}` },
+      });
+      return ((await res.json()) as { data: Array<{ id: string }> }).data;
+    };
+    const deadline = Date.now() + 10_000;
+    while ((await lookup()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const [opened] = await lookup();
+    expect(opened).toBeDefined();
+    const disputeId = opened!.id;
+    await setFaults({ disputes: 'unknown_status' });
+    for (const call of [
+      adapter(sandbox.url).findDispute(disputeId),
+      adapter(sandbox.url).submitDisputeEvidence(disputeId, 'Receipt.'),
+    ]) {
+      const err = await failure(call);
+      expect(err.kind).toBe('invalid_response');
+      expect(err.ambiguous).toBe(true);
+      expect(err.message).toContain('on_hold');
+    }
+    // Performed: the evidence shows once the answers are known again.
+    await setFaults({});
+    expect(await adapter(sandbox.url).findDispute(disputeId)).toMatchObject({ disputeId, status: 'under_review' });
+  }, 20_000);
 });

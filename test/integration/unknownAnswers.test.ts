@@ -2,6 +2,9 @@ import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerc
 import { call, eventually } from '../helpers/http';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { refundWorkflowId } from '../../workflows/refundApi';
+import { disputeWorkflowId } from '../../workflows/disputeApi';
+import { signWebhook } from '../../dev/sandbox/webhooks';
+import { SANDBOX_WEBHOOK_SECRET } from '../helpers/stack';
 import { StuckKey } from '../../workflows/searchAttributes';
 import { STUCK_WORKFLOW_TYPES, stuckQuery } from '../../src/metrics/stuckWorkflows';
 
@@ -84,7 +87,13 @@ describe('answers nobody knows', () => {
   }
 
   beforeAll(async () => {
-    stack = await startPaymentStack('unknown-answers', { stuckAfterSeconds: STUCK_AFTER_SECONDS });
+    stack = await startPaymentStack(
+      'unknown-answers',
+      { stuckAfterSeconds: STUCK_AFTER_SECONDS },
+      undefined,
+      {},
+      { sandbox: { disputeSeconds: 1, disputeEvidenceSeconds: 3600 } },
+    );
     merchant = await createTestMerchant(stack.orm, 'Unknown answers merchant');
   });
   afterEach(async () => {
@@ -139,6 +148,78 @@ describe('answers nobody knows', () => {
 
     await settles(`/refunds/${refund.id}`, refundWorkflowId(refund.id), 'pending', 'succeeded');
     expect((await stack.ledger('refund', paymentId)).map((e) => [e.status, e.amount])).toEqual([['succeeded', 5]]);
+    expect((await stack.ledger('capture', paymentId)).map((e) => e.status)).toEqual(['succeeded']);
+  }, 60_000);
+
+  it('a dispute answered with an unknown status stays where it is, its workflow running, until decided once', async () => {
+    const paid = await create({ cardToken: 'tok_dispute' });
+    expect(paid.body.status).toBe('succeeded');
+    const paymentId = paid.body.id as string;
+    const listed = await eventually(
+      () => get(`/disputes?paymentId=${paymentId}`),
+      (r) => (r.body.disputes as unknown[] | undefined)?.length === 1,
+      20_000,
+      250,
+    );
+    const dispute = (listed.body.disputes as Array<{ id: string; providerDisputeId: string; status: string }>)[0]!;
+    expect(dispute.status).toBe('needs_response');
+    await setFaults({ disputes: 'unknown_status' });
+    expect(await stack.sandbox('/_admin/faults')).toMatchObject({
+      payments: 'ok',
+      refunds: 'ok',
+      disputes: 'unknown_status',
+    });
+    // The processor takes the evidence, and answers `on_hold`: never a 500, the outcome follows.
+    const sent = await call(stack.api.baseUrl, 'POST', `/disputes/${dispute.id}/evidence`, merchant.auth, {
+      text: 'Delivered, signed for.',
+      submit: true,
+    });
+    expect(sent.status).toBe(502);
+    expect(sent.body.code).toBe('provider_invalid_response');
+    const workflowId = disputeWorkflowId(dispute.id);
+    await staysWhileStuck(`/disputes/${dispute.id}`, workflowId, 'needs_response', 'dispute');
+
+    // A webhook whose dispute status nobody knows (as the sandbox sends meanwhile): refused as
+    // unreadable (4xx, the processor sends it again), never a 500.
+    const [raw] = await stack.ledger('dispute', paymentId);
+    const body = JSON.stringify({
+      id: `whevt_unknown_${Date.now()}`,
+      type: 'dispute.updated',
+      createdAt: new Date().toISOString(),
+      data: {
+        object: 'dispute',
+        id: dispute.providerDisputeId,
+        paymentId: paid.body.providerTransactionId,
+        status: 'on_hold',
+        amount: 12,
+        currency: 'USD',
+        reason: 'fraudulent',
+        evidenceDueBy: new Date(Date.now() + 3600_000).toISOString(),
+        metadata: raw!.metadata,
+      },
+    });
+    const hook = await fetch(`${stack.api.baseUrl}/webhooks/sandbox`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'sandbox-signature': signWebhook(SANDBOX_WEBHOOK_SECRET, Math.floor(Date.now() / 1000), body),
+      },
+      body,
+    });
+    expect(hook.status).toBeGreaterThanOrEqual(400);
+    expect(hook.status).toBeLessThan(500);
+    expect((await describe(workflowId)).status.name).toBe('RUNNING');
+
+    // The processor decides meanwhile; its webhook tells `on_hold` too: nothing moves.
+    await stack.sandbox(`/_admin/disputes/${dispute.providerDisputeId}/close`, { status: 'won' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await get(`/disputes/${dispute.id}`)).body.status).toBe('needs_response');
+    expect((await describe(workflowId)).status.name).toBe('RUNNING');
+    expect(await stuckOf(workflowId)).toBe('invalid_response');
+
+    // The fault gone: the workflow's question is answered, the dispute is decided, the mark goes.
+    await settles(`/disputes/${dispute.id}`, workflowId, 'needs_response', 'won');
+    expect((await stack.ledger('dispute', paymentId)).map((e) => e.status)).toEqual(['won']);
     expect((await stack.ledger('capture', paymentId)).map((e) => e.status)).toEqual(['succeeded']);
   }, 60_000);
 });

@@ -1,7 +1,16 @@
-import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { deliverEvents } from '../deliverEvents';
+import { DISPUTE_UNTIL_KNOWN } from '../patches';
 import { runIsLong } from '../runBound';
+import { untilKnown } from '../untilKnown';
 import type { DisputeCheck } from '../../activities/disputes';
 import { disputeEventSignal, type DisputeCursor, type DisputeWorkflowInput } from '../disputeApi';
 
@@ -22,7 +31,8 @@ const activities = proxyActivities<Activities>({
  * - the processor's decision: a webhook (signal) makes it ask the processor at once; without one
  *   it asks at the evidence deadline, then at growing intervals (a minute, doubling to a day)
  *   until the dispute is closed. An answer it cannot use (processor down, unsupported) is asked
- *   again later: the workflow never fails on it.
+ *   again at once until there is one (marked `Stuck` past `stuckAfterSeconds`; behind
+ *   DISPUTE_UNTIL_KNOWN): the dispute stays where it is; the workflow never fails on it.
  * - each change's events delivered to the payment's callbackUrl.
  * A long run continues as new at its wait (bounded history).
  */
@@ -42,7 +52,15 @@ export async function disputeWorkflow(input: DisputeWorkflowInput): Promise<{ cl
     if (s.providerEvent || Date.now() >= checkAtMs) {
       const afterDeadline = Date.now() >= s.input.evidenceDueByMs;
       s.providerEvent = false;
-      const found: DisputeCheck = await activities.checkDispute(s.input.disputeId);
+      let found: DisputeCheck = await activities.checkDispute(s.input.disputeId);
+      if (found === 'unknown' && patched(DISPUTE_UNTIL_KNOWN)) {
+        // No answer to go by: asked again at once until there is one (Stuck past stuckAfterSeconds).
+        found = await untilKnown((q) => q.askDispute(s.input.disputeId), s.input.stuckAfterSeconds, {
+          historyEventLimit: s.input.historyEventLimit,
+          // The new run looks at once (providerEvent), and so asks again.
+          continueAsNew: () => handOver(s, { providerEvent: true }),
+        });
+      }
       await deliver(s);
       if (found === 'closed') break;
       if (afterDeadline && Date.now() >= checkAtMs) s.backOff();
@@ -50,13 +68,17 @@ export async function disputeWorkflow(input: DisputeWorkflowInput): Promise<{ cl
     }
     if (s.isLong()) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof disputeWorkflow>({ ...s.input, resume: s.cursor() });
+      await handOver(s);
     }
     const wakeAtMs = s.reminded ? checkAtMs : Math.min(checkAtMs, s.remindAtMs);
     await condition(() => s.providerEvent || s.isLong(), Math.max(1, wakeAtMs - Date.now()));
   }
   await condition(allHandlersFinished);
   return { closed: true };
+}
+
+function handOver(s: DisputeState, override: Partial<DisputeCursor> = {}): Promise<never> {
+  return continueAsNew<typeof disputeWorkflow>({ ...s.input, resume: { ...s.cursor(), ...override } });
 }
 
 async function deliver(s: DisputeState): Promise<void> {

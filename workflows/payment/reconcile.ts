@@ -1,4 +1,6 @@
-import { untilKnown } from '../untilKnown';
+import { continueAsNew } from '@temporalio/workflow';
+import type { PaymentWorkflowInput } from '../paymentApi';
+import { untilKnown, type HandOver } from '../untilKnown';
 import type { PaymentState } from './state';
 
 /** After an ambiguous attempt: the provider is asked (as long as it takes) what became of it. */
@@ -18,5 +20,30 @@ export async function reconcileProviderEvent(s: PaymentState): Promise<void> {
 
 /** Asked until it answers something we know; stuck (marked, never failed) past `stuckAfterSeconds`. */
 function ask(s: PaymentState) {
-  return untilKnown((q) => q.reconcileProviderPayment(s.paymentId), s.input.stuckAfterSeconds);
+  // Handed over with the question still open (`ambiguous`): the new run asks again at once.
+  return untilKnown(
+    (q) => q.reconcileProviderPayment(s.paymentId),
+    s.input.stuckAfterSeconds,
+    paymentHandOver(s, { ambiguous: true }),
+  );
+}
+
+/**
+ * A run stuck for long continues as new (bounded runs only, since BOUNDED_HISTORIES) with its
+ * state, as at its waits (./waits.ts); never while an attempt is requested (that run makes it).
+ */
+export function paymentHandOver(
+  s: PaymentState,
+  override: Partial<NonNullable<PaymentWorkflowInput['resume']>> = {},
+): HandOver | undefined {
+  if (!s.bounded) return undefined;
+  return {
+    historyEventLimit: s.input.historyEventLimit,
+    ready: () => !s.attemptRequested,
+    continueAsNew: () =>
+      continueAsNew<(input: PaymentWorkflowInput) => Promise<unknown>>({
+        ...s.input,
+        resume: { ...s.cursor(), ...override },
+      }),
+  };
 }

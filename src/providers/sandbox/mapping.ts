@@ -3,6 +3,7 @@ import { toMinor } from '../../rules/money';
 import { ProviderError } from '../errors';
 import type {
   ProviderDispute,
+  ProviderDisputeStatus,
   ProviderPayment,
   ProviderPaymentStatus,
   ProviderRefund,
@@ -53,7 +54,8 @@ export const sandboxDisputeSchema = z.object({
   object: z.literal('dispute'),
   id: z.string().min(1),
   paymentId: z.string().min(1),
-  status: z.enum(['needs_response', 'under_review', 'won', 'lost', 'accepted']),
+  // Any string, as a payment's: a status we do not know is mapped to `invalid_response` (mapDispute).
+  status: z.string().min(1),
   amount: z.number(),
   currency: z.string().length(3),
   reason: z.string(),
@@ -141,11 +143,30 @@ export function mapRefund(r: z.infer<typeof sandboxRefundSchema>): ProviderRefun
   };
 }
 
+const KNOWN_DISPUTE_STATUSES: ReadonlySet<string> = new Set<ProviderDisputeStatus>([
+  'needs_response',
+  'under_review',
+  'won',
+  'lost',
+  'accepted',
+]);
+
+/**
+ * A dispute as our types hold it. A status we do not know is an answer whose outcome is unknown
+ * (`invalid_response`, retryable, as for a payment): the dispute stays where it is and its workflow
+ * asks again.
+ */
 export function mapDispute(d: z.infer<typeof sandboxDisputeSchema>): ProviderDispute {
+  if (!KNOWN_DISPUTE_STATUSES.has(d.status)) {
+    throw new ProviderError(
+      'invalid_response',
+      `provider answered dispute ${d.id} with an unknown status "${d.status}"`,
+    );
+  }
   return {
     disputeId: d.id,
     transactionId: d.paymentId,
-    status: d.status,
+    status: d.status as ProviderDisputeStatus,
     amountMinor: minor(d.amount, d.currency),
     currency: d.currency,
     reason: d.reason,
