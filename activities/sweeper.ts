@@ -65,6 +65,18 @@ interface PaymentCandidate extends CandidateRow {
   environment: KeyEnvironment;
 }
 
+/** What a payment's workflow starts from, read from its row (a first start or a revival). */
+const paymentStartOf = (row: PaymentCandidate): Parameters<WorkflowStarters['payment']['start']>[0] => ({
+  id: row.id,
+  externalId: row.external_id,
+  expiresAt: new Date(row.expires_at),
+  callbackUrl: row.callback_url,
+  merchant: { id: row.merchant_id },
+  amountMinor: Number(row.amount_minor),
+  currency: row.currency,
+  environment: row.environment,
+});
+
 interface RefundCandidate extends CandidateRow {
   external_id: string;
   merchant_id: string;
@@ -108,17 +120,7 @@ const orphanKinds = {
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,
-    start: ({ payment }, row) =>
-      payment.start({
-        id: row.id,
-        externalId: row.external_id,
-        expiresAt: new Date(row.expires_at),
-        callbackUrl: row.callback_url,
-        merchant: { id: row.merchant_id },
-        amountMinor: Number(row.amount_minor),
-        currency: row.currency,
-        environment: row.environment,
-      }),
+    start: ({ payment }, row) => payment.start(paymentStartOf(row)),
   }),
   // Pending without a provider refund id: never answered by the provider.
   refunds: kind<RefundCandidate>({
@@ -238,17 +240,7 @@ const liveKinds = {
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,
     stillLive: `select 1 from payments where id = ? and status in ('created', 'requires_action', 'processing')`,
-    revive: ({ payment }, row) =>
-      payment.revive({
-        id: row.id,
-        externalId: row.external_id,
-        expiresAt: new Date(row.expires_at),
-        callbackUrl: row.callback_url,
-        merchant: { id: row.merchant_id },
-        amountMinor: Number(row.amount_minor),
-        currency: row.currency,
-        environment: row.environment,
-      }),
+    revive: ({ payment }, row) => payment.revive(paymentStartOf(row)),
   }),
   // Pending, with or without a provider refund id.
   refunds: live<RefundCandidate>({
