@@ -18,7 +18,8 @@ import type { ActivityDeps, ReviveAnswer, WorkflowStarters } from './deps';
  *   webhook, whose start of the workflow may have failed every time);
  * - an email never attempted, or a merchant event never delivered (the outbox relay): the run
  *   that recorded it was lost before it handed it on (a local activity's marker lost with its
- *   worker) and the workflow went on without it. A workflow of its own sends it; the send claims
+ *   worker) and the workflow went on without it; or its send was lost mid-way, its claim lapsed
+ *   unreleased (a failed send releases it, and its own run retries). A workflow of its own sends it; the send claims
  *   the email (a late send by the original run is no second email), and a delivery skips an
  *   event already delivered.
  *
@@ -26,8 +27,8 @@ import type { ActivityDeps, ReviveAnswer, WorkflowStarters } from './deps';
  * the workflow right after its commit), without a sign of having had a workflow (a provider
  * reference). A watermark per kind remembers the last row examined, so each candidate is
  * examined once: after that it has a workflow, or had one. Outbox rows need none: a row leaves
- * the candidates once attempted, so each run pages from the start over what is still unsent,
- * and a row committed late is never passed over.
+ * the candidates once sent, held by a sender, or failed (its claim released), so each run pages
+ * from the start over what is still unsent, and a row committed late is never passed over.
  */
 
 /** The last row examined. ISO timestamp: heartbeat details are JSON. */
@@ -158,24 +159,27 @@ const orphanKinds = {
       return subscription.start(start);
     },
   }),
-  // Never attempted, and not held by a sender: the run that recorded it never sent it.
+  // Unsent, and either never attempted or held by a claim that lapsed: the run that recorded it
+  // never sent it, or its send was lost mid-way (the step cancelled with its subscription, the
+  // worker killed). A failed send releases its claim and is retried by its own run.
   emails: kind<OutboxCandidate>({
     watermarked: false,
     candidates: (byMerchant) =>
       `select id, created_at, merchant_id from emails
-          where sent_at is null and attempts = 0 and (claimed_until is null or claimed_until < now())
+          where sent_at is null and ((attempts = 0 and claimed_until is null) or claimed_until < now())
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,
     start: ({ outboxEmail }, row) => outboxEmail.start({ emailId: row.id, merchantId: row.merchant_id }),
   }),
-  // Never attempted, and not held by a delivery: the run that recorded it never started its delivery.
+  // Undelivered, and either never attempted or held by a claim that lapsed (a delivery lost
+  // mid-way): the run that recorded it never started its delivery, or lost it.
   merchantEvents: kind<MerchantEventCandidate>({
     watermarked: false,
     candidates: (byMerchant) =>
       `select id, created_at, merchant_id, type, resource_id from merchant_events
-          where delivered_at is null and attempts = 0 and callback_url is not null
-            and (claimed_until is null or claimed_until < now())
+          where delivered_at is null and callback_url is not null
+            and ((attempts = 0 and claimed_until is null) or claimed_until < now())
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,

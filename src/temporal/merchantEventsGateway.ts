@@ -4,7 +4,7 @@ import { merchantEventsWorkflow } from '../../workflows/merchantEvents';
 import { MerchantIdKey } from '../../workflows/searchAttributes';
 import { startAnswer, type StartAnswer } from './workflowAnswers';
 
-/** The workflow that relays one merchant event the sweeper found undelivered: one per row, ever. */
+/** The workflow that relays one merchant event the sweeper found undelivered: one at a time per row. */
 export const merchantEventRelayWorkflowId = (eventId: string) => `merchant-events-relay-${eventId}`;
 
 /** The sweeper's side of the merchant-event delivery workflow: the relay of an event its run never handed on. */
@@ -17,8 +17,10 @@ export function createMerchantEventsGateway(deps: {
     relayWorkflowId: merchantEventRelayWorkflowId,
 
     /**
-     * Starts the delivery of one event. A relay already running is left alone; a closed one is
-     * never started again (its row was delivered, or it gave up and the row keeps the last error).
+     * Starts the delivery of one event. A relay already running is left alone. A closed one may
+     * run again: the sweeper asks only for a row undelivered and unheld (never attempted, or a
+     * claim that lapsed: a delivery lost mid-way); a relay that gave up left its row released with
+     * the last error, never a candidate again.
      */
     startRelay(event: { eventId: string; merchantId: string; type: string; resourceId: string }): Promise<StartAnswer> {
       return startAnswer(() =>
@@ -27,7 +29,7 @@ export function createMerchantEventsGateway(deps: {
           taskQueue: settings.taskQueue,
           args: [{ eventIds: [event.eventId], callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds }],
           workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
           typedSearchAttributes: [{ key: MerchantIdKey, value: event.merchantId }],
           ...merchantEventsWorkflowSummary({
             merchantId: event.merchantId,

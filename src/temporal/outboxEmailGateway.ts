@@ -4,7 +4,7 @@ import { outboxEmailWorkflow } from '../../workflows/outboxEmail';
 import { MerchantIdKey } from '../../workflows/searchAttributes';
 import { startAnswer, type StartAnswer } from './workflowAnswers';
 
-/** The workflow that relays one outbox email: one per row, ever. */
+/** The workflow that relays one outbox email: one at a time per row. */
 export const emailRelayWorkflowId = (emailId: string) => `email-relay-${emailId}`;
 
 /** The sweeper's side of the outbox email relay: the workflow that sends one email its run never sent. */
@@ -14,8 +14,10 @@ export function createOutboxEmailGateway(deps: { client: Client; settings: { tas
     workflowId: emailRelayWorkflowId,
 
     /**
-     * Starts the relay of one email. A relay already running is left alone; a closed one is never
-     * started again (its row was sent, or it gave up and the row keeps the last error for operators).
+     * Starts the relay of one email. A relay already running is left alone. A closed one may run
+     * again: the sweeper asks only for a row unsent and unheld (never attempted, or a claim that
+     * lapsed: a send lost mid-way); a relay that gave up left its row released with the last error
+     * for operators, never a candidate again.
      */
     start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> {
       return startAnswer(() =>
@@ -24,7 +26,7 @@ export function createOutboxEmailGateway(deps: { client: Client; settings: { tas
           taskQueue: settings.taskQueue,
           args: [{ emailId: email.emailId }],
           workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
           typedSearchAttributes: [{ key: MerchantIdKey, value: email.merchantId }],
           ...emailRelayWorkflowSummary({ emailId: email.emailId, merchantId: email.merchantId }),
         }),

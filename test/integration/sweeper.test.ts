@@ -30,6 +30,7 @@ import { signWebhook } from '../../dev/sandbox/webhooks';
 import { disputeWorkflowId } from '../../workflows/disputeApi';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
 import { emailRelayWorkflowId } from '../../src/temporal/outboxEmailGateway';
+import { outboxEmailWorkflow } from '../../workflows/outboxEmail';
 import { merchantEventRelayWorkflowId } from '../../src/temporal/merchantEventsGateway';
 
 /** The orphan sweeper: paged, past a grace age, skipping records with a workflow, each examined once. */
@@ -346,6 +347,76 @@ describe('orphan sweeper', () => {
       expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ emails: 0 });
       await sleep(1500);
       expect(sent()).toHaveLength(1);
+    }, 120_000);
+
+    it("relays an email whose send was lost after its claim (also a relay's own); never a failed or held one", async () => {
+      const relayMerchant = await createTestMerchant(stack.orm, 'Relay merchant (lost send)');
+      const record = (name: string) =>
+        stack.orm.em.fork().transactional(async (tx) => {
+          const email = recordEmail(tx, {
+            merchant: tx.getReference(Merchant, relayMerchant.merchantId),
+            dedupeKey: `lost:${name}:${Date.now()}`,
+            to: `${name}@example.com`,
+            subject: `Payment receipt: 10.00 USD (${name})`,
+            text: 'We received your payment.',
+          });
+          await tx.flush();
+          return email.id;
+        });
+      const set = (emailId: string, assignments: string) =>
+        stack.orm.em.getConnection().execute(`update emails set ${assignments} where id = ?`, [emailId]);
+      const lost = await record('lost');
+      const failed = await record('failed');
+      const held = await record('held');
+      // A claim taken (a renewal's receipt is claimed by the statement that records it) and never
+      // released: the step was cancelled with its subscription, or its worker died.
+      await set(lost, `attempts = 1, claimed_until = now() - interval '1 second'`);
+      // A send that failed released its claim: its own run retries it.
+      await set(failed, `attempts = 1, claimed_until = null, last_error = 'smtp 451'`);
+      // A send under way holds its claim.
+      await set(held, `attempts = 1, claimed_until = now() + interval '1 hour'`);
+      await sleep(1500); // past the grace age
+      const sent = (emailId: string) => stack.mail().filter((m) => m.messageId.includes(emailId));
+
+      expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ emails: 1 });
+      await eventually(
+        async () => sent(lost).length,
+        (n) => n > 0,
+        60_000,
+        250,
+      );
+      const relay = stack.api.client.workflow.getHandle(emailRelayWorkflowId(lost));
+      expect(await relay.result()).toBe('sent');
+      expect(await stack.orm.em.fork().findOneOrFail(Email, { id: lost })).toMatchObject({
+        sentAt: expect.any(Date),
+        attempts: 2,
+        claimedUntil: null,
+      });
+
+      // A relay closed while its send held the claim (terminated by an operator): relayed again.
+      const stranded = await record('stranded');
+      await set(stranded, `attempts = 1, claimed_until = now() + interval '1 hour'`);
+      const first = await stack.api.client.workflow.start(outboxEmailWorkflow, {
+        workflowId: emailRelayWorkflowId(stranded),
+        taskQueue: stack.taskQueue,
+        args: [{ emailId: stranded }],
+      });
+      await first.terminate('an operator stopped it mid-send');
+      await set(stranded, `claimed_until = now() - interval '1 second'`);
+      await sleep(1500); // past the grace age
+      expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ emails: 1 });
+      await eventually(
+        async () => sent(stranded).length,
+        (n) => n > 0,
+        60_000,
+        250,
+      );
+      expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ emails: 0 });
+      await sleep(1500);
+      expect(sent(lost)).toHaveLength(1);
+      expect(sent(stranded)).toHaveLength(1);
+      expect(sent(failed)).toHaveLength(0);
+      expect(sent(held)).toHaveLength(0);
     }, 120_000);
 
     it('leaves an event a delivery holds (its claim) to that delivery; relays it once the claim lapsed', async () => {
