@@ -174,16 +174,26 @@ export function mapDispute(d: z.infer<typeof sandboxDisputeSchema>): ProviderDis
   };
 }
 
+/**
+ * A verified sandbox event -> our event. One whose object carries a status we do not know is
+ * `ignored` with the reason, as at Stripe: acknowledged (2xx, so the sandbox stops resending),
+ * routed nowhere; the record's workflow asks the provider itself and keeps it where it is.
+ */
 export function mapWebhook(body: unknown): ProviderWebhookEvent {
   const event = sandboxWebhookSchema.parse(body);
   const data = event.data;
-  switch (data.object) {
-    case 'payment':
-      return { kind: 'payment', type: event.type, payment: mapPayment(data), metadata: data.metadata ?? {} };
-    case 'refund':
-      return { kind: 'refund', type: event.type, refund: mapRefund(data), metadata: data.metadata ?? {} };
-    case 'dispute':
-      return { kind: 'dispute', type: event.type, dispute: mapDispute(data), metadata: data.metadata ?? {} };
+  try {
+    switch (data.object) {
+      case 'payment':
+        return { kind: 'payment', type: event.type, payment: mapPayment(data), metadata: data.metadata ?? {} };
+      case 'refund':
+        return { kind: 'refund', type: event.type, refund: mapRefund(data), metadata: data.metadata ?? {} };
+      case 'dispute':
+        return { kind: 'dispute', type: event.type, dispute: mapDispute(data), metadata: data.metadata ?? {} };
+    }
+  } catch (err) {
+    if (!(err instanceof ProviderError)) throw err;
+    return { kind: 'ignored', type: event.type, reason: `unexpected ${data.object} object: ${err.message}` };
   }
 }
 
