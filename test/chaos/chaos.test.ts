@@ -16,6 +16,7 @@ describe('chaos (short)', () => {
       durationS,
       plan: defaultFaultPlan(durationS * 1000),
       drainTimeoutS: 180,
+      lifecycleSubscriptions: true,
       log: (line) => process.stdout.write(`${line}\n`),
     });
     process.stdout.write(`${formatReport(report)}\n`);
