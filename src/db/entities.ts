@@ -613,6 +613,11 @@ export const InvoiceSchema = new EntitySchema<Invoice>({
       name: 'invoices_one_open_per_subscription',
       expression: `create unique index "invoices_one_open_per_subscription" on "invoices" ("subscription_id") where status = 'open'`,
     },
+    // Invoices the processor decides later, by when they became so: the invoices_stuck_processing gauge.
+    {
+      name: 'invoices_processing_updated_idx',
+      expression: `create index "invoices_processing_updated_idx" on "invoices" ("updated_at") where status = 'processing'`,
+    },
   ],
   checks: [{ name: 'invoices_amount_check', expression: 'amount_minor >= 0' }],
   properties: {

@@ -8,10 +8,13 @@ import type { Logger } from '../logger';
  *   PAYMENT_EXPIRY_GRACE_SECONDS after their expiresAt (their workflow voids them at expiry);
  * - `payments_stuck_processing`: payments `processing` (the processor decides later, no expiry)
  *   created more than PAYMENT_PROCESSING_MAX_SECONDS (7 days) ago: their workflow keeps asking;
+ * - `invoices_stuck_processing`: subscription invoices `processing` since more than the same
+ *   7 days (their last change: the attempt the processor has not decided), by the
+ *   subscription's environment;
  * - `refunds_stuck_pending`: refunds `pending` for more than REFUND_PENDING_MAX_SECONDS.
- * Counted by the API at scrape time, by key environment, with two small queries over partial
+ * Counted by the API at scrape time, by key environment, with small queries over partial
  * indexes (rows in flight only), answered from a cache for CACHE_MS so several scrapers (or a
- * cluster's API processes) cost one query pair per interval. A failed query leaves the gauges
+ * cluster's API processes) cost one set of queries per interval. A failed query leaves the gauges
  * without series (the scrape still answers); the next scrape asks again.
  */
 export const PAYMENT_EXPIRY_GRACE_SECONDS = 300;
@@ -22,6 +25,7 @@ const CACHE_MS = 15_000;
 interface Snapshot {
   payments: Array<{ environment: string; n: number }>;
   processing: Array<{ environment: string; n: number }>;
+  invoices: Array<{ environment: string; n: number }>;
   refunds: Array<{ environment: string; n: number }>;
 }
 
@@ -48,12 +52,17 @@ export function registerBacklogGauges(orm: MikroORM, logger: Logger): void {
         [PAYMENT_PROCESSING_MAX_SECONDS],
       ),
       sql.execute(
+        `select s.environment, count(*)::int as n from invoices i join subscriptions s on s.id = i.subscription_id
+          where i.status = 'processing' and i.updated_at < now() - make_interval(secs => ?) group by s.environment`,
+        [PAYMENT_PROCESSING_MAX_SECONDS],
+      ),
+      sql.execute(
         `select p.environment, count(*)::int as n from refunds r join payments p on p.id = r.payment_id
           where r.status = 'pending' and r.created_at < now() - make_interval(secs => ?) group by p.environment`,
         [REFUND_PENDING_MAX_SECONDS],
       ),
     ]).then(
-      ([payments, processing, refunds]) => ({ payments, processing, refunds }) as Snapshot,
+      ([payments, processing, invoices, refunds]) => ({ payments, processing, invoices, refunds }) as Snapshot,
       (err: unknown) => {
         logger.warn({ err }, 'backlog gauges: query failed');
         cached = undefined;
@@ -88,6 +97,11 @@ export function registerBacklogGauges(orm: MikroORM, logger: Logger): void {
     'payments_stuck_processing',
     `Payments processing for more than ${PAYMENT_PROCESSING_MAX_SECONDS} s (the processor has not decided)`,
     (s) => s.processing,
+  );
+  gauge(
+    'invoices_stuck_processing',
+    `Subscription invoices processing for more than ${PAYMENT_PROCESSING_MAX_SECONDS} s (the processor has not decided)`,
+    (s) => s.invoices,
   );
   gauge('refunds_stuck_pending', `Refunds pending for more than ${REFUND_PENDING_MAX_SECONDS} s`, (s) => s.refunds);
 }

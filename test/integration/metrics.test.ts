@@ -263,6 +263,45 @@ describe('metrics endpoints of the API and worker processes', () => {
     }
   }, 35_000);
 
+  it('API: subscription invoices processing for over 7 days are counted by their own backlog gauge', async () => {
+    const sub = await post('/subscriptions', {
+      amount: 3,
+      currency: 'USD',
+      billingIntervalDays: 30,
+      externalId: `sub-stuck-${Date.now()}`,
+      cardToken: 'tok_success',
+    });
+    expect(sub.body).toMatchObject({ status: 'active' });
+    const subId = (sub.body as { id: string }).id;
+    expect((await call(apiUrl, 'DELETE', `/subscriptions/${subId}?notify=false`, merchant.auth)).status).toBe(200);
+    const sql = orm.em.getConnection();
+    // Its invoice as one the processor has not decided in 8 days would be (own database).
+    await sql.execute(
+      `update invoices set status = 'processing', updated_at = now() - interval '8 days' where subscription_id = ?`,
+      [subId],
+    );
+    try {
+      const after = await eventually(
+        () => scrape(apiMetrics),
+        (s) => sumOf(s, 'invoices_stuck_processing', { environment: 'test' }) === 1,
+        25_000,
+        500,
+      );
+      expect(sumOf(after, 'invoices_stuck_processing', { environment: 'live' })).toBe(0);
+      expect(sumOf(after, 'payments_stuck_processing')).toBe(0);
+      // One that became processing a day ago is not stuck yet.
+      await sql.execute(`update invoices set updated_at = now() - interval '1 day' where subscription_id = ?`, [subId]);
+      await eventually(
+        () => scrape(apiMetrics),
+        (s) => sumOf(s, 'invoices_stuck_processing', { environment: 'test' }) === 0,
+        25_000,
+        500,
+      );
+    } finally {
+      await sql.execute(`update invoices set status = 'paid' where subscription_id = ?`, [subId]);
+    }
+  }, 70_000);
+
   it('worker: the SDK metrics and ours on one endpoint; money movements counted once each', async () => {
     const before = await scrape(workerMetrics);
     // The Temporal SDK's own metrics, in seconds.

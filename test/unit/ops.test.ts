@@ -29,6 +29,7 @@ const API_METRICS = [
   'http_requests_in_flight',
   'payments_stuck_created',
   'payments_stuck_processing',
+  'invoices_stuck_processing',
   'refunds_stuck_pending',
   'workflows_stuck',
 ];

@@ -16,6 +16,7 @@ import { Migration20261130000000PaymentAuthentication } from './Migration2026113
 import { Migration20261130010000Disputes } from './Migration20261130010000Disputes';
 import { Migration20261130020000InvoiceDeclines } from './Migration20261130020000InvoiceDeclines';
 import { Migration20261130050000InvoiceWaits } from './Migration20261130050000InvoiceWaits';
+import { Migration20261201020000InvoiceProcessingIndex } from './Migration20261201020000InvoiceProcessingIndex';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -36,4 +37,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261130010000Disputes', class: Migration20261130010000Disputes },
   { name: 'Migration20261130020000InvoiceDeclines', class: Migration20261130020000InvoiceDeclines },
   { name: 'Migration20261130050000InvoiceWaits', class: Migration20261130050000InvoiceWaits },
+  { name: 'Migration20261201020000InvoiceProcessingIndex', class: Migration20261201020000InvoiceProcessingIndex },
 ];
