@@ -219,6 +219,8 @@ describe('subscriptions: answers the code does not know', () => {
     const invoices = await subs.invoices(id);
     expect(invoices.map((i) => i.status)).toEqual(['paid', 'paid']);
     expect(await workflowStatus(id)).toBe('COMPLETED');
+    // Answered (the capture found by the cancellation): no Stuck mark left on the run.
+    expect(await stuckOf(id)).toBeUndefined();
   }, 90_000);
 
   it('the card authorization while the merchant’s provider configuration is gone: retried, then it goes on', async () => {
@@ -232,13 +234,30 @@ describe('subscriptions: answers the code does not know', () => {
     // it (the webhook) and, later, the expiry's close cannot reach any provider.
     await setProcessor('retired');
     expect((await fetch(`${created.body.redirectUrl as string}/pay`, { method: 'POST' })).status).toBeLessThan(400);
-    await sleep(6 * DAY_MS);
+    // Unanswered past the stuck time: the run is marked with the failure's type.
+    expect(
+      await eventually(
+        () => stuckOf(id),
+        (v) => v !== undefined,
+        20_000,
+        250,
+      ),
+    ).toBe('provider_not_configured');
+    await sleep(2 * DAY_MS);
     expect((await subs.get(id)).body.status).toBe('pending');
     expect(await workflowStatus(id)).toBe('RUNNING');
     // Configured again: the authorization is found and billing starts.
     await setProcessor(processor);
     const active = await subs.until(id, (s) => s.status === 'active', 40_000);
     expect(active.latestInvoice).toMatchObject({ status: 'paid', attempts: 1 });
+    expect(
+      await eventually(
+        () => stuckOf(id),
+        (v) => v === undefined,
+        10_000,
+        100,
+      ),
+    ).toBeUndefined();
     await subs.cancel(id);
   }, 90_000);
 });
