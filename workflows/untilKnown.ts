@@ -84,7 +84,7 @@ export function markStuck(reason: string | null): void {
  * Why a question failed, for the `Stuck` search attribute: the type of the first ApplicationFailure
  * down its causes (an activity out of time carries its last attempt's failure), else `timeout`.
  */
-export function stuckReason(err: unknown): string {
+function stuckReason(err: unknown): string {
   for (let failure: unknown = err; failure instanceof Error; failure = failure.cause) {
     if (failure instanceof ApplicationFailure && failure.type) return failure.type;
   }
@@ -100,7 +100,8 @@ export function stuckReason(err: unknown): string {
  * a failure, fail as they did. Given `handOver`, a stuck run that has grown long (a failed call
  * and a timer at most hourly: weeks stuck) continues as new through it, so each run's history
  * stays bounded (UNTIL_KNOWN_HAND_OVER); the new run keeps the `Stuck` mark (search attributes
- * carry over) and asks again at once.
+ * carry over) and asks again at once. `options` (workflows/subscription, decision 0062): its own
+ * patch for the stuck path, and answers that are not known (the mark is then the caller's).
  */
 export async function untilKnown<T>(
   ask: (questions: Questions) => Promise<T>,
