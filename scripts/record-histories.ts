@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -23,6 +23,7 @@ import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { disputeWorkflowId } from '../workflows/disputeApi';
 import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
 import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
+import { StuckKey } from '../workflows/searchAttributes';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'disputes') await recordDisputes();
     if (which === 'all' || which === 'never-fail-closed') await recordNeverFailClosed();
     if (which === 'all' || which === 'gaps') await recordGaps();
+    if (which === 'all' || which === 'subscription-stuck') await recordSubscriptionStuck();
   } finally {
     await globalTeardown();
   }
@@ -777,6 +779,79 @@ async function recordNeverFailClosed(): Promise<void> {
     await api('DELETE', `/subscriptions/${sub.body.id as string}?notify=false`);
     await settledWorkflow(subscriptionWorkflowId(sub.body.id as string));
     await exportHistory('subscription-revived-cancelled', subscriptionWorkflowId(sub.body.id as string));
+  } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * Subscriptions never fail closed (decision 0062), WORKFLOW_STUCK_AFTER_SECONDS 2 s:
+ * - a renewal answered with a status nobody knows past it: marked Stuck, then paid once the fault
+ *   is gone, the mark cleared (subscription-stuck-v1);
+ * - a DELETE after an unreadable answer about an attempt waiting for authentication: the attempt
+ *   cancelled at the processor first, then the invoice voided (subscription-undecided-cancel-v1;
+ *   the unreadable answer marks the run Stuck meanwhile, the cancellation clears it).
+ */
+async function recordSubscriptionStuck(): Promise<void> {
+  const stack = await startPaymentStack('record-sub-stuck', { billingDaySeconds: 1, stuckAfterSeconds: 2 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Subscription stuck recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const stuckOf = async (id: string) =>
+      (await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).describe()).typedSearchAttributes.get(
+        StuckKey,
+      );
+    const scenarios: Record<string, string> = {};
+
+    const renewal = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [1] });
+    const renewalId = renewal.body.id as string;
+    await stack.sandbox('/_admin/faults', { payments: 'unknown_status' });
+    await eventually(
+      () => stuckOf(renewalId),
+      (v) => v !== undefined,
+      20_000,
+      250,
+    );
+    await stack.sandbox('/_admin/faults', {});
+    await subs.untilPaid(renewalId, 2, 40_000);
+    await eventually(
+      () => stuckOf(renewalId),
+      (v) => v === undefined,
+      10_000,
+      250,
+    );
+    await subs.cancel(renewalId);
+    scenarios['subscription-undecided-stuck-then-paid'] = renewalId;
+
+    const waiting = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [30],
+    });
+    const waitingId = waiting.body.id as string;
+    await subs.until(
+      waitingId,
+      (b) => b.status === 'past_due' && (b.latestInvoice as { status?: string } | null)?.status === 'requires_action',
+      15_000,
+    );
+    // The next question about the attempt (10 s after it asked) gets an answer nobody can read.
+    await stack.sandbox('/_admin/faults', { payments: 'invalid' });
+    await new Promise((resolve) => setTimeout(resolve, 13_000));
+    await stack.sandbox('/_admin/faults', {});
+    await subs.cancel(waitingId);
+    await subs.until(waitingId, (b) => b.status === 'cancelled', 30_000);
+    scenarios['subscription-undecided-cancel-after-unreadable'] = waitingId;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (st) => st !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
   } finally {
     await stack.close();
   }

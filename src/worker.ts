@@ -123,6 +123,7 @@ export function createWorkflowStarters(
         callbackRetryInitialSeconds,
         billingDaySeconds: deps.billingDaySeconds ?? DEFAULT_DAY_SECONDS,
         subscriptionAuthorizationExpirySeconds: deps.subscriptionAuthorizationExpirySeconds ?? DEFAULT_DAY_SECONDS,
+        ...stuck,
       },
     }),
     outboxEmail: createOutboxEmailGateway({ client, settings: { taskQueue } }),

@@ -249,3 +249,16 @@ export const DISPUTE_UNTIL_KNOWN = 'dispute-until-known-v1';
  * is long, which no recorded history reaches.
  */
 export const UNTIL_KNOWN_HAND_OVER = 'until-known-hand-over-v1';
+
+// issue 42: subscriptions never fail closed
+
+/**
+ * A subscription's provider question without an answer the code knows for longer than
+ * `stuckAfterSeconds` marks its run `Stuck` (decision 0062): an attempt the provider has not
+ * decided (an unreadable answer, `Collection.undecided` without `waiting`) from its first such
+ * answer, and every patient question (an attempt's reconciliation and cancellation, the card
+ * authorization's and the card update's checks and closes) asked through untilKnown; the mark is
+ * cleared once the answer is known. Asked where an attempt is first answered undecided, or a
+ * question first goes unanswered that long: runs that never meet either carry no marker.
+ */
+export const SUBSCRIPTION_STUCK = 'subscription-stuck-v1';

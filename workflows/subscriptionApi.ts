@@ -25,6 +25,11 @@ export interface SubscriptionWorkflowInput {
   callbacks: boolean;
   /** Continue-as-new at the first wait once a run's history reaches this many events (default 600). */
   historyEventLimit?: number;
+  /**
+   * WORKFLOW_STUCK_AFTER_SECONDS: a provider question unanswered (with something the code knows)
+   * that long marks the run `Stuck` (decision 0062). Absent: an hour.
+   */
+  stuckAfterSeconds?: number;
   /** The subscription's externalId (search attribute of its callback workflows); absent in old inputs. */
   externalId?: string;
   /** Where the previous run left off (continue-as-new). */
@@ -107,6 +112,13 @@ export interface Collection {
     waiting?: 'requires_action' | 'processing';
     sinceMs?: number;
     reminders?: number;
+    /**
+     * Answered something the code cannot go by (SUBSCRIPTION_STUCK; decision 0062): since when
+     * (epoch ms, the attempt's first such answer) and why (`invalid_response`, or the status);
+     * past `stuckAfterSeconds` the run is marked `Stuck`.
+     */
+    unansweredSinceMs?: number;
+    unanswered?: string;
   };
 }
 

@@ -7,6 +7,7 @@ import {
   proxyActivities,
   sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NEVER_FAIL_CLOSED, UNTIL_KNOWN_HAND_OVER } from './patches';
@@ -32,6 +33,18 @@ export interface HandOver {
   continueAsNew: () => Promise<never>;
 }
 
+/** How a caller other than payments and refunds asks (workflows/subscription). */
+export interface UntilKnownOptions<T> {
+  /** The patch that marks runs taking the stuck path (default NEVER_FAIL_CLOSED). */
+  patchId?: string;
+  /**
+   * Whether an answer is one the code knows (default: every answer). One that is not (e.g. a
+   * charge the provider answered with a status nobody knows) leaves the mark as it is: the
+   * caller goes on asking and marks or clears it itself.
+   */
+  known?: (answer: T) => boolean;
+}
+
 /**
  * The provider questions (reconciliation, expiry) as patient as before (backing off to once a
  * minute), but bounded: after `seconds` without an answer the code knows, the call ends and
@@ -43,6 +56,28 @@ function questionsFor(seconds: number): Questions {
     scheduleToCloseTimeout: `${seconds} seconds`,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
+}
+
+/** `stuckAfterSeconds` as given in a workflow's input (absent or not positive: the default hour). */
+export function stuckAfterMs(stuckAfterSeconds: number | undefined): number {
+  return (
+    (stuckAfterSeconds !== undefined && stuckAfterSeconds > 0 ? stuckAfterSeconds : DEFAULT_STUCK_AFTER_SECONDS) * 1000
+  );
+}
+
+/** The run's `Stuck` mark (inherited over continue-as-new), or null. */
+export function stuckMark(): string | null {
+  return workflowInfo().typedSearchAttributes.get(StuckKey) ?? null;
+}
+
+/**
+ * Sets the run's `Stuck` mark to `reason` (null: clears it); nothing is written when it says
+ * that already. For callers that track a question's time themselves (workflows/subscription).
+ */
+export function markStuck(reason: string | null): void {
+  if (stuckMark() === reason) return;
+  upsertSearchAttributes([{ key: StuckKey, value: reason }]);
+  if (reason) log.warn('stuck: no answer the code knows; asking again later', { reason });
 }
 
 /**
@@ -65,20 +100,20 @@ function stuckReason(err: unknown): string {
  * a failure, fail as they did. Given `handOver`, a stuck run that has grown long (a failed call
  * and a timer at most hourly: weeks stuck) continues as new through it, so each run's history
  * stays bounded (UNTIL_KNOWN_HAND_OVER); the new run keeps the `Stuck` mark (search attributes
- * carry over) and asks again at once.
+ * carry over) and asks again at once. `options` (workflows/subscription, decision 0062): its own
+ * patch for the stuck path, and answers that are not known (the mark is then the caller's).
  */
 export async function untilKnown<T>(
   ask: (questions: Questions) => Promise<T>,
   stuckAfterSeconds: number | undefined,
   handOver?: HandOver,
+  options: UntilKnownOptions<T> = {},
 ): Promise<T> {
-  const seconds =
-    stuckAfterSeconds !== undefined && stuckAfterSeconds > 0 ? stuckAfterSeconds : DEFAULT_STUCK_AFTER_SECONDS;
-  const questions = questionsFor(seconds);
+  const questions = questionsFor(stuckAfterMs(stuckAfterSeconds) / 1000);
   try {
     return await ask(questions);
   } catch (err) {
-    if (isCancellation(err) || !patched(NEVER_FAIL_CLOSED)) throw err;
+    if (isCancellation(err) || !patched(options.patchId ?? NEVER_FAIL_CLOSED)) throw err;
     let reason = stuckReason(err);
     upsertSearchAttributes([{ key: StuckKey, value: reason }]);
     log.warn('stuck: no answer the code knows; asking again later', { reason });
@@ -88,7 +123,7 @@ export async function untilKnown<T>(
     for (let delayMs = STUCK_RETRY_FIRST_MS; ; delayMs = Math.min(delayMs * 2, STUCK_RETRY_MAX_MS)) {
       try {
         const answer = await ask(patient);
-        upsertSearchAttributes([{ key: StuckKey, value: null }]);
+        if (options.known?.(answer) ?? true) upsertSearchAttributes([{ key: StuckKey, value: null }]);
         return answer;
       } catch (again) {
         if (isCancellation(again)) throw again;

@@ -34,7 +34,7 @@ export interface ApiSettings extends PaymentSettings, RefundSettings, Subscripti
   publicBaseUrl?: string;
   /** Absent: no rate limits (tests that do not test them). */
   rateLimit?: RateLimitSettings;
-  /** WORKFLOW_STUCK_AFTER_SECONDS, given to the payment and refund workflows (absent: an hour). */
+  /** WORKFLOW_STUCK_AFTER_SECONDS, given to the payment, refund, dispute and subscription workflows (absent: an hour). */
   stuckAfterSeconds?: number;
 }
 

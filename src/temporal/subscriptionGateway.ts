@@ -58,6 +58,8 @@ export interface SubscriptionGatewaySettings {
   callbackRetryInitialSeconds: number;
   /** Continue-as-new threshold for new subscriptions' workflows (tests lower it). */
   historyEventLimit?: number;
+  /** WORKFLOW_STUCK_AFTER_SECONDS (absent: an hour; see workflows/untilKnown.ts). */
+  stuckAfterSeconds?: number;
   /** Bounded wait for an answer (the first outcome, a cancel, a card update); only the API waits. */
   paymentWaitMs?: number;
 }
@@ -99,6 +101,7 @@ function startOptions(
     callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
     callbacks: subscription.callbackUrl !== null,
     ...(settings.historyEventLimit ? { historyEventLimit: settings.historyEventLimit } : {}),
+    ...(settings.stuckAfterSeconds ? { stuckAfterSeconds: settings.stuckAfterSeconds } : {}),
   };
   return {
     workflowId: subscriptionWorkflowId(subscription.id),

@@ -12,6 +12,7 @@ import {
   updatePaymentMethodUpdate,
   type SubscriptionWorkflowInput,
 } from '../../workflows/subscriptionApi';
+import { StuckKey } from '../../workflows/searchAttributes';
 import { composedOpenAndCharge } from '../helpers/openAndCharge';
 import {
   runHistories,
@@ -23,6 +24,7 @@ import {
 } from '../helpers/timeSkipping';
 
 const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
 
 interface FakeInvoice {
   id: string;
@@ -736,6 +738,84 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     const runs = await runLengths(subscriptionWorkflowId(wf.subscriptionId));
     expect(runs.length).toBeGreaterThanOrEqual(2);
     for (const events of runs) expect(events).toBeLessThanOrEqual(60 + 40);
+  }, 180_000);
+
+  it('a renewal answered with a status nobody knows: Stuck after the default hour, kept across continue-as-new, cleared once paid', async () => {
+    // Period 1's charge and every question about it are answered `unknown` (an unreadable answer)
+    // until `known`; then the provider says it was captured (decision 0062).
+    const billing = fakeBilling({});
+    const { chargeInvoice } = billing.activities;
+    let known = false;
+    let askedAt: number | undefined;
+    const unknownCharge = jest.fn(async (req: ChargeRequest) => {
+      if (req.invoiceId !== 'inv_1') return chargeInvoice(req);
+      askedAt = await testEnv().currentTimeMs();
+      return { kind: 'undecided' as const, status: 'unknown' };
+    });
+    const reconcile = jest.fn(async (req: ChargeRequest) =>
+      known ? chargeInvoice(req) : { kind: 'undecided' as const, status: 'unknown' },
+    );
+    Object.assign(billing.activities, { chargeInvoice: unknownCharge, reconcileInvoiceCharge: reconcile });
+    const wf = input({ historyEventLimit: 60 });
+    const id = subscriptionWorkflowId(wf.subscriptionId);
+    await run(billing, wf, async (handle) => {
+      const stuck = async () => (await handle.describe()).typedSearchAttributes.get(StuckKey);
+      const at = async (ms: number) => testEnv().sleep(askedAt! + ms - (await testEnv().currentTimeMs()));
+      await testEnv().sleep(30 * DAY_MS - 10 * MINUTE_MS);
+      await skipUntil(() => askedAt !== undefined, MINUTE_MS, 30);
+      await at(50 * MINUTE_MS);
+      expect(await stuck()).toBeUndefined();
+      await at(65 * MINUTE_MS);
+      expect(await stuck()).toBe('invalid_response');
+      const markedRun = (await handle.describe()).runId;
+      // Days of polls (doubling to daily): later runs keep the mark (search attributes carry over).
+      await at(4 * DAY_MS);
+      expect(await stuck()).toBe('invalid_response');
+      expect((await handle.describe()).runId).not.toBe(markedRun);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      known = true;
+      await skipUntil(() => billing.paid() >= 2, DAY_MS / 4);
+      await quiet(handle);
+      expect(await stuck()).toBeUndefined();
+      return cancelAndFinish(handle);
+    });
+    // One attempt of inv_1 only, asked about by its key until decided; paid once.
+    expect(unknownCharge.mock.calls.filter(([r]) => r.invoiceId === 'inv_1')).toHaveLength(1);
+    expect(new Set(reconcile.mock.calls.map(([r]) => `${r.invoiceId}.${r.attempt}`))).toEqual(new Set(['inv_1.1']));
+    expect(billing.invoices()[1]).toMatchObject({ status: 'paid', attempts: 1 });
+    const runs = await runLengths(id);
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    for (const events of runs) expect(events).toBeLessThanOrEqual(60 + 40);
+  }, 180_000);
+
+  it('the card authorization’s check failing for hours (no provider): Stuck after the hour, never failed, cleared once authorized', async () => {
+    let configured = false;
+    const billing = fakeBilling({ authorized: () => true });
+    const check = jest.fn(async () => {
+      if (!configured) throw ApplicationFailure.retryable('no provider retired', 'provider_not_configured');
+      return 'authorized' as const;
+    });
+    Object.assign(billing.activities, { checkCardAuthorization: check });
+    const wf = input({ needsAuthorization: true, authorizationExpirySeconds: 30 * 86_400 });
+    await run(billing, wf, async (handle) => {
+      const stuck = async () => (await handle.describe()).typedSearchAttributes.get(StuckKey);
+      await skipUntil(() => billing.status() === 'pending', MINUTE_MS, 10);
+      await quiet(handle);
+      await handle.signal(providerSubscriptionEventSignal);
+      await testEnv().sleep(50 * MINUTE_MS);
+      expect(await stuck()).toBeUndefined();
+      await testEnv().sleep(20 * MINUTE_MS);
+      expect(await stuck()).toBe('provider_not_configured');
+      await testEnv().sleep(3 * 60 * MINUTE_MS);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      expect(billing.status()).toBe('pending');
+      configured = true;
+      await skipUntil(() => billing.paid() >= 1, 10 * MINUTE_MS, 30);
+      await quiet(handle);
+      expect(await stuck()).toBeUndefined();
+      return cancelAndFinish(handle);
+    });
+    expect(billing.invoices()[0]).toMatchObject({ status: 'paid', attempts: 1 });
   }, 180_000);
 
   it('a renewal awaiting authentication: reminders at the schedule’s dates, across continue-as-new, then cancelled at its total', async () => {

@@ -63,5 +63,3 @@ export const sendEmail = (emailId: string) =>
     () => quick.sendEmail(emailId),
     () => mail.sendEmail(emailId),
   );
-
-export { patientActivities as patient } from '../providerActivities';

@@ -1,6 +1,7 @@
 import { log } from '@temporalio/workflow';
 import { failureType, outcomeOfFailure, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
-import { attempts, patient } from './activities';
+import { attempts } from './activities';
+import { ask } from './stuck';
 import { cancelStep } from './cancel';
 import { follow, setStatus } from './outbox';
 import type { SubscriptionState } from './state';
@@ -23,7 +24,7 @@ export async function authorize(s: SubscriptionState): Promise<boolean> {
   for (;;) {
     if (s.cancel) return false;
     if (Date.now() >= auth.expiresAtMs) {
-      const expired = await patient.expireCardAuthorization(id);
+      const expired = await ask(s, (q) => q.expireCardAuthorization(id));
       if (expired === 'authorized') return true;
       if (expired === 'expired') await cancelStep(s, { reason: 'authorization_expired', notify: true });
       else s.discarded = true;
@@ -32,7 +33,7 @@ export async function authorize(s: SubscriptionState): Promise<boolean> {
     await waitFor(s, () => s.providerEvent, auth.expiresAtMs);
     if (!s.providerEvent) continue;
     s.providerEvent = false;
-    const checked = await patient.checkCardAuthorization(id);
+    const checked = await ask(s, (q) => q.checkCardAuthorization(id));
     if (checked === 'authorized') return true;
     if (checked === 'missing') {
       s.discarded = true;
@@ -64,7 +65,7 @@ async function requestPage(s: SubscriptionState): Promise<boolean> {
       const type = failureType(err);
       if (type !== PROVIDER_FAILURE.unavailable) {
         s.firstOutcome ??= { kind: outcomeOfFailure(type) };
-        const found = await patient.reconcileCardAuthorization(id);
+        const found = await ask(s, (q) => q.reconcileCardAuthorization(id));
         if (found === 'missing') {
           s.discarded = true;
           return false;

@@ -4,8 +4,8 @@ import type { CardChange, CardPage, CardUpdateState } from '../../activities/sub
 import { SUBSCRIPTION_CARD_UPDATE } from '../patches';
 import type { HostedCardUpdate, PaymentMethodOutcome, PaymentMethodRequest } from '../subscriptionApi';
 import { PROVIDER_OUTCOME } from '../failures';
-import { patient } from './activities';
 import { chargesNewCardAtOnce, type SubscriptionState } from './state';
+import { ask } from './stuck';
 
 /**
  * The provider steps of a card update, inside the Update (the API waits for it): retried while
@@ -148,15 +148,21 @@ async function watch(s: SubscriptionState, u: HostedCardUpdate): Promise<void> {
     if (s.closing) return;
     let state: CardUpdateState;
     if (s.cardUpdate !== u) {
-      await tracked(s, patient.closeCardUpdate({ subscriptionId, transactionId: u.transactionId, apply: false }));
+      await tracked(
+        s,
+        ask(s, (q) => q.closeCardUpdate({ subscriptionId, transactionId: u.transactionId, apply: false })),
+      );
       return;
     } else if (s.providerEvent) {
       s.providerEvent = false;
-      state = await tracked(s, patient.checkCardUpdate({ subscriptionId, transactionId: u.transactionId }));
+      state = await tracked(
+        s,
+        ask(s, (q) => q.checkCardUpdate({ subscriptionId, transactionId: u.transactionId })),
+      );
     } else if (Date.now() >= u.expiresAtMs) {
       state = await tracked(
         s,
-        patient.closeCardUpdate({ subscriptionId, transactionId: u.transactionId, apply: true }),
+        ask(s, (q) => q.closeCardUpdate({ subscriptionId, transactionId: u.transactionId, apply: true })),
       );
     } else {
       continue;

@@ -12,11 +12,12 @@ import {
 } from '../patches';
 import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
-import { attempts, openInvoice, patient, records } from './activities';
+import { attempts, openInvoice, records } from './activities';
+import { answered, ask, markIfDue, reconcileCharge, stuckAtMs, trackUndecided, waitUnanswered } from './stuck';
 import { openCardPageUntil } from './card';
 import { follow } from './outbox';
 import type { SubscriptionState } from './state';
-import { waitFor, waitUntil } from './waits';
+import { waitFor } from './waits';
 
 /** While the provider is unreachable (nothing charged): wait, then try the same attempt again. */
 export const unavailableBackoffMs = (streak: number) => Math.min(10_000 * 2 ** (streak - 1), 600_000);
@@ -30,7 +31,10 @@ export type CollectionResult = 'paid' | 'exhausted' | 'cancel' | 'discarded';
  */
 export async function collect(s: SubscriptionState, made?: MadeAttempt): Promise<CollectionResult> {
   try {
-    return await collectInvoice(s, made);
+    const result = await collectInvoice(s, made);
+    // The collection is over (paid, exhausted, cancelled, discarded): nothing is unanswered.
+    answered();
+    return result;
   } finally {
     // A charge at once asked for this invoice is over with it.
     s.cardCharge = null;
@@ -76,14 +80,15 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
       outcome = next.outcome;
     } else if (c.undecided) {
       // The provider has not decided this attempt: ask again about it (its key), nothing else.
-      if (!(await waitUntil(s, c.nextAttemptAtMs))) {
+      // Unanswered for long: the run is marked stuck on the way (SUBSCRIPTION_STUCK).
+      if (!(await waitUnanswered(s, c.undecided, c.nextAttemptAtMs))) {
         // A DELETE: the attempt may still capture (e.g. a customer authenticating it), so it is
         // cancelled at the processor first; what the processor answers wins (SUBSCRIPTION_UNDECIDED_CANCEL).
         if (patched(SUBSCRIPTION_UNDECIDED_CANCEL)) await cancelUndecidedAttempt(s, c.undecided);
         return 'cancel';
       }
       request = c.undecided.request;
-      outcome = await patient.reconcileInvoiceCharge(request);
+      outcome = await reconcileCharge(s, request);
     } else {
       // A new card (past_due) wakes the wait: the next attempt is made now, and the retry
       // schedule restarts from it (it only matters if this attempt is declined too). After a
@@ -138,6 +143,8 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
         // A new card during `processing` only replaces the card: nothing is charged at once.
         if (waiting === 'processing' && s.cardCharge !== null) s.cardCharge = null;
       }
+      // An answer the code cannot go by, unanswered for long: the run marked stuck (0062).
+      trackUndecided(s, c.undecided, previous, outcome);
       c.nextAttemptAtMs = Date.now() + undecidedBackoffMs(polls);
       log.info('charge not decided by the provider; asking again later', {
         invoiceId: request.invoiceId,
@@ -148,6 +155,7 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
       continue;
     }
     delete c.undecided;
+    answered();
     switch (outcome.kind) {
       case 'paid':
         follow(s, outcome.outbox);
@@ -195,11 +203,13 @@ async function awaitDecision(
   const deadlineMs = auth ? (u.sinceMs ?? 0) + retryScheduleTotalMillis(plan, billingDaySeconds) : Infinity;
   const reminderMs = auth ? reminderDateMs(s, u.sinceMs ?? 0, (u.reminders ?? 0) + 1) : Infinity;
   const newCard = () => auth && s.cardCharge === 'requested';
-  await waitFor(s, () => s.invoiceEvent || newCard(), Math.min(c.nextAttemptAtMs, deadlineMs, reminderMs));
+  // An unreadable answer about the waiting attempt, unanswered for long: marked on the way (0062).
+  const stuckAt = stuckAtMs(s, u);
+  await waitFor(s, () => s.invoiceEvent || newCard(), Math.min(c.nextAttemptAtMs, deadlineMs, reminderMs, stuckAt));
   if (s.cancel) {
     if (!auth) return 'cancel';
     // The attempt first: the cancellation then voids the invoice (unless it was captured first).
-    const ended = await patient.cancelInvoiceAttempt({ request: u.request, release: false });
+    const ended = await cancelAttempt(s, { request: u.request, release: false });
     if (ended.kind === 'undecided' && ended.waiting === 'processing') u.waiting = 'processing';
     else if ('outbox' in ended) follow(s, ended.outbox);
     return 'cancel';
@@ -208,7 +218,7 @@ async function awaitDecision(
     // A new card: the attempt over, the new card charged next (a key of its own). The deadline:
     // cancelled (payment_failed), the invoice uncollectible. Captured first: the invoice is paid.
     const release = newCard();
-    const ended = await patient.cancelInvoiceAttempt({ request: u.request, release });
+    const ended = await cancelAttempt(s, { request: u.request, release });
     if (ended.kind !== 'canceled') return { outcome: ended };
     if (!release) return 'exhausted';
     c.attempts = u.request.attempt;
@@ -216,6 +226,7 @@ async function awaitDecision(
     c.nextAttemptAtMs = Date.now();
     return 'again';
   }
+  if (Date.now() >= stuckAt) markIfDue(s, u);
   if (auth && Date.now() >= reminderMs) {
     u.reminders = (u.reminders ?? 0) + 1;
     const outbox = await records.remindInvoiceAuthentication({
@@ -230,7 +241,7 @@ async function awaitDecision(
   }
   if (!s.invoiceEvent && Date.now() < c.nextAttemptAtMs) return 'again';
   s.invoiceEvent = false;
-  return { outcome: await patient.reconcileInvoiceCharge(u.request) };
+  return { outcome: await reconcileCharge(s, u.request) };
 }
 
 /**
@@ -250,7 +261,7 @@ function reminderDateMs(s: SubscriptionState, sinceMs: number, n: number): numbe
  * (settleAfterCancel); cancelled or never found: the cancellation voids the invoice.
  */
 async function cancelUndecidedAttempt(s: SubscriptionState, u: NonNullable<Collection['undecided']>): Promise<void> {
-  const ended = await patient.cancelInvoiceAttempt({ request: u.request, release: false });
+  const ended = await cancelAttempt(s, { request: u.request, release: false });
   if (ended.kind === 'undecided' && ended.waiting === 'processing') u.waiting = 'processing';
   else if ('outbox' in ended) follow(s, ended.outbox);
 }
@@ -268,14 +279,17 @@ export async function settleAfterCancel(s: SubscriptionState): Promise<void> {
     const ms = c.nextAttemptAtMs - Date.now();
     if (ms > 0 && !s.invoiceEvent) await condition(() => s.invoiceEvent, ms);
     s.invoiceEvent = false;
-    const outcome = await patient.reconcileInvoiceCharge(u.request);
+    const outcome = await reconcileCharge(s, u.request);
     if (outcome.kind !== 'undecided') {
       if ('outbox' in outcome) follow(s, outcome.outbox);
       break;
     }
+    // Still `processing` (a wait the code knows), or an unreadable answer: marked once unanswered long.
+    trackUndecided(s, u, u, outcome);
     u.polls++;
     c.nextAttemptAtMs = Date.now() + undecidedBackoffMs(u.polls);
   }
+  answered();
   s.collection = null;
 }
 
@@ -342,10 +356,14 @@ async function afterFailedAttempt(
   }
   if (first) s.firstOutcome ??= { kind: outcomeOfFailure(type) };
   log.info('charge outcome unknown; asking the provider', { invoiceId: request.invoiceId, type });
-  const found = await patient.reconcileInvoiceCharge(request);
+  const found = await reconcileCharge(s, request);
   // not_found: the provider never saw it; the same attempt (same key) after a pause.
   return found.kind === 'not_found' ? 'try_later' : found;
 }
+
+/** An attempt cancelled at the processor (asked until it answers; stuck past `stuckAfterSeconds`). */
+const cancelAttempt = (s: SubscriptionState, input: { request: ChargeRequest; release: boolean }) =>
+  ask(s, (q) => q.cancelInvoiceAttempt(input));
 
 /**
  * A period's invoice opened together with its first attempt (RENEWAL_OPEN_IN_CHARGE): one
@@ -397,9 +415,7 @@ async function openAndChargeOnce(
     const request = requestFor(opened.invoiceId, opened.attempts);
     // Recorded before the failure (e.g. a lost answer): the record says what it came to.
     const outcome =
-      opened.attempts > 0
-        ? await patient.reconcileInvoiceCharge(request)
-        : await afterFailedAttempt(s, first, request, err);
+      opened.attempts > 0 ? await reconcileCharge(s, request) : await afterFailedAttempt(s, first, request, err);
     return { opened, made: { request, outcome } };
   }
 }
