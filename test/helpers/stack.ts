@@ -17,6 +17,7 @@ import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
 import { createSandbox, type SandboxOptions } from '../../dev/sandbox/server';
 import type { SandboxStore } from '../../dev/sandbox/state';
+import type { SandboxDisputes } from '../../dev/sandbox/disputes';
 import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
@@ -278,6 +279,8 @@ export interface PaymentStack {
   sandboxUrl: string;
   /** The sandbox's state, in this process: a change made here sends no webhook (a lost one). */
   sandboxStore: SandboxStore;
+  /** The sandbox's disputes, in this process: a change made here sends no webhook (a lost one). */
+  sandboxDisputes: SandboxDisputes;
   taskQueue: string;
   providers: ProviderRegistry;
   /** Starts another worker on the same task queues (after a simulated crash), or on its role's. */
@@ -375,6 +378,7 @@ export async function startPaymentStack(
     },
     sandboxUrl: running.url,
     sandboxStore: sandbox.store,
+    sandboxDisputes: sandbox.disputes,
     taskQueue,
     providers,
     restartWorker: async (role?: WorkerRole) => {
