@@ -16,7 +16,7 @@ import { createWorkers } from '../../src/worker';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
 import { createSandbox, type SandboxOptions } from '../../dev/sandbox/server';
-import type { SandboxStore } from '../../dev/sandbox/state';
+import type { ProviderRequestLog, SandboxStore } from '../../dev/sandbox/state';
 import type { SandboxDisputes } from '../../dev/sandbox/disputes';
 import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
@@ -293,6 +293,11 @@ export interface PaymentStack {
   provider(path: string, body: unknown, idempotencyKey?: string, signal?: AbortSignal): Promise<Response>;
   /** The sandbox ledger entries of one kind tied to a record (metadata.paymentId by default). */
   ledger(type: LedgerEntry['type'], id: string, key?: string): Promise<LedgerEntry[]>;
+  /**
+   * The `/v1` requests the sandbox received (`GET /_admin/requests`) that name `id` in their URL
+   * or Idempotency-Key (a record's id is its keys' prefix), oldest first.
+   */
+  requests(id: string): Promise<ProviderRequestLog[]>;
   /** Emails the worker sent, as caught by this stack's SMTP server. */
   mail(): CaughtEmail[];
   close(): Promise<void>;
@@ -407,6 +412,10 @@ export async function startPaymentStack(
     ledger: async (type, id, key = 'paymentId') => {
       const { entries } = (await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] };
       return entries.filter((e) => e.type === type && e.metadata?.[key] === id);
+    },
+    requests: async (id) => {
+      const { requests } = (await stack.sandbox('/_admin/requests')) as { requests: ProviderRequestLog[] };
+      return requests.filter((r) => r.url.includes(id) || (r.idempotencyKey ?? '').includes(id));
     },
     mail: () => readCaught(mailDir),
     close: async () => {

@@ -107,6 +107,16 @@ describe('payment expiry and merchant callbacks', () => {
       250,
     );
     expect(voided.body).toMatchObject({ status: 'voided' });
+    // Nothing was sent, so nothing is asked (decision 0058): the provider saw the refused creates
+    // (the API's quick retries) and nothing else about this payment: no lookup by its key, no
+    // cancel; the ledger is empty.
+    await new Promise((r) => setTimeout(r, 1000));
+    const seen = await stack.requests(id);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.map((r) => [r.method, r.url, r.idempotencyKey, r.status])).toEqual(
+      seen.map(() => ['POST', '/v1/payments', id, 503]),
+    );
+    expect(await stack.ledger('capture', id)).toEqual([]);
   });
 
   it('a payment captured by a call whose answer was lost is succeeded at its expiry, never voided', async () => {
