@@ -396,6 +396,7 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
   // The provider API: bearer auth, fault injection per kind, latency on every answer.
   app.use(async (ctx, next) => {
     if (!/^\/v1(\/|$)/.test(ctx.path)) return next();
+    const receivedAt = new Date().toISOString();
     const faults: Faults = { ...store.faults };
     const gone = new AbortController();
     ctx.res.once('close', () => gone.abort());
@@ -428,6 +429,14 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       renderError(ctx, err, log);
     }
     if (faults.latencyMs > 0) await pause(faults.latencyMs, gone.signal);
+    const key = ctx.get('idempotency-key');
+    store.logRequest({
+      method: ctx.method,
+      url: ctx.url,
+      idempotencyKey: key === '' ? null : key,
+      status: ctx.status,
+      receivedAt,
+    });
   });
 
   const router = new Router<SandboxCtxState>();
@@ -689,6 +698,10 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
 
   router.get('/_admin/ledger', (ctx) => {
     ctx.body = { entries: store.ledger.map(ledgerEntryJson) };
+  });
+
+  router.get('/_admin/requests', (ctx) => {
+    ctx.body = { requests: store.requests };
   });
 
   router.post('/_admin/settle', async (ctx) => {

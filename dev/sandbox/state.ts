@@ -209,6 +209,20 @@ const OTHER_CARDS = new Set<string>([
   ...Object.keys(PROCESSING_OUTCOMES),
 ]);
 
+/** One `/v1` request as the sandbox received it (`GET /_admin/requests`). */
+export interface ProviderRequestLog {
+  method: string;
+  /** The path with its query string. */
+  url: string;
+  idempotencyKey: string | null;
+  /** The status answered (a fault's included). */
+  status: number;
+  receivedAt: string;
+}
+
+/** The most `/v1` requests the sandbox remembers (the oldest are forgotten first). */
+export const MAX_REQUEST_LOG = 10_000;
+
 export class SandboxStore {
   readonly payments = new Map<string, PaymentRecord>();
   readonly paymentsByKey = new Map<string, PaymentRecord>();
@@ -221,8 +235,16 @@ export class SandboxStore {
   /** Card tokens this sandbox issued (`tok_saved_...`) -> the payment that saved them. */
   readonly savedTokens = new Map<string, string>();
   faults: Faults = { ...NO_FAULTS };
+  /** Every `/v1` request received, oldest first (at most MAX_REQUEST_LOG). */
+  readonly requests: ProviderRequestLog[] = [];
+
+  logRequest(entry: ProviderRequestLog): void {
+    this.requests.push(entry);
+    if (this.requests.length > MAX_REQUEST_LOG) this.requests.splice(0, this.requests.length - MAX_REQUEST_LOG);
+  }
 
   reset(): void {
+    this.requests.length = 0;
     this.payments.clear();
     this.paymentsByKey.clear();
     this.refunds.clear();

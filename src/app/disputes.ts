@@ -123,13 +123,19 @@ async function processorTrouble(
     return new AppError('provider_rejected', `The processor ${err.processor} does not take dispute responses here.`);
   }
   if (!(err instanceof ProviderError)) throw err;
-  if (err.kind === 'rejected' && err.code === 'dispute_not_updatable') {
+  if (err.kind === 'rejected') {
+    // Any refusal may say the dispute moved on there (the sandbox's 409 `dispute_not_updatable`;
+    // Stripe's invalid_request_error on a closed dispute, under no code of its own; another
+    // processor's `dispute_closed`): its dispute says. Moved on: the record is brought up to date,
+    // then 409 (decision 0063).
     const pd = await provider.findDispute(providerDisputeId).catch(() => null);
-    const applied = pd ? await applyProviderDispute(deps.em.fork(), disputeId, pd).catch(() => null) : null;
-    if (applied) await tellWorkflow(deps, disputeId);
-    return new AppError('dispute_not_updatable', 'The processor no longer takes a response to this dispute.', {
-      status: applied?.status ?? null,
-    });
+    if (err.code === 'dispute_not_updatable' || (pd !== null && pd.status !== 'needs_response')) {
+      const applied = pd ? await applyProviderDispute(deps.em.fork(), disputeId, pd).catch(() => null) : null;
+      if (applied) await tellWorkflow(deps, disputeId);
+      return new AppError('dispute_not_updatable', 'The processor no longer takes a response to this dispute.', {
+        status: applied?.status ?? null,
+      });
+    }
   }
   if (err.kind === 'rejected') return new AppError('provider_rejected', err.message);
   // The call may have moved the dispute (an answer nobody knows, no answer): the workflow asks.

@@ -21,11 +21,28 @@ export async function startRecordingProxy(target: string, keys: Record<string, s
   const requests: RecordedRequest[] = [];
   /** Requests matching one of these are forwarded (performed) but never answered: a lost answer. */
   const swallow: Array<(req: { method: string; path: string }) => boolean> = [];
+  /** Requests matching one of these are not forwarded: answered with the given status and JSON body. */
+  const canned: Array<{ match: (req: { method: string; path: string }) => boolean; status: number; body: unknown }> =
+    [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      const answer = canned.findIndex((c) => c.match({ method: req.method ?? '', path: req.url ?? '' }));
+      if (answer >= 0) {
+        const [{ status, body: json }] = canned.splice(answer, 1) as [(typeof canned)[number]];
+        requests.push({
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          form: Object.fromEntries(new URLSearchParams(body.toString())),
+          status,
+        });
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(json));
+        return;
+      }
       const headers = Object.fromEntries(
         Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
       ) as Record<string, string>;
@@ -66,6 +83,9 @@ export async function startRecordingProxy(target: string, keys: Record<string, s
     requests,
     /** The next request matching `match` is performed but its answer is lost. */
     loseNextAnswer: (match: (req: { method: string; path: string }) => boolean) => swallow.push(match),
+    /** The next request matching `match` is not performed: answered `status` with `body` (JSON). */
+    answerNext: (match: (req: { method: string; path: string }) => boolean, status: number, body: unknown) =>
+      canned.push({ match, status, body }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -16,7 +16,8 @@ import { createWorkers } from '../../src/worker';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
 import { createSandbox, type SandboxOptions } from '../../dev/sandbox/server';
-import type { SandboxStore } from '../../dev/sandbox/state';
+import type { ProviderRequestLog, SandboxStore } from '../../dev/sandbox/state';
+import type { SandboxDisputes } from '../../dev/sandbox/disputes';
 import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
@@ -278,6 +279,8 @@ export interface PaymentStack {
   sandboxUrl: string;
   /** The sandbox's state, in this process: a change made here sends no webhook (a lost one). */
   sandboxStore: SandboxStore;
+  /** The sandbox's disputes, in this process: a change made here sends no webhook (a lost one). */
+  sandboxDisputes: SandboxDisputes;
   taskQueue: string;
   providers: ProviderRegistry;
   /** Starts another worker on the same task queues (after a simulated crash), or on its role's. */
@@ -290,6 +293,11 @@ export interface PaymentStack {
   provider(path: string, body: unknown, idempotencyKey?: string, signal?: AbortSignal): Promise<Response>;
   /** The sandbox ledger entries of one kind tied to a record (metadata.paymentId by default). */
   ledger(type: LedgerEntry['type'], id: string, key?: string): Promise<LedgerEntry[]>;
+  /**
+   * The `/v1` requests the sandbox received (`GET /_admin/requests`) that name `id` in their URL
+   * or Idempotency-Key (a record's id is its keys' prefix), oldest first.
+   */
+  requests(id: string): Promise<ProviderRequestLog[]>;
   /** Emails the worker sent, as caught by this stack's SMTP server. */
   mail(): CaughtEmail[];
   close(): Promise<void>;
@@ -375,6 +383,7 @@ export async function startPaymentStack(
     },
     sandboxUrl: running.url,
     sandboxStore: sandbox.store,
+    sandboxDisputes: sandbox.disputes,
     taskQueue,
     providers,
     restartWorker: async (role?: WorkerRole) => {
@@ -403,6 +412,10 @@ export async function startPaymentStack(
     ledger: async (type, id, key = 'paymentId') => {
       const { entries } = (await stack.sandbox('/_admin/ledger')) as { entries: LedgerEntry[] };
       return entries.filter((e) => e.type === type && e.metadata?.[key] === id);
+    },
+    requests: async (id) => {
+      const { requests } = (await stack.sandbox('/_admin/requests')) as { requests: ProviderRequestLog[] };
+      return requests.filter((r) => r.url.includes(id) || (r.idempotencyKey ?? '').includes(id));
     },
     mail: () => readCaught(mailDir),
     close: async () => {

@@ -237,6 +237,71 @@ describe('disputes', () => {
     expect((await api(stack, 'GET', `/disputes?status=won&paymentId=${lostPayment.id}`)).body.disputes).toEqual([]);
   });
 
+  it('closed at the processor before our record knows: evidence and accept are 409 dispute_not_updatable, the record follows, nothing else moves', async () => {
+    // The processor decides lost; its webhook never comes (a change in the sandbox's state sends none).
+    const payment = await pay(stack, 7);
+    const dispute = await disputeOf(stack, payment.id);
+    stack.sandboxDisputes.close(String(dispute.providerDisputeId), 'lost');
+    expect((await api(stack, 'GET', `/disputes/${dispute.id}`)).body).toMatchObject({ status: 'needs_response' });
+    const sent = await api(stack, 'POST', `/disputes/${dispute.id}/evidence`, { text: 'Too late.', submit: true });
+    expect(sent.status).toBe(409);
+    expect(sent.body).toMatchObject({
+      code: 'dispute_not_updatable',
+      message: expect.any(String),
+      details: { status: 'lost' },
+    });
+    // Our record follows the processor at once; the evidence it refused is not kept as sent.
+    expect((await api(stack, 'GET', `/disputes/${dispute.id}`)).body).toMatchObject({
+      status: 'lost',
+      evidence: null,
+      closedAt: expect.any(String),
+    });
+    expect(stack.sandboxDisputes.get(String(dispute.providerDisputeId)).evidence).toBeNull();
+    const [closed] = await callbacks(dispute.id, 'dispute.closed');
+    expect(closed!.json.data).toMatchObject({ status: 'lost' });
+    expect((await api(stack, 'GET', `/payments/${payment.id}`)).body).toMatchObject({
+      status: 'succeeded',
+      disputed: false,
+      amountDisputed: 7,
+      amountRefundable: 0,
+    });
+    expect(await stack.ledger('dispute', payment.id)).toMatchObject([{ status: 'lost', amount: 7 }]);
+    expect((await stack.ledger('capture', payment.id)).map((c) => [c.status, c.amount])).toEqual([['succeeded', 7]]);
+    expect(await stack.ledger('refund', payment.id)).toEqual([]);
+    // Accept now: our record already knows.
+    const acceptLate = await api(stack, 'POST', `/disputes/${dispute.id}/accept`);
+    expect(acceptLate.status).toBe(409);
+    expect(acceptLate.body).toMatchObject({ code: 'dispute_not_updatable', details: { status: 'lost' } });
+
+    // Accept on a dispute the processor decided won, unknown to us: 409, the record is won, refunds open again.
+    const wonPayment = await pay(stack, 9);
+    const wonDispute = await disputeOf(stack, wonPayment.id);
+    stack.sandboxDisputes.close(String(wonDispute.providerDisputeId), 'won');
+    const accepted = await api(stack, 'POST', `/disputes/${wonDispute.id}/accept`);
+    expect(accepted.status).toBe(409);
+    expect(accepted.body).toMatchObject({ code: 'dispute_not_updatable', details: { status: 'won' } });
+    expect((await api(stack, 'GET', `/disputes/${wonDispute.id}`)).body).toMatchObject({
+      status: 'won',
+      evidence: null,
+      closedAt: expect.any(String),
+    });
+    expect(await stack.ledger('dispute', wonPayment.id)).toMatchObject([{ status: 'won', amount: 9 }]);
+    expect((await api(stack, 'GET', `/payments/${wonPayment.id}`)).body).toMatchObject({
+      disputed: false,
+      amountDisputed: 0,
+      amountRefundable: 9,
+    });
+    const [wonClosed] = await callbacks(wonDispute.id, 'dispute.closed');
+    expect(wonClosed!.json.data).toMatchObject({ status: 'won' });
+    // One closing event each, whoever learnt it first (the route or the workflow).
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const id of [dispute.id, wonDispute.id]) {
+      expect(receiver.received.filter((c) => c.json.type === 'dispute.closed' && c.json.data.id === id)).toHaveLength(
+        1,
+      );
+    }
+  });
+
   it('a partial refund before the dispute: the dispute is for the remainder', async () => {
     const payment = await pay(stack, 10);
     const refund = await api(stack, 'POST', `/payments/${payment.id}/refund`, { externalId: ext(), amount: 4 });

@@ -2,7 +2,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
 import { createWorkflowStarters } from '../../src/worker';
 import type { OpenedAndCharged } from '../../activities/subscriptions';
-import { Merchant } from '../../src/db/entities';
+import { Invoice, Merchant } from '../../src/db/entities';
 import { insertSubscription } from '../../src/domain/subscriptions';
 import {
   createTestMerchant,
@@ -103,5 +103,38 @@ describe('the open-and-charge step, run again', () => {
     expect(again.charged).toMatchObject({ kind: 'declined', nextAttemptAt });
     const captures = await stack.ledger('capture', input.period.subscriptionId, 'subscriptionId');
     expect(captures.map((c) => c.status)).toEqual(['failed']);
+  });
+
+  it('a charge the provider refused unavailable (never sent) is reconciled without a lookup: not_found, then charged once', async () => {
+    const input = await subscriptionWithCard('tok_success');
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    try {
+      await expect(runStep(input)).rejects.toThrow(/unavailable/);
+    } finally {
+      await stack.sandbox('/_admin/faults', {});
+    }
+    const [invoice] = await stack.orm.em.fork().find(Invoice, { subscription: input.period.subscriptionId });
+    expect(invoice).toMatchObject({ status: 'open', attempts: 0, providerCallSentAt: null });
+    const invoiceId = invoice!.id;
+    const request = { invoiceId, attempt: 1, retryDelayMs: input.retryDelayMs, discardOnReject: false };
+    const refused = [['POST', '/v1/payments', invoiceId, 503]];
+    const seen = async () =>
+      (await stack.requests(invoiceId)).map((r) => [r.method, r.url, r.idempotencyKey, r.status]);
+    expect(await seen()).toEqual(refused);
+
+    // Asked what became of it: nothing was sent, so nothing is asked (decision 0058).
+    const found = await new MockActivityEnvironment({ startToCloseTimeoutMs: 6_000 }).run(
+      activities.reconcileInvoiceCharge,
+      request,
+    );
+    expect(found).toEqual({ kind: 'not_found' });
+    expect(await seen()).toEqual(refused);
+
+    // The same attempt again, the provider back: one capture.
+    const charged = await runStep(input);
+    expect(charged.charged).toMatchObject({ kind: 'paid' });
+    expect(await seen()).toEqual([...refused, ['POST', '/v1/payments', invoiceId, 200]]);
+    const captures = await stack.ledger('capture', input.period.subscriptionId, 'subscriptionId');
+    expect(captures.map((c) => [c.status, c.idempotencyKey])).toEqual([['succeeded', invoiceId]]);
   });
 });

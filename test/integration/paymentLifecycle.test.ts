@@ -51,6 +51,49 @@ describe('payment expiry and merchant callbacks', () => {
     expect(await stack.ledger('capture', res.body.id as string)).toHaveLength(0);
   });
 
+  it.each([
+    ['one after the other', false],
+    ['at once', true],
+  ])(
+    'the hosted checkout page’s Pay posted twice (%s): one capture, succeeded once, one payment.succeeded',
+    async (_how, concurrent) => {
+      const receiver = await startCallbackReceiver();
+      try {
+        const res = await create({ callbackUrl: receiver.url });
+        expect(res.body).toMatchObject({ status: 'created' });
+        const id = res.body.id as string;
+        const pay = () => fetch(`${String(res.body.redirectUrl)}/pay`, { method: 'POST' });
+        const answers = concurrent ? await Promise.all([pay(), pay()]) : [await pay(), await pay()];
+        expect(answers.map((a) => a.status)).toEqual([200, 200]);
+        const bodies = (await Promise.all(answers.map((a) => a.json()))) as Array<{ status: string; id: string }>;
+        expect(bodies.map((b) => b.status)).toEqual(['succeeded', 'succeeded']);
+        expect(bodies[0]!.id).toBe(bodies[1]!.id);
+
+        const paid = await eventually(
+          () => get(id),
+          (r) => r.body.status !== 'created',
+          10_000,
+          100,
+        );
+        expect(paid.body).toMatchObject({ status: 'succeeded', amount: 9.99, amountRefundable: 9.99 });
+        expect((await stack.ledger('capture', id)).map((c) => [c.status, c.amount])).toEqual([['succeeded', 9.99]]);
+        const ofPayment = () => receiver.received.filter((r) => r.json.data.id === id).map((r) => r.json.type);
+        await eventually(
+          async () => ofPayment(),
+          (types) => types.includes('payment.succeeded'),
+          10_000,
+        );
+        // Past the expiry: the workflow has asked the provider again by then; still one of everything.
+        await new Promise((r) => setTimeout(r, (EXPIRY_SECONDS + 1) * 1000));
+        expect(ofPayment()).toEqual(['payment.succeeded']);
+        expect((await get(id)).body).toMatchObject({ status: 'succeeded', amountRefundable: 9.99 });
+        expect(await stack.ledger('capture', id)).toHaveLength(1);
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
+
   it('a payment the provider never saw (unavailable) is voided at its expiry', async () => {
     await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
     const res = await create({ cardToken: 'tok_success' });
@@ -64,6 +107,16 @@ describe('payment expiry and merchant callbacks', () => {
       250,
     );
     expect(voided.body).toMatchObject({ status: 'voided' });
+    // Nothing was sent, so nothing is asked (decision 0058): the provider saw the refused creates
+    // (the API's quick retries) and nothing else about this payment: no lookup by its key, no
+    // cancel; the ledger is empty.
+    await new Promise((r) => setTimeout(r, 1000));
+    const seen = await stack.requests(id);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.map((r) => [r.method, r.url, r.idempotencyKey, r.status])).toEqual(
+      seen.map(() => ['POST', '/v1/payments', id, 503]),
+    );
+    expect(await stack.ledger('capture', id)).toEqual([]);
   });
 
   it('a payment captured by a call whose answer was lost is succeeded at its expiry, never voided', async () => {

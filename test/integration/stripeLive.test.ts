@@ -547,6 +547,95 @@ describe('Stripe for a live key (through stripe-mock)', () => {
       ).toMatchObject({ disputed: true, amountDisputed: AMOUNT, amountRefundable: 0 });
     });
 
+    it('evidence or accept on a dispute Stripe closed before our record knew: 409 dispute_not_updatable, the record follows', async () => {
+      const m = await createTestMerchant(settled.orm, 'Stripe merchant, closed dispute');
+      const who = await liveKeyOf(m);
+      expect((await configure(m.merchantId)).code).toBe(0);
+      const paid = await pay(settled, who, { cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ' });
+      expect(paid.body).toMatchObject({ status: 'succeeded', processor: 'stripe' });
+      const now = Math.floor(Date.now() / 1000);
+      const stripeDispute = (id: string, status: string) => ({
+        id,
+        object: 'dispute',
+        amount: 1099,
+        currency: 'usd',
+        status,
+        reason: 'fraudulent',
+        charge: 'ch_live_1',
+        payment_intent: paid.body.providerTransactionId,
+        evidence_details: { due_by: now + 7 * 86_400 },
+        created: now,
+        metadata: {},
+      });
+      const open = async (id: string) => {
+        const payload = JSON.stringify({
+          id: `evt_${id}`,
+          object: 'event',
+          type: 'charge.dispute.created',
+          api_version: '2026-10-28.endive',
+          created: now,
+          livemode: true,
+          data: { object: stripeDispute(id, 'needs_response') },
+        });
+        expect((await postStripeWebhook(settled.api.baseUrl, m.merchantId, payload, sign(payload))).status).toBe(200);
+        const listed = await call(settled.api.baseUrl, 'GET', '/disputes', who.auth);
+        const ours = (listed.body.disputes as Array<{ id: string; providerDisputeId: string; status: string }>).find(
+          (d) => d.providerDisputeId === id,
+        );
+        expect(ours).toMatchObject({ status: 'needs_response' });
+        return ours!.id;
+      };
+      // Stripe's refusal of a closed dispute: an invalid_request_error with no code of its own.
+      const closedAtStripe = { error: { type: 'invalid_request_error', message: 'This dispute is already closed.' } };
+
+      // Evidence on a dispute Stripe decided lost; its webhook has not come.
+      const lostId = await open('dp_live_closed_lost');
+      settledProxy.answerNext(
+        (r) => r.method === 'POST' && r.path === '/v1/disputes/dp_live_closed_lost',
+        400,
+        closedAtStripe,
+      );
+      settledProxy.answerNext(
+        (r) => r.method === 'GET' && r.path.startsWith('/v1/disputes/dp_live_closed_lost'),
+        200,
+        stripeDispute('dp_live_closed_lost', 'lost'),
+      );
+      const evidence = await call(settled.api.baseUrl, 'POST', `/disputes/${lostId}/evidence`, who.auth, {
+        text: 'Delivered.',
+        submit: true,
+      });
+      expect(evidence.status).toBe(409);
+      expect(evidence.body).toMatchObject({ code: 'dispute_not_updatable', details: { status: 'lost' } });
+      expect((await call(settled.api.baseUrl, 'GET', `/disputes/${lostId}`, who.auth)).body).toMatchObject({
+        status: 'lost',
+        evidence: null,
+        closedAt: expect.any(String),
+      });
+
+      // Accept on a dispute Stripe decided won.
+      const wonId = await open('dp_live_closed_won');
+      settledProxy.answerNext(
+        (r) => r.method === 'POST' && r.path === '/v1/disputes/dp_live_closed_won/close',
+        400,
+        closedAtStripe,
+      );
+      settledProxy.answerNext(
+        (r) => r.method === 'GET' && r.path.startsWith('/v1/disputes/dp_live_closed_won'),
+        200,
+        stripeDispute('dp_live_closed_won', 'won'),
+      );
+      const accepted = await call(settled.api.baseUrl, 'POST', `/disputes/${wonId}/accept`, who.auth);
+      expect(accepted.status).toBe(409);
+      expect(accepted.body).toMatchObject({ code: 'dispute_not_updatable', details: { status: 'won' } });
+      expect((await call(settled.api.baseUrl, 'GET', `/disputes/${wonId}`, who.auth)).body).toMatchObject({
+        status: 'won',
+        closedAt: expect.any(String),
+      });
+      expect(
+        (await call(settled.api.baseUrl, 'GET', `/payments/${paid.body.id as string}`, who.auth)).body,
+      ).toMatchObject({ disputed: false, amountDisputed: AMOUNT, amountRefundable: 0 });
+    });
+
     it('refuses a wrong signature, another merchant, or a tampered body with 400 invalid_signature', async () => {
       const payload = event({ paymentId: 'pay_unknown' });
       const signed = sign(payload);

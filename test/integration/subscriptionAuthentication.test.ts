@@ -112,6 +112,47 @@ describe('subscriptions: authentication (3-D Secure)', () => {
     }
   });
 
+  it('the processor down while the customer authenticates: the invoice waits, then is paid once when it answers again', async () => {
+    // Eight-day periods: the next renewal stays well past this one's wait.
+    const { id, invoice } = await waitingRenewal({ retryScheduleDays: [5, 5], billingIntervalDays: 8 });
+    const invoiceId = invoice.id as string;
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    try {
+      // The customer authenticates on the processor's page; its webhook wakes the workflow, whose
+      // questions about the attempt get 503 while the processor's API is down.
+      expect((await page(invoice.hostedUrl as string, 'authenticate')).status).toBe(200);
+      await eventually(
+        () => stack.requests(invoiceId),
+        (seen) => seen.some((r) => r.method === 'GET' && r.status === 503),
+        5_000,
+        100,
+      );
+      await sleep(1000);
+      // Meanwhile the record stays where it was: nothing else is charged.
+      expect((await subs.get(id)).body).toMatchObject({
+        status: 'past_due',
+        latestInvoice: { id: invoiceId, status: 'requires_action', attempts: 1 },
+      });
+    } finally {
+      await stack.sandbox('/_admin/faults', {});
+    }
+    const active = await subs.until(id, (s) => s.status === 'active', 10_000);
+    expect(active.latestInvoice).toMatchObject({ id: invoiceId, status: 'paid', attempts: 1, hostedUrl: null });
+    expect(await attemptsOn(id, invoiceId)).toEqual(['succeeded']);
+    // Only questions under the attempt's key, never a second charge of the invoice.
+    expect((await stack.requests(invoiceId)).filter((r) => r.method === 'POST')).toEqual([
+      expect.objectContaining({ url: '/v1/payments', idempotencyKey: invoiceId, status: 200 }),
+    ]);
+    await sleep(1500);
+    expect(await attemptsOn(id, invoiceId)).toEqual(['succeeded']);
+    expect((await subs.get(id)).body).toMatchObject({
+      status: 'active',
+      latestInvoice: { id: invoiceId, status: 'paid' },
+    });
+    await subs.cancel(id);
+    for (const count of succeededByInvoice(await subs.captures(id)).values()) expect(count).toBe(1);
+  });
+
   it('failing on the page is a soft decline: retried on the schedule from then', async () => {
     const { id, invoice } = await waitingRenewal({ retryScheduleDays: [1, 10] });
     const failedAt = Date.now();

@@ -233,6 +233,15 @@ describe('subscriptions: failures, retries, hosted authorization', () => {
     });
     expect(replay.body).toMatchObject({ id, status: 'active' });
     expect(await subs.captures(id)).toHaveLength(1);
+    // The refused call did nothing, so it is never asked about (decision 0058): under the invoice's
+    // keys the provider saw the refused create(s) and the one that captured, no lookup.
+    const invoiceId = active.latestInvoice.id as string;
+    const seen = await stack.requests(invoiceId);
+    expect(seen.filter((r) => r.method !== 'POST' || r.url !== '/v1/payments')).toEqual([]);
+    expect(seen.map((r) => [r.idempotencyKey, r.status])).toEqual([
+      ...seen.slice(0, -1).map(() => [invoiceId, 503]),
+      [invoiceId, 200],
+    ]);
     await subs.cancel(id);
   });
 
