@@ -26,7 +26,7 @@ import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workf
 import { isTemporalUnreachable } from './grpcErrors';
 import { temporalReachable } from './reachability';
 import { subscriptionTaskQueue } from './taskQueues';
-import type { SubscriptionRevival } from '../rules/orphanKinds';
+import { subscriptionRevivalOf, type SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
 import {
   reviveAnswer,
   signalAnswer,
@@ -151,42 +151,56 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
     workflowId: subscriptionWorkflowId,
 
     /**
-     * A live subscription whose workflow ended (the sweeper; decision 0059) gets a new run, taken
-     * up where `from` says (null: none is started). A running one is left alone.
+     * A live subscription whose workflow ended (the sweeper; decisions 0059, 0061) gets a new run,
+     * taken up where its record says (`read`, asked only once no run is found running, so a run
+     * that ended just before has written all it will): `created` starts over; otherwise the run
+     * resumes at the record's period, collecting its invoice on from where the record shows it
+     * (subscriptionRevivalOf). A running one is left alone; a record no run can resume from is
+     * `skipped`.
      */
-    revive(subscription: SubscriptionStart, from: SubscriptionRevival | null): Promise<ReviveAnswer> {
+    revive(
+      subscription: SubscriptionStart,
+      read: () => Promise<SubscriptionRecordForRevival | null>,
+    ): Promise<ReviveAnswer> {
       const options = startOptions(subscription, settings);
       const [input] = options.args;
-      return reviveAnswer(
-        client,
-        subscriptionWorkflowId(subscription.id),
-        from &&
-          (() =>
-            client.workflow.start(subscriptionWorkflow, {
-              ...options,
-              ...(from.status === 'active'
-                ? {
-                    args: [
-                      {
-                        ...input,
-                        resume: {
-                          status: 'active',
-                          periodIndex: from.periodIndex,
-                          periodStartMs: from.periodStartMs,
-                          runs: 0,
-                        },
-                      },
-                    ],
-                    typedSearchAttributes: [
-                      { key: MerchantIdKey, value: subscription.merchantId },
-                      { key: ExternalIdKey, value: subscription.externalId },
-                      { key: SubscriptionStatusKey, value: 'active' },
-                    ],
-                  }
-                : {}),
-              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-            })),
-      );
+      return reviveAnswer(client, subscriptionWorkflowId(subscription.id), async () => {
+        const record = await read();
+        const from =
+          record &&
+          subscriptionRevivalOf(
+            record,
+            { plan: subscription.plan, billingDaySeconds: settings.billingDaySeconds },
+            Date.now(),
+          );
+        if (!from) return 'skipped';
+        return client.workflow.start(subscriptionWorkflow, {
+          ...options,
+          ...(from.status !== 'created'
+            ? {
+                args: [
+                  {
+                    ...input,
+                    ...(from.needsAuthorization !== undefined ? { needsAuthorization: from.needsAuthorization } : {}),
+                    resume: {
+                      status: from.status,
+                      periodIndex: from.periodIndex,
+                      periodStartMs: from.periodStartMs,
+                      runs: 0,
+                      ...(from.collection ? { collection: from.collection } : {}),
+                    },
+                  },
+                ],
+                typedSearchAttributes: [
+                  { key: MerchantIdKey, value: subscription.merchantId },
+                  { key: ExternalIdKey, value: subscription.externalId },
+                  { key: SubscriptionStatusKey, value: from.status },
+                ],
+              }
+            : {}),
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        });
+      });
     },
 
     /** Starts the subscription's workflow (the sweeper); a running one is left alone, a closed one never started again. */
