@@ -206,6 +206,8 @@ export async function startTestWorker(
     logger?: Logger;
     /** Which queues it polls (WORKER_ROLE; default `all`). */
     role?: WorkerRole;
+    /** The sweeper's subscription starts (a revived run's billing day): the API's, as in production. */
+    billingDaySeconds?: number;
   },
 ): Promise<TestWorker> {
   const stack = testStack();
@@ -226,6 +228,7 @@ export async function startTestWorker(
     publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
     client,
     callbackRetryInitialSeconds: 1,
+    ...(opts.billingDaySeconds ? { billingDaySeconds: opts.billingDaySeconds } : {}),
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
@@ -365,7 +368,14 @@ export async function startPaymentStack(
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), `mail-${name}-`));
   const catcher = await startMailCatcher({ port: 0, dir: mailDir });
   const smtpUrl = `smtp://127.0.0.1:${catcher.port}`;
-  const workerOptions = { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl, ...(logger ? { logger } : {}) };
+  const workerOptions = {
+    taskQueue,
+    providers,
+    publicBaseUrl: api.baseUrl,
+    smtpUrl,
+    ...(logger ? { logger } : {}),
+    ...(settings.billingDaySeconds ? { billingDaySeconds: settings.billingDaySeconds } : {}),
+  };
   let worker = await startTestWorker(orm, workerOptions);
   const stack: PaymentStack = {
     orm,
