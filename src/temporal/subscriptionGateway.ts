@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Payload } from '@temporalio/common';
 import {
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
@@ -16,6 +17,7 @@ import {
   subscriptionStartedUpdate,
   subscriptionWorkflowId,
   updatePaymentMethodUpdate,
+  isCancelRequest,
   type CancelRequest,
   type PaymentMethodOutcome,
   type PaymentMethodRequest,
@@ -147,6 +149,29 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
     }
   }
 
+  /**
+   * A cancel request the subscription's last run accepted (an Update in its history): a DELETE
+   * answered "accepted, takes effect as soon as the workers resume" whose run then ended before
+   * cancelling (decision 0061). Null: none, or no run at all.
+   */
+  async function cancelAcceptedByLastRun(subscriptionId: string): Promise<CancelRequest | null> {
+    let history;
+    try {
+      history = await handle(subscriptionId).fetchHistory();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return null;
+      throw err;
+    }
+    const converter = client.workflow.options.loadedDataConverter.payloadConverter;
+    for (const event of history.events ?? []) {
+      const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+      if (input?.name !== cancelSubscriptionUpdate.name) continue;
+      const [req] = (input.args?.payloads ?? []).map((p) => converter.fromPayload(p as Payload));
+      if (isCancelRequest(req)) return req;
+    }
+    return null;
+  }
+
   return {
     workflowId: subscriptionWorkflowId,
 
@@ -174,7 +199,7 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
             Date.now(),
           );
         if (!from) return 'skipped';
-        return client.workflow.start(subscriptionWorkflow, {
+        const revived: typeof options = {
           ...options,
           ...(from.status !== 'created'
             ? {
@@ -199,6 +224,16 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
               }
             : {}),
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        };
+        // A cancellation the lost run accepted (the merchant was told it takes effect) is the new
+        // run's first message: its handler takes it before any step, so nothing is charged.
+        const cancel = await cancelAcceptedByLastRun(subscription.id);
+        if (!cancel) return client.workflow.start(subscriptionWorkflow, revived);
+        return client.workflow.startUpdateWithStart(cancelSubscriptionUpdate, {
+          args: [cancel],
+          updateId: cancelUpdateId(cancel),
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+          startWorkflowOperation: new WithStartWorkflowOperation(subscriptionWorkflow, revived),
         });
       });
     },

@@ -207,6 +207,38 @@ describe('the sweeper revives subscriptions whose invoice is being collected', (
     }
   });
 
+  it('a cancellation the lost run accepted and never finished: the revived run takes it first; nothing charged', async () => {
+    const created = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [20],
+    });
+    const id = created.body.id as string;
+    const waiting = await subs.until(id, (s) => s.latestInvoice?.status === 'requires_action', 15_000);
+    const invoiceId = waiting.latestInvoice.id as string;
+    // The processor down: the run accepts the DELETE, then cannot cancel the attempt there.
+    await stack.sandbox('/_admin/faults', { payments: 'unavailable' });
+    try {
+      const deleted = await subs.cancel(id);
+      expect(deleted.status).toBe(503);
+      expect(deleted.body.details).toMatchObject({ cancellation: 'accepted' });
+      await loseAndRevive(id);
+    } finally {
+      await stack.sandbox('/_admin/faults', {});
+    }
+    const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 15_000);
+    expect(cancelled).toMatchObject({ cancellationReason: 'merchant_request', latestInvoice: { id: invoiceId } });
+    expect(cancelled.latestInvoice.status).not.toBe('paid');
+    // The waiting attempt was cancelled at the processor: its page captures nothing.
+    expect((await fetch(`${waiting.latestInvoice.hostedUrl as string}/authenticate`, { method: 'POST' })).ok).toBe(
+      false,
+    );
+    await sleep(2 * DAY_MS);
+    expect(succeededByInvoice(await subs.captures(id)).get(invoiceId)).toBeUndefined();
+    expect(await subs.invoices(id)).toHaveLength(2);
+    noDuplicateMail(id);
+  });
+
   it('a pending first charge processing: the revived run follows the processor; captured, it is active', async () => {
     const receiver = await startCallbackReceiver();
     try {
