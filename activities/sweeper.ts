@@ -264,7 +264,10 @@ const liveKinds = {
         callbackUrl: row.callback_url,
       }),
   }),
-  // Not cancelled: taken up where its invoices say (subscriptionRevivalOf).
+  // Not cancelled: taken up where its record says (decision 0061): `created` starts over, a paid
+  // latest invoice waits for the next period, an invoice being collected is collected on from
+  // where the record shows it (subscriptionRecordOf here; the pure subscriptionRevivalOf in
+  // src/rules/subscriptionCollection.ts; the gateway reads the record once no run is running).
   subscriptions: live<CandidateRow>({
     candidates: (byMerchant) =>
       `select id, created_at from subscriptions
