@@ -239,6 +239,39 @@ describe('the sweeper revives subscriptions whose invoice is being collected', (
     noDuplicateMail(id);
   });
 
+  it('an attempt in doubt (its call marked sent, never received): asked about by its key, then made once under it', async () => {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [30] });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    // The renewal declined (soft): its retry is due in 30 days.
+    await stack.sandbox('/_admin/faults', { payments: 'decline' });
+    let pastDue: SubscriptionBody;
+    try {
+      pastDue = await subs.until(id, (s) => s.status === 'past_due', 15_000);
+    } finally {
+      await stack.sandbox('/_admin/faults', {});
+    }
+    const invoiceId = pastDue.latestInvoice.id as string;
+    await terminate(id);
+    // What a run lost mid-call leaves: the retry's call marked sent (committed before the provider
+    // is asked), no outcome recorded, and nothing ever reached the provider.
+    await stack.orm.em
+      .getConnection()
+      .execute('update invoices set provider_call_sent_at = now() where id = ?', [invoiceId]);
+    expect((await sweepLive()).revived).toEqual({ subscriptions: 1 });
+
+    // Asked about by its key (nothing there), then that attempt made (the same key), once.
+    const active = await subs.until(id, (s) => s.status === 'active', 30_000);
+    expect(active.latestInvoice).toMatchObject({ id: invoiceId, status: 'paid', attempts: 2 });
+    const attempts = (await subs.captures(id)).filter((c) => c.metadata.invoiceId === invoiceId);
+    expect(attempts.map((c) => [c.status, c.idempotencyKey])).toEqual([
+      ['failed', invoiceId],
+      ['succeeded', `${invoiceId}.retry1`],
+    ]);
+    await subs.cancel(id);
+    noDuplicateMail(id);
+  });
+
   it('a pending first charge processing: the revived run follows the processor; captured, it is active', async () => {
     const receiver = await startCallbackReceiver();
     try {
