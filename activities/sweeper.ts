@@ -313,12 +313,15 @@ const liveKinds = {
  * src/rules/subscriptionCollection.ts derives where a new run takes it up; decision 0061): the
  * subscription's status and setup, the invoice's status, attempts, decline, next date, whether an
  * attempt's call is outstanding (marked sent, no outcome recorded), its last change, and the
- * authentication emails of its waiting attempt (their reminders). Null: gone.
+ * authentication emails of its waiting attempt (their reminders); without an invoice, whether a
+ * card is on file and the subscription's last change (a hosted authorization's). Null: gone.
  */
 async function subscriptionRecordOf(deps: ActivityDeps, id: string): Promise<SubscriptionRecordForRevival | null> {
   const rows: Array<{
     status: SubscriptionRecordForRevival['status'];
     setup_transaction_id: string | null;
+    has_card: boolean;
+    subscription_updated_at: Date;
     invoice_id: string | null;
     period_index: number | null;
     period_start: Date | null;
@@ -331,7 +334,8 @@ async function subscriptionRecordOf(deps: ActivityDeps, id: string): Promise<Sub
     updated_at: Date | null;
     action_keys: string[] | null;
   }> = await deps.orm.em.getConnection().execute(
-    `select s.status, s.setup_transaction_id, i.id as invoice_id, i.period_index, i.period_start, i.period_end,
+    `select s.status, s.setup_transaction_id, s.card_token is not null as has_card,
+            s.updated_at as subscription_updated_at, i.id as invoice_id, i.period_index, i.period_start, i.period_end,
             i.status as invoice_status, i.attempts, i.decline_type, i.next_attempt_at,
             i.provider_call_sent_at is not null as call_sent, i.updated_at,
             (select array_agg(e.dedupe_key) from emails e
@@ -352,6 +356,8 @@ async function subscriptionRecordOf(deps: ActivityDeps, id: string): Promise<Sub
   return {
     status: row.status,
     setupTransactionId: row.setup_transaction_id,
+    hasCard: row.has_card === true,
+    updatedAtMs: ms(row.subscription_updated_at)!,
     invoice:
       row.invoice_id === null
         ? null

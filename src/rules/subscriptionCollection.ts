@@ -98,6 +98,10 @@ export interface SubscriptionRecordForRevival {
   status: 'created' | 'pending' | 'active' | 'past_due' | 'cancelled';
   /** Set by a hosted card authorization (or a later card-update page). */
   setupTransactionId: string | null;
+  /** A card is on file (the merchant's token, or the one the hosted authorization saved). */
+  hasCard: boolean;
+  /** The subscription's last change (a hosted authorization's page recorded, while `pending`). */
+  updatedAtMs: number;
   /** The latest period's invoice (none yet: null). */
   invoice: {
     id: string;
@@ -131,6 +135,8 @@ export type RevivedCursor = {
   periodIndex: number;
   periodStartMs: number;
   collection?: Collection;
+  /** Still waiting for the customer to authorize a card on the hosted page (no period billed yet). */
+  authorization?: { expiresAtMs: number | null };
   /** The input's: the first attempt's request depends on it. */
   needsAuthorization?: boolean;
 };
@@ -234,18 +240,20 @@ function remindersSent(keys: string[], attempt: number): number {
  * Where a live subscription whose workflow ended is taken up (decision 0059, widened by 0061):
  * `created` starts over; `active` with its latest invoice paid waits for the next period; a
  * latest invoice being collected (`open`, `requires_action`, `processing`; the subscription
- * `pending`, `active` or `past_due`) is collected on from where the record shows it. Null: a
- * subscription still waiting for its card's hosted authorization, or a record this code does
- * not expect (an operator looks).
+ * `pending`, `active` or `past_due`) is collected on from where the record shows it; a `pending`
+ * one without an invoice waits on for its hosted card authorization (authorizationOf). Null: a
+ * record this code does not expect (an operator looks).
  */
 export function subscriptionRevivalOf(
   record: SubscriptionRecordForRevival,
-  terms: Omit<CollectionTerms, 'needsAuthorization'>,
+  terms: Omit<CollectionTerms, 'needsAuthorization'> & { authorizationExpirySeconds: number },
   nowMs: number,
 ): SubscriptionRevival | null {
   if (record.status === 'created') return { status: 'created' };
   const { invoice } = record;
-  if (record.status === 'cancelled' || !invoice) return null;
+  if (record.status === 'cancelled') return null;
+  if (!invoice)
+    return record.status === 'pending' ? authorizationOf(record, terms.authorizationExpirySeconds, nowMs) : null;
   if (invoice.status === 'paid') {
     if (record.status !== 'active') return null;
     return { status: 'active', periodIndex: invoice.periodIndex + 1, periodStartMs: invoice.periodEndMs };
@@ -261,4 +269,24 @@ export function subscriptionRevivalOf(
     collection: collectionOf(invoice, record.actionRequiredEmailKeys, { ...terms, needsAuthorization }, nowMs),
     needsAuthorization,
   };
+}
+
+/**
+ * A `pending` subscription without an invoice: its hosted card authorization. Its page recorded
+ * (`setup_transaction_id`, with the subscription's last change): the customer is waited for until
+ * that change plus the authorization's expiry, as the lost run did (it set the expiry right after
+ * recording the page); the card saved already: billing begins now (the first invoice and its
+ * on-session charge, never discarded). No page recorded: requested again (the subscription's id
+ * is its key, so the same page).
+ */
+function authorizationOf(
+  record: SubscriptionRecordForRevival,
+  authorizationExpirySeconds: number,
+  nowMs: number,
+): RevivedCursor {
+  const base = { status: 'pending' as const, periodIndex: 0, needsAuthorization: true };
+  if (record.hasCard) return { ...base, periodStartMs: nowMs };
+  const expiresAtMs =
+    record.setupTransactionId === null ? null : record.updatedAtMs + authorizationExpirySeconds * 1000;
+  return { ...base, periodStartMs: 0, authorization: { expiresAtMs } };
 }

@@ -195,7 +195,11 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
           record &&
           subscriptionRevivalOf(
             record,
-            { plan: subscription.plan, billingDaySeconds: settings.billingDaySeconds },
+            {
+              plan: subscription.plan,
+              billingDaySeconds: settings.billingDaySeconds,
+              authorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds,
+            },
             Date.now(),
           );
         if (!from) return 'skipped';
@@ -213,6 +217,7 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
                       periodStartMs: from.periodStartMs,
                       runs: 0,
                       ...(from.collection ? { collection: from.collection } : {}),
+                      ...(from.authorization ? { authorization: from.authorization } : {}),
                     },
                   },
                 ],

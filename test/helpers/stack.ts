@@ -206,8 +206,9 @@ export async function startTestWorker(
     logger?: Logger;
     /** Which queues it polls (WORKER_ROLE; default `all`). */
     role?: WorkerRole;
-    /** The sweeper's subscription starts (a revived run's billing day): the API's, as in production. */
+    /** The sweeper's subscription starts (a revived run's billing day and authorization expiry): the API's. */
     billingDaySeconds?: number;
+    subscriptionAuthorizationExpirySeconds?: number;
   },
 ): Promise<TestWorker> {
   const stack = testStack();
@@ -229,6 +230,9 @@ export async function startTestWorker(
     client,
     callbackRetryInitialSeconds: 1,
     ...(opts.billingDaySeconds ? { billingDaySeconds: opts.billingDaySeconds } : {}),
+    ...(opts.subscriptionAuthorizationExpirySeconds
+      ? { subscriptionAuthorizationExpirySeconds: opts.subscriptionAuthorizationExpirySeconds }
+      : {}),
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
@@ -375,6 +379,9 @@ export async function startPaymentStack(
     smtpUrl,
     ...(logger ? { logger } : {}),
     ...(settings.billingDaySeconds ? { billingDaySeconds: settings.billingDaySeconds } : {}),
+    ...(settings.subscriptionAuthorizationExpirySeconds
+      ? { subscriptionAuthorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds }
+      : {}),
   };
   let worker = await startTestWorker(orm, workerOptions);
   const stack: PaymentStack = {

@@ -272,6 +272,23 @@ describe('the sweeper revives subscriptions whose invoice is being collected', (
     noDuplicateMail(id);
   });
 
+  it('pending for its hosted card authorization: the revived run waits for the customer; authorized, charged once', async () => {
+    const created = await subs.create({ billingIntervalDays: 30 });
+    expect(created.body).toMatchObject({ status: 'pending', redirectUrl: expect.any(String), latestInvoice: null });
+    const id = created.body.id as string;
+    await loseAndRevive(id);
+    expect((await fetch(`${created.body.redirectUrl as string}/pay`, { method: 'POST' })).status).toBeLessThan(400);
+    const active = await subs.until(id, (s) => s.status === 'active', 15_000);
+    expect(active.latestInvoice).toMatchObject({ status: 'paid', attempts: 1 });
+    expect((await subs.captures(id)).map((c) => c.status)).toEqual(['succeeded']);
+    await eventually(
+      async () => mailLike(id, /is active/),
+      (l) => l.length === 1,
+    );
+    await subs.cancel(id);
+    noDuplicateMail(id);
+  });
+
   it('a pending first charge processing: the revived run follows the processor; captured, it is active', async () => {
     const receiver = await startCallbackReceiver();
     try {

@@ -40,11 +40,14 @@ const record = (
 ): SubscriptionRecordForRevival => ({
   status,
   setupTransactionId: null,
+  hasCard: true,
+  updatedAtMs: NOW - 3 * DAY_MS,
   invoice: inv,
   actionRequiredEmailKeys: [],
   ...patch,
 });
-const revive = (r: SubscriptionRecordForRevival) => subscriptionRevivalOf(r, terms, NOW);
+const revive = (r: SubscriptionRecordForRevival) =>
+  subscriptionRevivalOf(r, { ...terms, authorizationExpirySeconds: 60 }, NOW);
 const collectionOf = (r: SubscriptionRecordForRevival) => {
   const from = revive(r);
   if (!from || from.status === 'created' || !from.collection) throw new Error('no collection');
@@ -100,9 +103,28 @@ describe('subscriptionRevivalOf', () => {
     });
   });
 
-  it('nothing to resume: cancelled, waiting for a hosted authorization, an invoice void, a paid one past_due', () => {
+  it('a hosted authorization without an invoice: the wait goes on until its expiry; a saved card bills now', () => {
+    const pageAt = NOW - 3 * DAY_MS;
+    expect(revive(record('pending', null, { setupTransactionId: 'txn_setup', hasCard: false }))).toEqual({
+      status: 'pending',
+      periodIndex: 0,
+      periodStartMs: 0,
+      needsAuthorization: true,
+      authorization: { expiresAtMs: pageAt + 60_000 },
+    });
+    // No page recorded yet: requested again (its key is the subscription's id).
+    expect(revive(record('pending', null, { hasCard: false }))).toMatchObject({ authorization: { expiresAtMs: null } });
+    expect(revive(record('pending', null, { setupTransactionId: 'txn_setup' }))).toEqual({
+      status: 'pending',
+      periodIndex: 0,
+      periodStartMs: NOW,
+      needsAuthorization: true,
+    });
+  });
+
+  it('nothing to resume: cancelled, no invoice unless pending, an invoice void, a paid one past_due', () => {
     expect(revive(record('cancelled', invoice()))).toBeNull();
-    expect(revive(record('pending', null, { setupTransactionId: 'txn_setup' }))).toBeNull();
+    expect(revive(record('past_due', null))).toBeNull();
     expect(revive(record('past_due', invoice({ status: 'void' })))).toBeNull();
     expect(revive(record('past_due', invoice({ status: 'paid' })))).toBeNull();
   });
