@@ -4,7 +4,7 @@ import type { ProviderRegistry } from '../src/providers/registry';
 import type { KeyEnvironment } from '../src/db/entities';
 import type { Plan } from '../src/rules/subscriptionPlan';
 import type { ResolveHost } from '../src/net/pinnedPost';
-import type { SubscriptionRevival } from '../src/rules/orphanKinds';
+import type { SubscriptionRecordForRevival } from '../src/rules/subscriptionCollection';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
 export interface ActivityDeps {
@@ -81,10 +81,13 @@ export interface WorkflowStarters {
       callbackUrl: string | null;
       plan: Plan;
     }): Promise<StartAnswer>;
-    /** A live subscription whose workflow ended: a new run, taken up where `from` says. */
+    /**
+     * A live subscription whose workflow ended: a new run, taken up where its record (`read` once
+     * no run is found running; null: discarded) says.
+     */
     revive(
       subscription: Parameters<WorkflowStarters['subscription']['start']>[0],
-      from: SubscriptionRevival | null,
+      read: () => Promise<SubscriptionRecordForRevival | null>,
     ): Promise<ReviveAnswer>;
   };
   outboxEmail: { start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> };

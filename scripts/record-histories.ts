@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'never-fail-closed') await recordNeverFailClosed();
     if (which === 'all' || which === 'gaps') await recordGaps();
     if (which === 'all' || which === 'subscription-stuck') await recordSubscriptionStuck();
+    if (which === 'all' || which === 'revived-collections') await recordRevivedCollections();
   } finally {
     await globalTeardown();
   }
@@ -779,6 +780,100 @@ async function recordNeverFailClosed(): Promise<void> {
     await api('DELETE', `/subscriptions/${sub.body.id as string}?notify=false`);
     await settledWorkflow(subscriptionWorkflowId(sub.body.id as string));
     await exportHistory('subscription-revived-cancelled', subscriptionWorkflowId(sub.body.id as string));
+  } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * Subscriptions lost while collecting, revived by the live sweep from their record (decision 0061):
+ * an attempt in doubt the provider never received (`subscription-undecided-not-found-v1`), a
+ * cancellation the lost run accepted (Update-with-Start), an authentication wait taken up.
+ */
+async function recordRevivedCollections(): Promise<void> {
+  const stack = await startPaymentStack('record-revived', { billingDaySeconds: 1 });
+  const faults = (body: Record<string, string>) => stack.sandbox('/_admin/faults', body);
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Revived collections recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const terminate = (id: string) =>
+      stack.api.client.workflow
+        .getHandle(subscriptionWorkflowId(id))
+        .terminate('recording: the workflow ended under a live record');
+    const settled = (id: string) =>
+      eventually(
+        async () => (await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+    const sweepLive = () =>
+      stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+        taskQueue: stack.taskQueue,
+        workflowId: `sweep-live-revived-${Date.now()}`,
+        args: [
+          {
+            graceSeconds: 0,
+            pageSize: 10,
+            maxRows: 100,
+            merchantId: merchant.merchantId,
+            liveKinds: ['subscriptions'],
+          },
+        ],
+      });
+
+    // An attempt in doubt: the soft-declined renewal's retry marked sent, never received.
+    const doubt = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [30] });
+    const doubtId = doubt.body.id as string;
+    await faults({ payments: 'decline' });
+    const pastDue = await subs.until(doubtId, (s) => s.status === 'past_due', 20_000);
+    await faults({});
+    await terminate(doubtId);
+    await stack.orm.em
+      .getConnection()
+      .execute('update invoices set provider_call_sent_at = now() where id = ?', [pastDue.latestInvoice.id as string]);
+
+    // A cancellation accepted while the processor was down, the run lost before it finished.
+    const cancelled = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [30],
+    });
+    const cancelledId = cancelled.body.id as string;
+    await subs.until(cancelledId, (s) => s.latestInvoice?.status === 'requires_action', 20_000);
+    await faults({ payments: 'unavailable' });
+    await subs.cancel(cancelledId);
+    await terminate(cancelledId);
+    await faults({});
+
+    // An authentication wait taken up, then authenticated.
+    const waiting = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 2,
+      retryScheduleDays: [30],
+    });
+    const waitingId = waiting.body.id as string;
+    const asked = await subs.until(waitingId, (s) => s.latestInvoice?.status === 'requires_action', 20_000);
+    await terminate(waitingId);
+
+    await sweepLive();
+    await subs.until(doubtId, (s) => s.status === 'active', 30_000);
+    await subs.cancel(doubtId);
+    await settled(doubtId);
+    await exportHistory('subscription-revived-in-doubt-paid', subscriptionWorkflowId(doubtId));
+    await subs.until(cancelledId, (s) => s.status === 'cancelled', 30_000);
+    await settled(cancelledId);
+    await exportHistory('subscription-revived-cancel-accepted', subscriptionWorkflowId(cancelledId));
+    await fetch(`${asked.latestInvoice.hostedUrl as string}/authenticate`, { method: 'POST' });
+    await eventually(
+      () => subs.invoices(waitingId),
+      (list) => list.some((i) => i.id === asked.latestInvoice.id && i.status === 'paid'),
+      30_000,
+      250,
+    );
+    await subs.cancel(waitingId);
+    await settled(waitingId);
+    await exportHistory('subscription-revived-authenticated', subscriptionWorkflowId(waitingId));
   } finally {
     await stack.close();
   }

@@ -262,3 +262,13 @@ export const UNTIL_KNOWN_HAND_OVER = 'until-known-hand-over-v1';
  * question first goes unanswered that long: runs that never meet either carry no marker.
  */
 export const SUBSCRIPTION_STUCK = 'subscription-stuck-v1';
+
+// issue 42: collections revived (decision 0061)
+
+/**
+ * An attempt asked about by its key (undecided) that the provider never received (`not_found`) is
+ * made again, the same attempt under the same key, after a pause, instead of ending the run as
+ * discarded: the sweeper resumes an attempt in doubt (its call marked sent, no outcome recorded)
+ * as undecided, and the lost run may never have sent it. Asked only on that answer.
+ */
+export const SUBSCRIPTION_UNDECIDED_NOT_FOUND = 'subscription-undecided-not-found-v1';

@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Plan, SubscriptionStatus } from '../src/rules/subscriptionPlan';
 import type { PROVIDER_OUTCOME } from '../src/rules/providerFailures';
-import type { ChargeRequest } from '../activities/subscriptions/types';
+import type { Collection } from '../src/rules/subscriptionCollection';
 
 /**
  * The subscription workflow's messages, defined once for the API and the workflow.
@@ -76,51 +76,8 @@ export interface HostedCardUpdate {
   expiresAtMs: number;
 }
 
-/** An invoice being collected (charged, retried on declines, or waiting for the provider). */
-export interface Collection {
-  invoiceId: string;
-  /** Attempts made (declined or paid) on this invoice. */
-  attempts: number;
-  /** When the next attempt is due, epoch milliseconds. */
-  nextAttemptAtMs: number;
-  /** Consecutive tries the provider was unreachable for (the backoff grows with it). */
-  unavailableStreak: number;
-  /** The subscription's very first period: its outcome is the create's answer. */
-  first: boolean;
-  /**
-   * Attempts made before the retry schedule last restarted (a new card charged at once): the
-   * next delay is the schedule's entry for the attempts since. Absent: 0.
-   */
-  retryBase?: number;
-  /**
-   * A hard decline: no retry with that card; the collection waits for a new card until then
-   * (epoch ms), and cancels after (SUBSCRIPTION_HARD_DECLINES).
-   */
-  newCardByMs?: number;
-  /**
-   * An attempt the provider has not decided: asked about again by its key (no other attempt
-   * starts), `polls` times so far (SUBSCRIPTION_UNDECIDED_CHARGE).
-   */
-  undecided?: {
-    request: ChargeRequest;
-    polls: number;
-    /**
-     * The invoice shows the wait (SUBSCRIPTION_INVOICE_WAITS): the customer authenticates, or
-     * the processor decides later. `sinceMs`: when the attempt asked for authentication (the
-     * reminders and the deadline count from it); `reminders`: reminder emails sent so far.
-     */
-    waiting?: 'requires_action' | 'processing';
-    sinceMs?: number;
-    reminders?: number;
-    /**
-     * Answered something the code cannot go by (SUBSCRIPTION_STUCK; decision 0062): since when
-     * (epoch ms, the attempt's first such answer) and why (`invalid_response`, or the status);
-     * past `stuckAfterSeconds` the run is marked `Stuck`.
-     */
-    unansweredSinceMs?: number;
-    unanswered?: string;
-  };
-}
+/** An invoice being collected: defined with its pure rules (src/rules/subscriptionCollection.ts). */
+export type { Collection };
 
 /** What the API answers a create with: the first thing the workflow established. */
 export type StartOutcome =

@@ -1,6 +1,7 @@
 import type { InvoiceWaitingStatus } from '../../src/db/entities';
 import type { AppliedCharge, CardReplacement, OpenedInvoice } from '../../src/domain/subscriptions';
 import type { Outbox } from '../../src/rules/subscriptionPlan';
+import type { ChargeRequest } from '../../src/rules/subscriptionCollection';
 
 /** What opening a period's invoice found or made; the subscription workflow branches on it. */
 export type { OpenedInvoice };
@@ -36,25 +37,8 @@ export type CardPage =
 /** Where a hosted card update stands: authorized (the card replaced), still open, or over. */
 export type CardUpdateState = 'authorized' | 'waiting' | 'ended';
 
-export interface ChargeRequest {
-  invoiceId: string;
-  /** 1-based attempt number on this invoice; picks the provider idempotency key. */
-  attempt: number;
-  /** Delay to the next attempt if this one is declined; null when it is the last. */
-  retryDelayMs: number | null;
-  /** The subscription's very first charge (token flow): a refused token discards it. */
-  discardOnReject: boolean;
-  /**
-   * The customer is present: the first attempt of the first invoice. Every other attempt (a
-   * renewal, a retry) is an off-session charge. Absent (runs of older code): off-session.
-   */
-  onSession?: boolean;
-  /**
-   * How long an attempt answered `requires_action` waits for the customer (the retry schedule's
-   * total): the deadline its email names. Absent (older runs): none named.
-   */
-  authenticationWaitMs?: number;
-}
+/** One charge attempt of an invoice: defined with its pure rules (src/rules/subscriptionCollection.ts). */
+export type { ChargeRequest };
 
 /** A billing period's start as the workflow sends it (dates as ISO strings). */
 export interface PeriodInvoiceInput {

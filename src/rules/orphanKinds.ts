@@ -18,9 +18,9 @@ export const LIVE_KINDS = ['payments', 'refunds', 'subscriptions', 'disputes'] a
 export type LiveKind = (typeof LIVE_KINDS)[number];
 
 /**
- * Where a live subscription whose workflow ended is taken up: `created` starts over (its first
- * charge is keyed by its invoice, so never charged twice); `active` with its latest invoice paid
- * waits for the next period. Null: an invoice is being collected (no run is resumed from it yet).
+ * Where a live subscription whose workflow ended is taken up (subscriptionCollection.ts
+ * `subscriptionRevivalOf`): `created` starts over (its first charge is keyed by its invoice, so
+ * never charged twice); otherwise a new run resumes at the period the record shows, with the
+ * collection of its invoice rebuilt from the record when it is being collected (decision 0061).
  */
-export type SubscriptionRevival =
-  { status: 'created' } | { status: 'active'; periodIndex: number; periodStartMs: number };
+export type { SubscriptionRevival } from './subscriptionCollection';

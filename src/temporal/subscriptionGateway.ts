@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Payload } from '@temporalio/common';
 import {
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
@@ -16,6 +17,7 @@ import {
   subscriptionStartedUpdate,
   subscriptionWorkflowId,
   updatePaymentMethodUpdate,
+  isCancelRequest,
   type CancelRequest,
   type PaymentMethodOutcome,
   type PaymentMethodRequest,
@@ -26,7 +28,7 @@ import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workf
 import { isTemporalUnreachable } from './grpcErrors';
 import { temporalReachable } from './reachability';
 import { subscriptionTaskQueue } from './taskQueues';
-import type { SubscriptionRevival } from '../rules/orphanKinds';
+import { subscriptionRevivalOf, type SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
 import {
   reviveAnswer,
   signalAnswer,
@@ -150,46 +152,98 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
     }
   }
 
+  /**
+   * A cancel request the subscription's last run accepted (an Update in its history): a DELETE
+   * answered "accepted, takes effect as soon as the workers resume" whose run then ended before
+   * cancelling (decision 0061). Null: none, or no run at all.
+   */
+  async function cancelAcceptedByLastRun(subscriptionId: string): Promise<CancelRequest | null> {
+    let history;
+    try {
+      history = await handle(subscriptionId).fetchHistory();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return null;
+      throw err;
+    }
+    const converter = client.workflow.options.loadedDataConverter.payloadConverter;
+    for (const event of history.events ?? []) {
+      const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+      if (input?.name !== cancelSubscriptionUpdate.name) continue;
+      const [req] = (input.args?.payloads ?? []).map((p) => converter.fromPayload(p as Payload));
+      if (isCancelRequest(req)) return req;
+    }
+    return null;
+  }
+
   return {
     workflowId: subscriptionWorkflowId,
 
     /**
-     * A live subscription whose workflow ended (the sweeper; decision 0059) gets a new run, taken
-     * up where `from` says (null: none is started). A running one is left alone.
+     * A live subscription whose workflow ended (the sweeper; decisions 0059, 0061) gets a new run,
+     * taken up where its record says (`read`, asked only once no run is found running, so a run
+     * that ended just before has written all it will): `created` starts over; otherwise the run
+     * resumes at the record's period, collecting its invoice on from where the record shows it
+     * (subscriptionRevivalOf). A running one is left alone; a record no run can resume from is
+     * `skipped`.
      */
-    revive(subscription: SubscriptionStart, from: SubscriptionRevival | null): Promise<ReviveAnswer> {
+    revive(
+      subscription: SubscriptionStart,
+      read: () => Promise<SubscriptionRecordForRevival | null>,
+    ): Promise<ReviveAnswer> {
       const options = startOptions(subscription, settings);
       const [input] = options.args;
-      return reviveAnswer(
-        client,
-        subscriptionWorkflowId(subscription.id),
-        from &&
-          (() =>
-            client.workflow.start(subscriptionWorkflow, {
-              ...options,
-              ...(from.status === 'active'
-                ? {
-                    args: [
-                      {
-                        ...input,
-                        resume: {
-                          status: 'active',
-                          periodIndex: from.periodIndex,
-                          periodStartMs: from.periodStartMs,
-                          runs: 0,
-                        },
-                      },
-                    ],
-                    typedSearchAttributes: [
-                      { key: MerchantIdKey, value: subscription.merchantId },
-                      { key: ExternalIdKey, value: subscription.externalId },
-                      { key: SubscriptionStatusKey, value: 'active' },
-                    ],
-                  }
-                : {}),
-              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-            })),
-      );
+      return reviveAnswer(client, subscriptionWorkflowId(subscription.id), async () => {
+        const record = await read();
+        const from =
+          record &&
+          subscriptionRevivalOf(
+            record,
+            {
+              plan: subscription.plan,
+              billingDaySeconds: settings.billingDaySeconds,
+              authorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds,
+            },
+            Date.now(),
+          );
+        if (!from) return 'skipped';
+        const revived: typeof options = {
+          ...options,
+          ...(from.status !== 'created'
+            ? {
+                args: [
+                  {
+                    ...input,
+                    ...(from.needsAuthorization !== undefined ? { needsAuthorization: from.needsAuthorization } : {}),
+                    resume: {
+                      status: from.status,
+                      periodIndex: from.periodIndex,
+                      periodStartMs: from.periodStartMs,
+                      runs: 0,
+                      ...(from.collection ? { collection: from.collection } : {}),
+                      ...(from.authorization ? { authorization: from.authorization } : {}),
+                    },
+                  },
+                ],
+                typedSearchAttributes: [
+                  { key: MerchantIdKey, value: subscription.merchantId },
+                  { key: ExternalIdKey, value: subscription.externalId },
+                  { key: SubscriptionStatusKey, value: from.status },
+                ],
+              }
+            : {}),
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        };
+        // A cancellation the lost run accepted (the merchant was told it takes effect) is the new
+        // run's first message: its handler takes it before any step, so nothing is charged.
+        const cancel = await cancelAcceptedByLastRun(subscription.id);
+        if (!cancel) return client.workflow.start(subscriptionWorkflow, revived);
+        return client.workflow.startUpdateWithStart(cancelSubscriptionUpdate, {
+          args: [cancel],
+          updateId: cancelUpdateId(cancel),
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+          startWorkflowOperation: new WithStartWorkflowOperation(subscriptionWorkflow, revived),
+        });
+      });
     },
 
     /** Starts the subscription's workflow (the sweeper); a running one is left alone, a closed one never started again. */

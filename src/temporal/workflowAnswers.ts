@@ -78,7 +78,7 @@ export type ReviveAnswer = 'started' | 'running' | 'skipped';
 export async function reviveAnswer(
   client: Client,
   workflowId: string,
-  /** Null: no run can be resumed where the record is. */
+  /** Null, or answering `skipped`: no run can be resumed where the record is. */
   start: (() => Promise<unknown>) | null,
 ): Promise<ReviveAnswer> {
   try {
@@ -88,8 +88,7 @@ export async function reviveAnswer(
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
   if (!start) return 'skipped';
-  await start();
-  return 'started';
+  return (await start()) === 'skipped' ? 'skipped' : 'started';
 }
 
 /** What a message sent to a workflow (a signal) came to: delivered, or no run to take it. */

@@ -207,6 +207,9 @@ export async function startTestWorker(
     logger?: Logger;
     /** Which queues it polls (WORKER_ROLE; default `all`). */
     role?: WorkerRole;
+    /** The sweeper's subscription starts (a revived run's billing day and authorization expiry): the API's. */
+    billingDaySeconds?: number;
+    subscriptionAuthorizationExpirySeconds?: number;
   },
 ): Promise<TestWorker> {
   const stack = testStack();
@@ -227,6 +230,10 @@ export async function startTestWorker(
     publicBaseUrl: opts.publicBaseUrl ?? 'http://127.0.0.1:9',
     client,
     callbackRetryInitialSeconds: 1,
+    ...(opts.billingDaySeconds ? { billingDaySeconds: opts.billingDaySeconds } : {}),
+    ...(opts.subscriptionAuthorizationExpirySeconds
+      ? { subscriptionAuthorizationExpirySeconds: opts.subscriptionAuthorizationExpirySeconds }
+      : {}),
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
@@ -373,7 +380,17 @@ export async function startPaymentStack(
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), `mail-${name}-`));
   const catcher = await startMailCatcher({ port: 0, dir: mailDir });
   const smtpUrl = `smtp://127.0.0.1:${catcher.port}`;
-  const workerOptions = { taskQueue, providers, publicBaseUrl: api.baseUrl, smtpUrl, ...(logger ? { logger } : {}) };
+  const workerOptions = {
+    taskQueue,
+    providers,
+    publicBaseUrl: api.baseUrl,
+    smtpUrl,
+    ...(logger ? { logger } : {}),
+    ...(settings.billingDaySeconds ? { billingDaySeconds: settings.billingDaySeconds } : {}),
+    ...(settings.subscriptionAuthorizationExpirySeconds
+      ? { subscriptionAuthorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds }
+      : {}),
+  };
   let worker = await startTestWorker(orm, workerOptions);
   const stack: PaymentStack = {
     orm,

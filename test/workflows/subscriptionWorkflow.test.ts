@@ -4,6 +4,7 @@ import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import type { ChargeRequest } from '../../activities/subscriptions';
 import type { Outbox, SubscriptionStatus } from '../../src/rules/subscriptionPlan';
+import { chargeRequestOf } from '../../src/rules/subscriptionCollection';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import {
   cancelSubscriptionUpdate,
@@ -703,6 +704,49 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     expect(retryWaitMs).toBeLessThan(2 * DAY_MS);
     expect(billing.activities.reconcileInvoiceCharge).not.toHaveBeenCalled();
   }, 120_000);
+
+  it('a revived run resumes an attempt in doubt the provider never received: the same request again, paid once', async () => {
+    // The sweeper's cursor (decision 0061): period 1's invoice, its first attempt's call marked
+    // sent with no outcome recorded. The provider has nothing under its key (not_found).
+    const billing = fakeBilling({});
+    const periodStartMs = Date.parse('2026-12-01T00:00:00Z');
+    await billing.activities.openInvoice({
+      periodIndex: 1,
+      amountMinor: 1000,
+      periodStart: new Date(periodStartMs).toISOString(),
+      periodEnd: new Date(periodStartMs + 30 * DAY_MS).toISOString(),
+    });
+    const wf = input();
+    const request: ChargeRequest = chargeRequestOf(wf, { invoiceId: 'inv_1', attempts: 0, first: false });
+    const revived = input({
+      ...wf,
+      resume: {
+        status: 'active',
+        periodIndex: 1,
+        periodStartMs,
+        runs: 0,
+        collection: {
+          invoiceId: 'inv_1',
+          attempts: 0,
+          nextAttemptAtMs: 0,
+          unavailableStreak: 0,
+          first: false,
+          undecided: { request, polls: 0 },
+        },
+      },
+    });
+    await run(billing, revived, async (handle) => {
+      await skipUntil(() => billing.invoices()[0]!.status === 'paid', 10_000);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      return cancelAndFinish(handle);
+    });
+    // Asked about first by its key, then the same attempt (same request, same key) made: once.
+    expect(
+      (billing.activities.reconcileInvoiceCharge.mock.calls as unknown as [ChargeRequest][]).map(([r]) => r),
+    ).toEqual([request]);
+    expect(billing.activities.chargeInvoice.mock.calls.map(([r]) => r)).toEqual([request]);
+    expect(billing.invoices()[0]).toMatchObject({ status: 'paid', attempts: 1 });
+  }, 60_000);
 
   it('a renewal answered processing: the same attempt is asked about at growing intervals, at most daily, then paid once', async () => {
     // Period 1's charge is answered `processing` (undecided), and so is every question about it

@@ -1,7 +1,8 @@
 import { condition, log, patched } from '@temporalio/workflow';
 import type { ChargeOutcome, ChargeRequest, PeriodInvoiceInput } from '../../activities/subscriptions';
 import type { OpenedInvoice } from '../../activities/subscriptions';
-import { retryDelayMillis, retryScheduleTotalMillis } from '../../src/rules/subscriptionPlan';
+import { retryScheduleTotalMillis } from '../../src/rules/subscriptionPlan';
+import { chargeRequestOf } from '../../src/rules/subscriptionCollection';
 import { failureType, outcomeOfFailure, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
 import {
   RENEWAL_CHARGE_LOCAL,
@@ -9,6 +10,7 @@ import {
   SUBSCRIPTION_INVOICE_WAITS,
   SUBSCRIPTION_UNDECIDED_CANCEL,
   SUBSCRIPTION_UNDECIDED_CHARGE,
+  SUBSCRIPTION_UNDECIDED_NOT_FOUND,
 } from '../patches';
 import { commitBeforeProviderCall, localAttempts, remoteAttempts } from '../providerActivities';
 import type { Collection } from '../subscriptionApi';
@@ -47,21 +49,9 @@ export interface MadeAttempt {
   outcome: ChargeOutcome | 'try_later';
 }
 
-/** The attempt after `attempts` made: its key, its delay if declined, whether a refusal discards. */
-function nextRequest(
-  s: SubscriptionState,
-  c: Pick<Collection, 'invoiceId' | 'attempts' | 'first' | 'retryBase'>,
-): ChargeRequest {
-  const { plan, billingDaySeconds, needsAuthorization } = s.input;
-  return {
-    invoiceId: c.invoiceId,
-    attempt: c.attempts + 1,
-    retryDelayMs: retryDelayMillis(plan, c.attempts + 1 - (c.retryBase ?? 0), billingDaySeconds),
-    discardOnReject: c.first && c.attempts === 0 && !needsAuthorization,
-    onSession: c.first && c.attempts === 0,
-    authenticationWaitMs: retryScheduleTotalMillis(plan, billingDaySeconds),
-  };
-}
+/** The attempt after `attempts` made (its key, its delay if declined): the one pure derivation. */
+const nextRequest = (s: SubscriptionState, c: Pick<Collection, 'invoiceId' | 'attempts' | 'first' | 'retryBase'>) =>
+  chargeRequestOf(s.input, c);
 
 async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise<CollectionResult> {
   const c = s.collection!;
@@ -89,6 +79,12 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
       }
       request = c.undecided.request;
       outcome = await reconcileCharge(s, request);
+      // Never received (an attempt in doubt a revived run took up, decision 0061): the same
+      // attempt, its key, after a pause; never discarded for it.
+      if (outcome.kind === 'not_found' && patched(SUBSCRIPTION_UNDECIDED_NOT_FOUND)) {
+        delete c.undecided;
+        outcome = 'try_later';
+      }
     } else {
       // A new card (past_due) wakes the wait: the next attempt is made now, and the retry
       // schedule restarts from it (it only matters if this attempt is declined too). After a
