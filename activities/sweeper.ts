@@ -1,8 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { KeyEnvironment } from '../src/db/entities';
 import type { LiveKind, OrphanKind } from '../src/rules/orphanKinds';
-import type { SubscriptionRecordForRevival } from '../src/rules/subscriptionCollection';
-import { subscriptionStartOf } from '../src/domain/subscriptions';
+import { subscriptionRecordOf, subscriptionStartOf } from '../src/domain/subscriptions';
 import type { ActivityDeps, ReviveAnswer, WorkflowStarters } from './deps';
 
 /**
@@ -284,7 +283,7 @@ const liveKinds = {
       const em = deps.orm.em.fork();
       const start = await subscriptionStartOf(em, row.id);
       if (!start) return 'running'; // discarded meanwhile: nothing to run
-      return subscription.revive(start, () => subscriptionRecordOf(deps, row.id));
+      return subscription.revive(start, () => subscriptionRecordOf(deps.orm.em.fork(), row.id));
     },
   }),
   // Open (not decided by the processor, nor accepted): followed until the processor decides.
@@ -311,75 +310,6 @@ const liveKinds = {
       }),
   }),
 } satisfies Record<LiveKind, unknown>;
-
-/**
- * A live subscription and its latest invoice as the record holds them (subscriptionRevivalOf in
- * src/rules/subscriptionCollection.ts derives where a new run takes it up; decision 0061): the
- * subscription's status and setup, the invoice's status, attempts, decline, next date, whether an
- * attempt's call is outstanding (marked sent, no outcome recorded), its last change, and the
- * authentication emails of its waiting attempt (their reminders); without an invoice, whether a
- * card is on file and the subscription's last change (a hosted authorization's). Null: gone.
- */
-async function subscriptionRecordOf(deps: ActivityDeps, id: string): Promise<SubscriptionRecordForRevival | null> {
-  const rows: Array<{
-    status: SubscriptionRecordForRevival['status'];
-    setup_transaction_id: string | null;
-    has_card: boolean;
-    subscription_updated_at: Date;
-    invoice_id: string | null;
-    period_index: number | null;
-    period_start: Date | null;
-    period_end: Date | null;
-    invoice_status: NonNullable<SubscriptionRecordForRevival['invoice']>['status'] | null;
-    attempts: number | null;
-    decline_type: 'hard' | 'soft' | null;
-    next_attempt_at: Date | null;
-    call_sent: boolean | null;
-    updated_at: Date | null;
-    action_keys: string[] | null;
-  }> = await deps.orm.em.getConnection().execute(
-    `select s.status, s.setup_transaction_id, s.card_token is not null as has_card,
-            s.updated_at as subscription_updated_at, i.id as invoice_id, i.period_index, i.period_start, i.period_end,
-            i.status as invoice_status, i.attempts, i.decline_type, i.next_attempt_at,
-            i.provider_call_sent_at is not null as call_sent, i.updated_at,
-            (select array_agg(e.dedupe_key) from emails e
-              where i.status = 'requires_action'
-                and e.dedupe_key in (
-                  select s.id || ':email:action_required:' || i.id || ':' || (i.attempts + 1) || ':' || n
-                    from generate_series(0, jsonb_array_length(s.retry_schedule_days)) n)) as action_keys
-          from subscriptions s
-          left join lateral (
-            select * from invoices where subscription_id = s.id order by period_index desc limit 1
-          ) i on true
-          where s.id = ?`,
-    [id],
-  );
-  const row = rows[0];
-  if (!row) return null;
-  const ms = (d: Date | null) => (d === null ? null : new Date(d).getTime());
-  return {
-    status: row.status,
-    setupTransactionId: row.setup_transaction_id,
-    hasCard: row.has_card === true,
-    updatedAtMs: ms(row.subscription_updated_at)!,
-    invoice:
-      row.invoice_id === null
-        ? null
-        : {
-            id: row.invoice_id,
-            periodIndex: Number(row.period_index),
-            periodStartMs: ms(row.period_start)!,
-            periodEndMs: ms(row.period_end)!,
-            status: row.invoice_status!,
-            attempts: Number(row.attempts),
-            declineType: row.decline_type,
-            nextAttemptAtMs: ms(row.next_attempt_at),
-            callSent: row.call_sent === true,
-            updatedAtMs: ms(row.updated_at)!,
-          },
-    actionRequiredEmailKeys: row.action_keys ?? [],
-  };
-}
 
 export interface ReviveLiveRequest {
   kind: LiveKind;

@@ -9,12 +9,15 @@ import {
   createOrFindSubscription,
   existingSubscriptionProcessor,
   findSubscriptionView,
+  subscriptionRecordOf,
   subscriptionStartInput,
+  subscriptionStartOf,
   type SubscriptionRequest,
   type SubscriptionResponse,
 } from '../domain/subscriptions';
 import type { SubscriptionGateway } from '../temporal/subscriptionGateway';
-import type { StartOutcome } from '../../workflows/subscriptionApi';
+import type { ReviveAnswer } from '../temporal/workflowAnswers';
+import type { CancelRequest, StartOutcome } from '../../workflows/subscriptionApi';
 import { providerRejection } from './providerRejection';
 import { providerTrouble, workflowServiceUnavailable } from './workflowTrouble';
 
@@ -27,7 +30,7 @@ export interface SubscriptionUseCases {
   providers: ProviderRegistry;
   subscriptions: Pick<
     SubscriptionGateway,
-    'startAndAwaitFirstOutcome' | 'cancel' | 'updatePaymentMethod' | 'reachable'
+    'startAndAwaitFirstOutcome' | 'cancel' | 'revive' | 'updatePaymentMethod' | 'reachable'
   >;
 }
 
@@ -101,10 +104,13 @@ export async function cancelSubscription(
   const before = await findSubscriptionView(em, subscriptionId, caller);
   if (!before) throw notFound();
   if (before.status === 'cancelled') return before;
-  const result = await subscriptions.cancel(subscriptionId, {
-    reason: req.reason ?? 'merchant_request',
-    notify: req.notify,
-  });
+  const cancel = { reason: req.reason ?? 'merchant_request', notify: req.notify };
+  let result = await subscriptions.cancel(subscriptionId, cancel);
+  if (result === 'closed' && (await reviveToCancel(deps, subscriptionId, cancel)) !== 'skipped') {
+    // Its run had ended with the subscription live (decision 0061): a new run took the cancel
+    // as its first message (the same update id); this waits for it as for any other.
+    result = await subscriptions.cancel(subscriptionId, cancel);
+  }
   const after = await findSubscriptionView(em, subscriptionId, caller);
   if (!after) throw notFound();
   if (after.status === 'cancelled') return after;
@@ -121,6 +127,22 @@ export async function cancelSubscription(
     );
   }
   return after; // a closed workflow: the record says what became of the subscription
+}
+
+/**
+ * A DELETE that found no run of a live subscription (it ended: failed, terminated, timed out):
+ * the run is started again where the record says, with the cancel as its first message, so it is
+ * never charged meanwhile (the sweeper would otherwise revive it and go on billing).
+ */
+async function reviveToCancel(
+  deps: Pick<SubscriptionUseCases, 'em' | 'subscriptions'>,
+  subscriptionId: string,
+  cancel: CancelRequest,
+): Promise<ReviveAnswer> {
+  const em = deps.em.fork();
+  const start = await subscriptionStartOf(em, subscriptionId);
+  if (!start) return 'skipped';
+  return deps.subscriptions.revive(start, () => subscriptionRecordOf(em, subscriptionId), cancel);
 }
 
 /**

@@ -184,11 +184,12 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
      * that ended just before has written all it will): `created` starts over; otherwise the run
      * resumes at the record's period, collecting its invoice on from where the record shows it
      * (subscriptionRevivalOf). A running one is left alone; a record no run can resume from is
-     * `skipped`.
+     * `skipped`. `cancel`: the merchant's DELETE that found no run, the new run's first message.
      */
     revive(
       subscription: SubscriptionStart,
       read: () => Promise<SubscriptionRecordForRevival | null>,
+      cancelNow?: CancelRequest,
     ): Promise<ReviveAnswer> {
       const options = startOptions(subscription, settings);
       const [input] = options.args;
@@ -235,7 +236,7 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
         };
         // A cancellation the lost run accepted (the merchant was told it takes effect) is the new
         // run's first message: its handler takes it before any step, so nothing is charged.
-        const cancel = await cancelAcceptedByLastRun(subscription.id);
+        const cancel = cancelNow ?? (await cancelAcceptedByLastRun(subscription.id));
         if (!cancel) return client.workflow.start(subscriptionWorkflow, revived);
         return client.workflow.startUpdateWithStart(cancelSubscriptionUpdate, {
           args: [cancel],

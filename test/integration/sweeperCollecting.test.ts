@@ -239,6 +239,32 @@ describe('the sweeper revives subscriptions whose invoice is being collected', (
     noDuplicateMail(id);
   });
 
+  it('a DELETE that finds no run (it ended under a live record): a new run takes the cancel first; cancelled, nothing charged', async () => {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [2] });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    await terminate(id);
+    const capturesBefore = (await subs.captures(id)).length;
+
+    const deleted = await subs.cancel(id);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ id, status: 'cancelled', cancellationReason: 'merchant_request' });
+    expect((await subs.get(id)).body.status).toBe('cancelled');
+    // The run the DELETE started ended with it; the sweep finds nothing live; no renewal follows.
+    await eventually(
+      () => describeRun(id),
+      (st) => st === 'COMPLETED',
+    );
+    expect((await sweepLive()).revived).toEqual({ subscriptions: 0 });
+    await sleep(3 * DAY_MS);
+    expect(await subs.captures(id)).toHaveLength(capturesBefore);
+    expect(await subs.invoices(id)).toHaveLength(1);
+    // A second DELETE answers the same, starts nothing.
+    const again = await subs.cancel(id);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ status: 'cancelled' });
+  });
+
   it('an attempt in doubt (its call marked sent, never received): asked about by its key, then made once under it', async () => {
     const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2, retryScheduleDays: [30] });
     expect(created.body.status).toBe('active');
