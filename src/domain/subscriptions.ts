@@ -333,7 +333,10 @@ export async function subscriptionStartOf(em: EntityManager, id: string): Promis
  * authentication emails of its waiting attempt (their reminders); without an invoice, whether a
  * card is on file and the subscription's last change (a hosted authorization's). Null: gone.
  */
-export async function subscriptionRecordOf(em: EntityManager, id: string): Promise<SubscriptionRecordForRevival | null> {
+export async function subscriptionRecordOf(
+  em: EntityManager,
+  id: string,
+): Promise<SubscriptionRecordForRevival | null> {
   const rows: Array<{
     status: SubscriptionRecordForRevival['status'];
     setup_transaction_id: string | null;
