@@ -37,6 +37,15 @@ const session = {
   metadata: { idempotencyKey: KEY },
 };
 
+const refund = {
+  ...fixture('refund'),
+  status: 'succeeded',
+  amount: 100,
+  currency: 'usd',
+  payment_intent: PI,
+  metadata: { idempotencyKey: 'rf_01J0RESUME' },
+};
+
 /** A stand-in Stripe: `fail` answers a request 503 (Stripe's 5xx: ambiguous) while it says so. */
 async function standIn(fail: (req: string) => boolean) {
   const seen: string[] = [];
@@ -66,6 +75,7 @@ async function standIn(fail: (req: string) => boolean) {
     else if (line === 'GET /v1/checkout/sessions') res.end(list([{ ...session, payment_intent: PI }]));
     else if (line === `GET /v1/checkout/sessions/${SESSION}`) res.end(JSON.stringify(session));
     else if (line === `GET /v1/payment_intents/${PI}`) res.end(JSON.stringify(pi));
+    else if (line === 'GET /v1/refunds') res.end(list([refund]));
     else {
       res.writeHead(404);
       res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: `no ${line}` } }));
@@ -161,6 +171,37 @@ describe('a provider lookup heartbeats what it learned; a retried attempt resume
       expect(retry.found).toMatchObject({ transactionId: PI, status: 'succeeded' });
       expect(stripe.seen).toEqual(['GET /v1/payment_intents/search']);
       expect(retry.heartbeats.at(-1)).toEqual({ replayPassed: true, objectId: PI });
+    } finally {
+      await stripe.close();
+    }
+  });
+
+  it("a refund of a hosted payment: the session's PaymentIntent found, the refund list fails; the retry lists at once", async () => {
+    let listFails = true;
+    const stripe = await standIn((line) => listFails && line === 'GET /v1/refunds');
+    try {
+      const run = async (heartbeatDetails?: unknown) => {
+        const env = new MockActivityEnvironment(heartbeatDetails === undefined ? {} : { heartbeatDetails });
+        const heartbeats: LookupProgress[] = [];
+        env.on('heartbeat', (details: LookupProgress) => heartbeats.push(details));
+        const lookup = () =>
+          stripe.provider.findRefund({
+            idempotencyKey: 'rf_01J0RESUME',
+            transactionId: SESSION,
+            resume: lookupResume(),
+          });
+        return { found: await env.run(lookup).catch((err: unknown) => err), heartbeats };
+      };
+      const first = await run();
+      expect(first.found).toMatchObject({ kind: 'timeout' });
+      expect(first.heartbeats.at(-1)).toEqual({ objectId: PI });
+      expect(stripe.seen).toEqual([`GET /v1/checkout/sessions/${SESSION}`, 'GET /v1/refunds']);
+
+      listFails = false;
+      stripe.seen.length = 0;
+      const retry = await run(first.heartbeats.at(-1));
+      expect(retry.found).toMatchObject({ transactionId: SESSION, status: 'succeeded', amountMinor: 100 });
+      expect(stripe.seen).toEqual(['GET /v1/refunds']);
     } finally {
       await stripe.close();
     }
