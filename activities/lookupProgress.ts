@@ -7,8 +7,9 @@ import type { LookupProgress, LookupResume } from '../src/providers/types';
  * retried attempt of the same activity (the same record, the same question) starts from the last
  * details heartbeated instead of starting over. The reconciling activities' proxies have a
  * heartbeatTimeout, so a worker lost mid-lookup is noticed before the attempt's own timeout.
- * Outside an activity (a script, a test calling the factory) there is nothing to resume:
- * undefined, a lookup from the start.
+ * Outside an activity (a script, a test calling the factory), or in a local activity (which has
+ * no heartbeat; its retries are the workflow's), there is nothing to resume: undefined, a lookup
+ * from the start.
  */
 export function lookupResume(): LookupResume | undefined {
   let ctx: Context;
@@ -17,6 +18,7 @@ export function lookupResume(): LookupResume | undefined {
   } catch {
     return undefined;
   }
+  if (ctx.info.isLocal) return undefined;
   const from = progressOf(ctx.info.heartbeatDetails);
   let progress = from;
   // Alive from the start: the first provider call may take up to its own timeout.

@@ -224,7 +224,12 @@ describe('a provider lookup heartbeats what it learned; a retried attempt resume
     }
   });
 
-  it('outside an activity (a script, a test calling the factory): no resume, nothing to heartbeat', () => {
+  it('outside an activity (a script, a test calling the factory) or in a local one: no resume, nothing to heartbeat', async () => {
     expect(lookupResume()).toBeUndefined();
+    const local = new MockActivityEnvironment({ isLocal: true, heartbeatDetails: { objectId: PI } });
+    const heartbeats: unknown[] = [];
+    local.on('heartbeat', (d: unknown) => heartbeats.push(d));
+    expect(await local.run(async () => lookupResume())).toBeUndefined();
+    expect(heartbeats).toEqual([]);
   });
 });
