@@ -14,6 +14,7 @@ import {
 } from '../src/domain/payments';
 import { ProviderMismatchError, differences } from '../src/providers/errors';
 import type { CreatePaymentInput, PaymentLookup, PaymentProvider, ProviderPayment } from '../src/providers/types';
+import { lookupResume } from './lookupProgress';
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
@@ -117,7 +118,7 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
       : null;
   const lookUp = async (provider: PaymentProvider, payment: Payment, replay: boolean) => {
     const lookup = lookupOf(payment, replay);
-    return lookup ? provider.findPayment(lookup) : null;
+    return lookup ? provider.findPayment({ ...lookup, resume: lookupResume() }) : null;
   };
   const apply = async (
     paymentId: string,

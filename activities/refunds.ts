@@ -12,6 +12,7 @@ import {
 import { ProviderError, ProviderMismatchError, differences } from '../src/providers/errors';
 import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '../src/rules/providerFailures';
 import type { CreateRefundInput, PaymentProvider, ProviderRefund } from '../src/providers/types';
+import { lookupResume } from './lookupProgress';
 import type { ActivityDeps } from './deps';
 import { recordProvider } from './recordProvider';
 import { unconfiguredAfterEarlierCall } from './payments';
@@ -194,6 +195,7 @@ export function createRefundActivities({ orm, providers, publicBaseUrl, logger }
         const found = await provider.findRefund({
           idempotencyKey: refund.id,
           transactionId: refund.payment.providerTransactionId!,
+          resume: lookupResume(),
         });
         if (found) return await follow(refund, found);
         const pr = await provider.createRefund(refundRequest(refund));

@@ -67,8 +67,18 @@ export async function commitBeforeProviderCall(hasChange: HasChange = patched): 
   return 'local';
 }
 
+/**
+ * The heartbeat timeout of the questions to the provider (reconciliation, expiry): a lookup of
+ * several calls heartbeats between them what it learned, and a retried attempt resumes from it
+ * (activities/lookupProgress.ts, decision 0064); a worker lost mid-question is noticed after this
+ * rather than the full start-to-close. Each provider call is bounded by PROVIDER_TIMEOUT_MS (3 s).
+ * Activity options are not part of what a replay compares: histories recorded without it replay.
+ */
+export const LOOKUP_HEARTBEAT_TIMEOUT = '10 seconds';
+
 /** Asking the provider what happened: as long as it takes, backing off to once a minute. */
 export const patientActivities = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
+  heartbeatTimeout: LOOKUP_HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });

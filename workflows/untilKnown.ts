@@ -10,6 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { LOOKUP_HEARTBEAT_TIMEOUT } from './providerActivities';
 import { NEVER_FAIL_CLOSED, UNTIL_KNOWN_HAND_OVER } from './patches';
 import { runIsLong } from './runBound';
 import { StuckKey } from './searchAttributes';
@@ -53,6 +54,7 @@ export interface UntilKnownOptions<T> {
 function questionsFor(seconds: number): Questions {
   return proxyActivities<Activities>({
     startToCloseTimeout: '15 seconds',
+    heartbeatTimeout: LOOKUP_HEARTBEAT_TIMEOUT,
     scheduleToCloseTimeout: `${seconds} seconds`,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });

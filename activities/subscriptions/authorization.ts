@@ -11,6 +11,7 @@ import { attemptFailure, reconcileFailure, refusal, rejectionOf } from '../provi
 import { setupLookup, setupRequest, subscriptionRecords } from './shared';
 import { ApplicationFailure } from '@temporalio/activity';
 import { recordProvider } from '../recordProvider';
+import { lookupResume } from '../lookupProgress';
 import { PROVIDER_FAILURE } from '../../src/rules/providerFailures';
 
 /**
@@ -68,7 +69,9 @@ export function createCardAuthorizationActivities(deps: ActivityDeps) {
       if (!s) return 'missing';
       if (s.status !== 'created') return 'pending';
       try {
-        const pp = await (await providerOf(s)).findPayment(setupLookup(s, setupRequest(s, publicBaseUrl)));
+        const pp = await (
+          await providerOf(s)
+        ).findPayment({ ...setupLookup(s, setupRequest(s, publicBaseUrl)), resume: lookupResume() });
         if (!pp) return 'not_found';
         await markAwaitingAuthorization(orm.em.fork(), s.id, {
           transactionId: pp.transactionId,

@@ -12,7 +12,8 @@ import { recordProvider } from '../recordProvider';
 import { reconcileFailure, refusal, rejectionOf } from '../providerFailures';
 import { metadataOf, subscriptionRecords, updatable } from './shared';
 import type { CardChange, CardPage, CardUpdateState } from './types';
-import { PROVIDER_ERROR_CODE } from '../../src/rules/providerFailures';
+import { ApplicationFailure } from '@temporalio/activity';
+import { PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 
 type Rejection = ReturnType<typeof rejectionOf>;
 
@@ -35,17 +36,18 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
 
   /**
    * A setup (no money moved) at the subscription's provider, for a card update: the provider's
-   * answer, or the rejection to return (no provider configured, or the provider refused). Other
-   * provider trouble is retried: a setup moves no money.
+   * answer, or the rejection to return (the provider refused). Other provider trouble is
+   * retried: a setup moves no money. No provider (its configuration removed since the
+   * subscription began, decision 0064): nothing was sent and nothing changes; failed at once, not
+   * retried, so the Update answers `provider_unavailable` (503, retry later) instead of a
+   * rejection the API would answer as a 500; the watcher and billing carry on as they were.
    */
   const setupAtProvider = async (
     s: Subscription,
     request: Pick<CreatePaymentInput, 'idempotencyKey' | 'cardToken' | 'returnUrl' | 'webhookUrl'>,
   ): Promise<ProviderPayment | Rejection> => {
     const provider = await recordProvider(providers, s);
-    if (!provider) {
-      return { kind: 'rejected', code: PROVIDER_ERROR_CODE.notConfigured, message: `No provider for ${s.processor}.` };
-    }
+    if (!provider) throw ApplicationFailure.nonRetryable(`no provider ${s.processor}`, PROVIDER_NOT_CONFIGURED);
     try {
       return await provider.createPayment({
         ...request,

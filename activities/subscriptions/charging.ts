@@ -13,6 +13,7 @@ import type { ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { EMAIL_CLAIM_SECONDS } from '../emails';
 import { recordProvider } from '../recordProvider';
+import { lookupResume } from '../lookupProgress';
 import { clearProviderCallSent, sentProviderCall } from '../providerCalls';
 import {
   attemptFailure,
@@ -184,13 +185,14 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     if (!invoice.providerCallSentAt) return { kind: 'not_found' };
     try {
       const card = invoice.subscription.cardToken;
-      const pp = await provider.findPayment(
-        chargeLookup(
+      const pp = await provider.findPayment({
+        ...chargeLookup(
           invoice,
           req.attempt,
           card ? chargeRequest(invoice, req.attempt, card, req.onSession === true, webhookUrlOf(invoice)) : undefined,
         ),
-      );
+        resume: lookupResume(),
+      });
       if (!pp) {
         // Nothing under this attempt's key: no call was performed; the next one is a first call.
         await clearProviderCallSent(orm, 'invoices', invoice.id);

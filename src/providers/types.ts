@@ -93,12 +93,36 @@ export interface PaymentLookup {
    * own reconciliation; never an expiry or a cancellation asking whether anything happened).
    */
   request?: CreatePaymentInput;
+  /** Where an earlier attempt of this lookup got to, and how to report progress (decision 0064). */
+  resume?: LookupResume;
 }
 
 /** A refund by our idempotency key, within the payment transaction it refunds. */
 export interface RefundLookup {
   idempotencyKey: string;
   transactionId: string;
+  /** Where an earlier attempt of this lookup got to, and how to report progress (decision 0064). */
+  resume?: LookupResume;
+}
+
+/**
+ * What a lookup of several provider calls learned on the way, so that a retried attempt goes on
+ * from there instead of starting over (decision 0064). Only facts that stay true: an object id
+ * (ids never change), or that replaying the request cannot answer (past the window, or the key
+ * holds other parameters). An adapter ignores what it does not use.
+ */
+export interface LookupProgress {
+  /** The provider's object found so far (Stripe: the PaymentIntent, Customer or Checkout Session). */
+  objectId?: string;
+  /** Replaying the request under its key cannot answer any more: go on to the next way. */
+  replayPassed?: boolean;
+}
+
+export interface LookupResume {
+  /** What earlier attempts learned (empty on a first attempt). */
+  from: LookupProgress;
+  /** Told each new fact between provider calls (the activity heartbeats it). */
+  learned: (progress: LookupProgress) => void;
 }
 
 /**

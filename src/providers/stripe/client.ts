@@ -4,6 +4,7 @@ import { ProviderError, ProviderWebhookError } from '../errors';
 import type {
   CreatePaymentInput,
   CreateRefundInput,
+  LookupProgress,
   PaymentLookup,
   PaymentProvider,
   ProviderDispute,
@@ -258,18 +259,32 @@ export class StripeProvider implements PaymentProvider {
       const pi = await this.retrieveOrNull((s) => s.paymentIntents.retrieve(by.transactionId));
       return pi ? mapPaymentIntent(pi) : null;
     }
+    // A retried attempt goes on from what an earlier one learned (decision 0064): an object found
+    // is read by its id; a replay that could not answer is not tried again.
+    const from = by.resume?.from ?? {};
+    const learned = (progress: LookupProgress) => by.resume?.learned(progress);
+    const found = (payment: ProviderPayment): ProviderPayment => {
+      learned({ objectId: payment.transactionId });
+      return payment;
+    };
     const age = Date.now() - by.notBefore.getTime();
-    if (by.request && by.request.idempotencyKey === by.idempotencyKey && age < REPLAY_WINDOW_MS) {
-      const replayed = await this.replay(by.request, by.notBefore);
-      if (replayed !== 'conflict') return replayed;
+    let searched = await this.resumePayment(by, from.objectId, learned);
+    if (searched === undefined) {
+      if (by.request && by.request.idempotencyKey === by.idempotencyKey && !from.replayPassed) {
+        if (age < REPLAY_WINDOW_MS) {
+          const replayed = await this.replay(by.request, by.notBefore);
+          if (replayed !== 'conflict') return replayed && found(replayed);
+        }
+        learned({ replayPassed: true });
+      }
+      searched =
+        by.mode === 'card'
+          ? await this.paymentIntentByKey(by.idempotencyKey)
+          : by.mode === 'checkout'
+            ? await this.paymentSessionByKey(by.idempotencyKey, learned)
+            : await this.setupSessionByKey(by.idempotencyKey, learned);
     }
-    const found =
-      by.mode === 'card'
-        ? await this.paymentIntentByKey(by.idempotencyKey)
-        : by.mode === 'checkout'
-          ? await this.paymentSessionByKey(by.idempotencyKey)
-          : await this.setupSessionByKey(by.idempotencyKey);
-    if (found) return found;
+    if (searched) return found(searched);
     if (age < SEARCH_SETTLE_MS) {
       throw new ProviderError(
         'timeout',
@@ -277,6 +292,27 @@ export class StripeProvider implements PaymentProvider {
       );
     }
     return null;
+  }
+
+  /**
+   * A lookup resumed from an object an earlier attempt found: the payment itself (a PaymentIntent
+   * of a card charge, a Checkout Session) read by id; a hosted payment's PaymentIntent or a setup's
+   * Customer, whose sessions are listed next. undefined: nothing to resume from (or the object is
+   * gone, which ids never are): the lookup starts over.
+   */
+  private async resumePayment(
+    by: PaymentLookup,
+    objectId: string | undefined,
+    learned: (progress: LookupProgress) => void,
+  ): Promise<ProviderPayment | null | undefined> {
+    if (!objectId) return undefined;
+    if (objectId.startsWith('cs_') || (by.mode === 'card' && objectId.startsWith('pi_')))
+      return (await this.findPayment({ transactionId: objectId })) ?? undefined;
+    if (by.mode === 'checkout' && objectId.startsWith('pi_'))
+      return this.sessionOf({ payment_intent: objectId }, by.idempotencyKey, learned);
+    if (by.mode === 'setup' && objectId.startsWith('cus_'))
+      return this.sessionOf({ customer: objectId }, by.idempotencyKey, learned);
+    return undefined;
   }
 
   /**
@@ -311,39 +347,52 @@ export class StripeProvider implements PaymentProvider {
    * session by the list filtered by that PaymentIntent. None: nothing was paid through a session
    * of ours (an unpaid one has expired by the time this is asked: Stripe keeps them 24 h at most).
    */
-  private async paymentSessionByKey(idempotencyKey: string): Promise<ProviderPayment | null> {
+  private async paymentSessionByKey(
+    idempotencyKey: string,
+    learned: (progress: LookupProgress) => void,
+  ): Promise<ProviderPayment | null> {
     const result = await this.call((s) =>
       s.paymentIntents.search({ query: metadataQuery(idempotencyKey), limit: SEARCH_LIMIT }),
     );
     const pi = withKey(result.data, idempotencyKey);
     if (!pi) return null;
-    const sessions = await this.call((s) =>
-      s.checkout.sessions.list({ payment_intent: parseStripe(listItemSchema, pi, 'PaymentIntent').id, limit: 10 }),
-    );
-    return this.sessionWithKey(sessions.data, idempotencyKey);
+    const paymentIntent = parseStripe(listItemSchema, pi, 'PaymentIntent').id;
+    learned({ objectId: paymentIntent });
+    return this.sessionOf({ payment_intent: paymentIntent }, idempotencyKey, learned);
   }
 
   /**
    * A subscription's setup session by our key: its Customer was created for it, with our key
    * (searchable), and the session is one of that Customer's (a list filtered by the Customer).
    */
-  private async setupSessionByKey(idempotencyKey: string): Promise<ProviderPayment | null> {
+  private async setupSessionByKey(
+    idempotencyKey: string,
+    learned: (progress: LookupProgress) => void,
+  ): Promise<ProviderPayment | null> {
     const customers = await this.call((s) =>
       s.customers.search({ query: metadataQuery(idempotencyKey), limit: SEARCH_LIMIT }),
     );
     const customer = withKey(customers.data, idempotencyKey);
     if (!customer) return null;
-    const sessions = await this.call((s) =>
-      s.checkout.sessions.list({ customer: parseStripe(listItemSchema, customer, 'Customer').id, limit: 100 }),
-    );
-    return this.sessionWithKey(sessions.data, idempotencyKey);
+    const customerId = parseStripe(listItemSchema, customer, 'Customer').id;
+    learned({ objectId: customerId });
+    return this.sessionOf({ customer: customerId }, idempotencyKey, learned);
   }
 
-  /** The session of a list that carries our key, read again with what the mapping needs expanded. */
-  private async sessionWithKey(items: unknown[], idempotencyKey: string): Promise<ProviderPayment | null> {
-    const match = withKey(items, idempotencyKey);
+  /** Our session among those of one PaymentIntent or one Customer (a filtered list), then read by id. */
+  private async sessionOf(
+    filter: { payment_intent: string } | { customer: string },
+    idempotencyKey: string,
+    learned: (progress: LookupProgress) => void,
+  ): Promise<ProviderPayment | null> {
+    const sessions = await this.call((s) =>
+      s.checkout.sessions.list({ ...filter, limit: 'customer' in filter ? 100 : 10 }),
+    );
+    const match = withKey(sessions.data, idempotencyKey);
     if (!match) return null;
-    const session = await this.retrieveSession(parseStripe(listItemSchema, match, 'list item').id);
+    const sessionId = parseStripe(listItemSchema, match, 'list item').id;
+    learned({ objectId: sessionId });
+    const session = await this.retrieveSession(sessionId);
     return session ? mapCheckoutSession(session) : null;
   }
 
@@ -416,7 +465,11 @@ export class StripeProvider implements PaymentProvider {
       const refund = await this.retrieveOrNull((s) => s.refunds.retrieve(by.refundId));
       return refund ? mapRefund(refund) : null;
     }
-    const paymentIntentId = await this.paymentIntentOf(by.transactionId);
+    // A retried attempt goes on from the PaymentIntent an earlier one found (decision 0064).
+    const resume = 'resume' in by ? by.resume : undefined;
+    const known = resume?.from.objectId;
+    const paymentIntentId = known?.startsWith('pi_') ? known : await this.paymentIntentOf(by.transactionId);
+    if (paymentIntentId !== known) resume?.learned({ objectId: paymentIntentId });
     const [field, value] =
       'idempotencyKey' in by ? ['idempotencyKey', by.idempotencyKey] : ['reference_id', by.referenceId];
     try {
