@@ -150,7 +150,7 @@ export async function findWebhookEndpoint(
   return em.fork().findOne(WebhookEndpoint, { id, merchant: scope.merchantId, environment: scope.environment });
 }
 
-/** Applies the fields given; answers 404 for another merchant's or environment's endpoint. */
+/** Applies the fields given; another merchant's or environment's endpoint is not found. */
 export async function updateWebhookEndpoint(
   em: EntityManager,
   scope: RecordScope,
