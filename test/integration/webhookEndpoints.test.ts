@@ -231,7 +231,7 @@ describe('webhook endpoints', () => {
     });
   });
 
-  it('isolated by merchant and environment: another one’s endpoint is 404', async () => {
+  it("isolated by merchant and environment: another one's endpoint is 404", async () => {
     const { body: own } = await create(testAuth);
     for (const auth of [liveAuth, otherAuth]) {
       expect((await req('GET', `/webhook-endpoints/${own.id}`, auth)).status).toBe(404);

@@ -285,11 +285,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The webhook endpoints of the key’s environment, newest first (secrets are never listed). */
+        /** The webhook endpoints of the key's environment, newest first (secrets are never listed). */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
-         * Create a webhook endpoint for the key’s environment; the answer carries its signing secret (only here).
+         * Create a webhook endpoint for the key's environment; the answer carries its signing secret (only here).
          * @description At most 16 per merchant and environment (409 `webhook_endpoint_limit`).
          */
         post: operations["createWebhookEndpoint"];

@@ -97,7 +97,7 @@ export function webhookEndpointRoutes(deps: WebhookEndpointDeps) {
       operationId: 'createWebhookEndpoint',
       tag: 'Webhook endpoints',
       summary:
-        'Create a webhook endpoint for the key’s environment; the answer carries its signing secret (only here).',
+        "Create a webhook endpoint for the key's environment; the answer carries its signing secret (only here).",
       description: `At most ${MAX_WEBHOOK_ENDPOINTS} per merchant and environment (409 \`webhook_endpoint_limit\`).`,
       body: createWebhookEndpointBody,
       response: webhookEndpointWithSecretSchema,
@@ -113,7 +113,7 @@ export function webhookEndpointRoutes(deps: WebhookEndpointDeps) {
       path: '/webhook-endpoints',
       operationId: 'listWebhookEndpoints',
       tag: 'Webhook endpoints',
-      summary: 'The webhook endpoints of the key’s environment, newest first (secrets are never listed).',
+      summary: "The webhook endpoints of the key's environment, newest first (secrets are never listed).",
       response: z.object({ webhookEndpoints: z.array(webhookEndpointSchema) }),
       errors: [...AUTH_ERRORS],
       handler: async ({ caller }) => {
