@@ -70,6 +70,11 @@ export const ERROR_CODES = {
     status: 409,
     description: 'Evidence and acceptance are taken only while the dispute is `needs_response` (`details.status`).',
   },
+  webhook_endpoint_limit: {
+    status: 409,
+    description:
+      'The merchant already has 16 webhook endpoints in this environment (`details.limit`); delete one first.',
+  },
   amount_exceeds_refundable: {
     status: 422,
     description: 'The amount exceeds the remaining refundable balance (`details.amountRefundable`).',

@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   email: 'eml',
   request: 'req',
+  webhookEndpoint: 'we',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

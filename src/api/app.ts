@@ -28,6 +28,8 @@ import { createRefundGateway } from '../temporal/refundGateway';
 import { createSubscriptionGateway } from '../temporal/subscriptionGateway';
 import { createDisputeGateway } from '../temporal/disputeGateway';
 import { disputeRoutes } from './routes/disputes';
+import { webhookEndpointRoutes } from './routes/webhookEndpoints';
+import { ProviderSecrets } from '../providers/secrets';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
@@ -36,6 +38,8 @@ export interface ApiSettings extends PaymentSettings, RefundSettings, Subscripti
   rateLimit?: RateLimitSettings;
   /** WORKFLOW_STUCK_AFTER_SECONDS, given to the payment, refund, dispute and subscription workflows (absent: an hour). */
   stuckAfterSeconds?: number;
+  /** PROVIDER_SECRETS_KEY (base64): webhook endpoint secrets are stored encrypted with it. */
+  secretsKey?: string;
 }
 
 export interface AppDeps {
@@ -78,6 +82,10 @@ export function allRoutes(
     ...listRoutes({ em, settings: deps.settings }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
     ...disputeRoutes({ em, providers: deps.providers, disputes }),
+    ...webhookEndpointRoutes({
+      em,
+      secrets: deps.settings.secretsKey ? ProviderSecrets.fromBase64(deps.settings.secretsKey) : null,
+    }),
   ];
 }
 

@@ -71,12 +71,16 @@ export function isPrivateHost(hostname: string): boolean {
 }
 
 /** Live keys may not send callbacks to loopback or private addresses (SSRF); test keys may. */
-export function assertCallbackAllowed(callbackUrl: string | undefined, environment: 'test' | 'live'): void {
+export function assertCallbackAllowed(
+  callbackUrl: string | undefined,
+  environment: 'test' | 'live',
+  path = 'callbackUrl',
+): void {
   if (!callbackUrl || environment !== 'live' || !isPrivateHost(new URL(callbackUrl).hostname)) return;
-  throw new AppError('validation_error', 'callbackUrl may not be a loopback or private address for live keys.', {
+  throw new AppError('validation_error', `${path} may not be a loopback or private address for live keys.`, {
     issues: [
       {
-        path: 'callbackUrl',
+        path,
         code: 'private_address',
         message: 'Loopback and private addresses are for test keys only.',
       },

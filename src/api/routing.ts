@@ -19,7 +19,7 @@ export interface RouteInput<B, Q, P> {
 }
 
 export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI-style path, e.g. `/payments/{paymentId}`. */
   path: string;
   operationId: string;

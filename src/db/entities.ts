@@ -731,6 +731,51 @@ export const RateLimitBucketSchema = new EntitySchema<RateLimitBucket>({
   },
 });
 
+export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
+
+/**
+ * A merchant's webhook endpoint in one environment (at most 16; decision 0068). Its signing
+ * secret is stored only encrypted (src/providers/secrets.ts, AAD bound to the endpoint); after a
+ * rotation the previous one is kept until `previousSecretExpiresAt`.
+ */
+export class WebhookEndpoint {
+  id!: string;
+  merchant!: Merchant;
+  environment!: KeyEnvironment;
+  url!: string;
+  enabledEvents!: string[];
+  description!: string | null;
+  status!: WebhookEndpointStatus;
+  secretCiphertext!: string;
+  previousSecretCiphertext!: string | null;
+  previousSecretExpiresAt!: Date | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const WebhookEndpointSchema = new EntitySchema<WebhookEndpoint>({
+  class: WebhookEndpoint,
+  tableName: 'webhook_endpoints',
+  indexes: [
+    { properties: ['merchant', 'environment', 'createdAt', 'id'], name: 'webhook_endpoints_merchant_env_created_idx' },
+  ],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade', updateRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    url: { type: 'text' },
+    enabledEvents: { type: 'json' },
+    description: { type: 'text', nullable: true },
+    status: { enum: true, items: () => [...WEBHOOK_ENDPOINT_STATUSES] },
+    secretCiphertext: { type: 'text' },
+    previousSecretCiphertext: { type: 'text', nullable: true },
+    previousSecretExpiresAt: { ...timestamp, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
 export const entities = [
   MerchantSchema,
   ApiKeySchema,
@@ -745,4 +790,5 @@ export const entities = [
   SweepWatermarkSchema,
   MerchantProviderSchema,
   RateLimitBucketSchema,
+  WebhookEndpointSchema,
 ];

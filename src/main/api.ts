@@ -46,6 +46,7 @@ async function main(): Promise<void> {
       billingDaySeconds: config.BILLING_DAY_SECONDS,
       subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
       cursorSecret: config.CURSOR_SECRET,
+      secretsKey: config.PROVIDER_SECRETS_KEY,
       rateLimit: {
         perSecond: config.RATE_LIMIT_PER_SECOND,
         burst: config.RATE_LIMIT_BURST,

@@ -14,11 +14,14 @@ const TAG_BYTES = 16;
 
 export type ProviderSecretField = 'secret_key' | 'webhook_secret';
 
+/** A webhook endpoint's signing secret, bound to its endpoint (src/domain/webhookEndpoints.ts). */
+export type WebhookEndpointSecretField = `webhook_endpoint:${string}`;
+
 /** Whose secret it is: bound into the ciphertext (AAD). */
 export interface ProviderSecretContext {
   merchantId: string;
   environment: string;
-  field: ProviderSecretField;
+  field: ProviderSecretField | WebhookEndpointSecretField;
 }
 
 /** A stored secret that does not decrypt (another key, tampered, or moved); never carries the text. */

@@ -126,6 +126,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
       billingDaySeconds: 86400,
       subscriptionAuthorizationExpirySeconds: 86400,
       cursorSecret: TEST_CURSOR_SECRET,
+      secretsKey: TEST_PROVIDER_SECRETS_KEY,
       ...opts.settings,
     },
     extraRoutes: opts.extraRoutes,

@@ -70,6 +70,7 @@ describe('the error vocabulary', () => {
       refund_in_flight: 409,
       charge_disputed: 409,
       dispute_not_updatable: 409,
+      webhook_endpoint_limit: 409,
       amount_exceeds_refundable: 422,
       concurrent_request: 409,
       subscription_not_updatable: 409,

@@ -278,6 +278,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The webhook endpoints of the key's environment, newest first (secrets are never listed). */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint for the key's environment; the answer carries its signing secret (only here).
+         * @description At most 16 per merchant and environment (409 `webhook_endpoint_limit`).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{webhookEndpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a webhook endpoint (without its secret). */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint: nothing is sent to it any more. */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the url, enabledEvents, description or status (`enabled` | `disabled`) of an endpoint.
+         * @description Only the fields given change; `description: null` clears it.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{webhookEndpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret (answered only here); the previous one still signs for `overlapHours`.
+         * @description During the overlap deliveries carry both signatures. `overlapHours` 0..168 (default 24); 0 drops the previous secret at once.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -298,6 +361,11 @@ export interface components {
             revokedAt: string | null;
             /** @enum {string} */
             role: "merchant" | "admin";
+        };
+        DeletedWebhookEndpoint: {
+            /** @constant */
+            deleted: true;
+            id: string;
         };
         Dispute: {
             amount: number;
@@ -507,6 +575,44 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds
              */
             updatedAt: string;
+        };
+        WebhookEndpoint: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            description: string | null;
+            enabledEvents: string[];
+            id: string;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            updatedAt: string;
+            url: string;
+        };
+        WebhookEndpointWithSecret: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            description: string | null;
+            enabledEvents: string[];
+            id: string;
+            /** @description `whsec_...`: the signing secret, shown only here (create and rotate-secret) */
+            secret: string;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            updatedAt: string;
+            url: string;
         };
     };
     responses: never;
@@ -2172,6 +2278,536 @@ export interface operations {
                 };
             };
             /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhookEndpoints: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description free text for the merchant, <= 500 characters */
+                    description?: string | null;
+                    /** @description the events sent to this endpoint (1..64 filters) */
+                    enabledEvents: string[];
+                    /**
+                     * Format: uri
+                     * @description http(s); loopback and private addresses only for test keys (the callback rules)
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `webhook_endpoint_limit` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedWebhookEndpoint"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description free text for the merchant, <= 500 characters */
+                    description?: string | null;
+                    /** @description the events sent to this endpoint (1..64 filters) */
+                    enabledEvents?: string[];
+                    /** @enum {string} */
+                    status?: "enabled" | "disabled";
+                    /** Format: uri */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description how long the previous secret still signs, 0..168 hours (default 24) */
+                    overlapHours?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
