@@ -1,3 +1,4 @@
+import { verifyCallbackSignature } from '../../clients/typescript/src';
 import { verify } from '../../src/providers/signature';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
@@ -116,6 +117,10 @@ describe('signing secrets per environment', () => {
     expect(verify(old, during.body, `t=${m![1]},v1=${m![3]}`)).toBe(true);
     expect(verify(fresh, during.body, during.signature)).toBe(true);
     expect(verify(old, during.body, during.signature)).toBe(true);
+    // The typed client's verifier checks every v1 too.
+    expect(verifyCallbackSignature(during.body, during.signature, fresh)).toBe(true);
+    expect(verifyCallbackSignature(during.body, during.signature, old)).toBe(true);
+    expect(verifyCallbackSignature(during.body, during.signature, `${old}x`)).toBe(false);
 
     const now = (await secretCli('--rotate', '--overlap-hours', '0')).json.secret as string;
     const after = await deliveredSignature();
