@@ -1,9 +1,17 @@
 import { verifyCallbackSignature } from '../../clients/typescript/src';
 import { verify } from '../../src/providers/signature';
-import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import {
+  createTestMerchant,
+  startPaymentStack,
+  testProviders,
+  type PaymentStack,
+  type TestMerchant,
+} from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { runCli } from '../helpers/cli';
+import { startDeliveryFixture } from '../helpers/merchantEventDelivery';
+import { signingSecrets } from '../../src/domain/signingSecrets';
 
 /**
  * Per-environment callback signing secrets, encrypted at rest (PRODUCT.md, "Events, webhook
@@ -168,5 +176,35 @@ describe('signing secrets per environment', () => {
     expect(res.code).toBe(1);
     expect(res.json.error.code).toBe('signing_secret_unusable');
     expect(res.stdout).not.toMatch(/whsec_/);
+  });
+});
+
+describe('a delivery whose signing secret does not open', () => {
+  let fixture: Awaited<ReturnType<typeof startDeliveryFixture>>;
+  beforeAll(async () => {
+    fixture = await startDeliveryFixture('Unusable secret merchant');
+  });
+  afterAll(() => fixture.close());
+
+  it('is not sent (never unsigned) and is retried; with the key it goes out signed with the test secret', async () => {
+    const receiver = await startCallbackReceiver();
+    try {
+      const { orm, merchantId } = fixture;
+      const secret = (await signingSecrets(orm.em.fork(), testProviders(orm).secrets, merchantId, 'test')).current;
+      const eventId = await fixture.eventFor(receiver.url, 'test');
+      const keyless = fixture.deliverer({ providers: testProviders(orm, undefined, 2000, { secretsKey: undefined }) });
+      await expect(keyless.deliverMerchantEvent(eventId)).rejects.toMatchObject({
+        type: 'signing_secret_unusable',
+        nonRetryable: false,
+      });
+      expect(receiver.received).toHaveLength(0);
+
+      await fixture.deliverer().deliverMerchantEvent(eventId);
+      expect(receiver.received).toHaveLength(1);
+      const [delivered] = receiver.received;
+      expect(verify(secret, delivered!.body, delivered!.signature)).toBe(true);
+    } finally {
+      await receiver.close();
+    }
   });
 });
