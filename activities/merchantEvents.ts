@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/activity';
 import { MerchantEvent, type KeyEnvironment } from '../src/db/entities';
-import { ensureWebhookSecret } from '../src/domain/merchants';
-import { sign } from '../src/providers/signature';
+import { signingSecrets, SigningSecretUnusable } from '../src/domain/signingSecrets';
+import { signAll } from '../src/providers/signature';
 import { classifyAddress } from '../src/net/addressClass';
 import {
   postPinned,
@@ -79,6 +79,7 @@ const claimSeconds = (callbackTimeoutMs: number) => Math.ceil(callbackTimeoutMs 
 export function createMerchantEventActivities({
   orm,
   logger,
+  providers,
   callbackTimeoutMs = 10_000,
   privateTestCallbacks = true,
   resolveHost = systemResolveHost,
@@ -152,7 +153,17 @@ export function createMerchantEventActivities({
         // Retrying would not change the answer for long enough to matter: ended, not retried.
         throw ApplicationFailure.nonRetryable(`callback ${eventId} refused: ${refused}`, 'callback_refused');
       }
-      const secret = await ensureWebhookSecret(em, event.merchant.id);
+      // Signed with the merchant's secret of the event's environment (and, during a rotation's
+      // overlap, the previous one too). A secret that does not open is an operator's to fix: retried.
+      let secrets;
+      try {
+        secrets = await signingSecrets(em, providers.secrets, event.merchant.id, environment);
+      } catch (err) {
+        if (!(err instanceof SigningSecretUnusable)) throw err;
+        await em.getConnection().execute('update merchant_events set claimed_until = null where id = ?', [eventId]);
+        logger.error({ eventId, environment, reason: err.message }, 'merchant callback signing secret unusable');
+        throw ApplicationFailure.retryable(`callback ${eventId} not sent: ${err.message}`, 'signing_secret_unusable');
+      }
       const body = JSON.stringify(event.payload);
       let failure: string | null = 'unreachable' in target ? `network error: ${target.unreachable}` : null;
       if ('url' in target) {
@@ -167,7 +178,10 @@ export function createMerchantEventActivities({
               'user-agent': 'payment-platform-callbacks/1',
               'x-event-id': event.id,
               'x-event-type': event.type,
-              'x-signature': sign(secret, body),
+              'x-signature': signAll(
+                secrets.previous === null ? [secrets.current] : [secrets.current, secrets.previous],
+                body,
+              ),
             },
             body,
             timeoutMs: callbackTimeoutMs,

@@ -89,8 +89,9 @@ export const envSchema = z.object({
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
   PROVIDER_TIMEOUT_MS: positiveInt(3000),
   /**
-   * 32 bytes, base64: encrypts merchants' provider secrets at rest (AES-256-GCM). Unset: no
-   * provider can be configured with secrets (Stripe), and stored ones cannot be used.
+   * 32 bytes, base64: encrypts merchants' provider secrets and callback signing secrets at rest
+   * (AES-256-GCM). Required in production. Unset: no provider can be configured with secrets
+   * (Stripe), stored ones cannot be used, and signing secrets stay in plain text (decision 0067).
    */
   PROVIDER_SECRETS_KEY: z
     .string()
@@ -287,7 +288,14 @@ function productionRefusals(env: Env): string[] {
   }
   if (env.CURSOR_SECRET === DEV_CURSOR_SECRET)
     refusals.push('CURSOR_SECRET: required in production (the development default is refused)');
-  const required = ['SANDBOX_ADMIN_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_BASE_URL'] as const;
+  const required = [
+    'SANDBOX_ADMIN_TOKEN',
+    'DATABASE_URL',
+    'TEMPORAL_ADDRESS',
+    'PUBLIC_BASE_URL',
+    // Merchants' signing secrets are stored only encrypted under it (decision 0067).
+    'PROVIDER_SECRETS_KEY',
+  ] as const;
   for (const name of required) {
     if (env[name] === undefined) refusals.push(`${name}: required in production`);
   }

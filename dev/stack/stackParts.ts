@@ -7,6 +7,8 @@ import { temporal } from '@temporalio/proto';
 import { devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../../src/config';
 import { openOrm, migrate } from '../../src/db/orm';
 import { ensureDemoMerchant, type DemoCredentials } from '../../src/domain/demo';
+import { sealSigningSecrets } from '../../src/domain/signingSecrets';
+import { ProviderSecrets } from '../../src/providers/secrets';
 import { startMailCatcher } from '../mail/catcher';
 import { temporalClientOptions } from '../../src/temporal/connection';
 import { workerTaskQueues } from '../../src/temporal/taskQueues';
@@ -90,10 +92,14 @@ export async function prepareStack(
     const applied = await migrate(orm);
     if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
     const demo = await ensureDemoMerchant(orm.em.fork(), config.dataDir);
-    if (!config.PROVIDER_SECRETS_KEY && config.NODE_ENV !== 'production') {
+    let secretsKey = config.PROVIDER_SECRETS_KEY;
+    if (!secretsKey && config.NODE_ENV !== 'production') {
       // Read by the API, workers and CLI of this DATA_DIR (see devSecretsKeyPath).
-      fs.writeFileSync(devSecretsKeyPath(config.dataDir), randomBytes(32).toString('base64'), { mode: 0o600 });
+      secretsKey = randomBytes(32).toString('base64');
+      fs.writeFileSync(devSecretsKeyPath(config.dataDir), secretsKey, { mode: 0o600 });
     }
+    // Signing secrets a migration left in plain text are encrypted now (decision 0067).
+    if (secretsKey) await sealSigningSecrets(orm.em.fork(), ProviderSecrets.fromBase64(secretsKey));
     fs.writeFileSync(stackFilePath(config.dataDir), JSON.stringify(stack, null, 2), { mode: 0o600 });
     return { demo, cleanups };
   } finally {

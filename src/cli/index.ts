@@ -13,7 +13,15 @@ import {
   type Merchant,
   type Processor,
 } from '../db/entities';
-import { createKey, createMerchant, ensureWebhookSecret, revokeKey, setMerchantStatus } from '../domain/merchants';
+import { createKey, createMerchant, revokeKey, setMerchantStatus } from '../domain/merchants';
+import {
+  DEFAULT_ROTATION_OVERLAP_HOURS,
+  MAX_ROTATION_OVERLAP_HOURS,
+  rotateSigningSecret,
+  sealSigningSecrets,
+  signingSecrets,
+  SigningSecretUnusable,
+} from '../domain/signingSecrets';
 import { presentApiKey } from '../api/routes/apiKeys';
 import {
   ProviderSettingRefused,
@@ -37,9 +45,12 @@ Commands:
   merchants:activate <merchantId>            allow them again
   keys:create --merchant <merchantId> [--environment test|live] [--role merchant|admin]
   keys:revoke <keyId>                        refused everywhere within 5 s
-  webhooks:secret --merchant <merchantId> [--rotate]
-                                             the secret that signs callbacks (X-Signature);
-                                             created on first use, replaced with --rotate
+  webhooks:secret --merchant <merchantId> [--environment test|live] [--rotate [--overlap-hours H]]
+                                             the secret that signs the callbacks of one
+                                             environment (default test; X-Signature), created
+                                             on first use; --rotate replaces it, the old one
+                                             still signing for H hours (0..168, default 24).
+                                             Stored encrypted under PROVIDER_SECRETS_KEY
   providers:set --merchant <merchantId> --environment test|live --processor sandbox|stripe
                 [--secret-key K|-] [--webhook-secret S|-]
                                              the merchant's provider for one environment; the
@@ -53,7 +64,9 @@ Commands:
                                              new payments of that environment get no provider
                                              (test: the built-in sandbox again); existing
                                              records keep the processor that served them
-  db:migrate                                 apply pending database migrations
+  db:migrate                                 apply pending database migrations (and, with
+                                             PROVIDER_SECRETS_KEY, encrypt signing secrets
+                                             still stored in plain text)
 
 API key secrets are printed once, at creation, and can never be shown again; provider secrets are never printed.`;
 
@@ -82,6 +95,15 @@ function required(value: string | undefined, what: string): string {
 function requiredOneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T {
   if (value === undefined) throw new UsageError(`--${name} is required (${allowed.join(' or ')})`);
   return oneOf(value, allowed, name, allowed[0]!);
+}
+
+function overlapHoursOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_ROTATION_OVERLAP_HOURS;
+  const hours = Number(value);
+  if (!/^\d+$/.test(value) || hours > MAX_ROTATION_OVERLAP_HOURS) {
+    throw new UsageError(`--overlap-hours must be a whole number of hours from 0 to ${MAX_ROTATION_OVERLAP_HOURS}`);
+  }
+  return hours;
 }
 
 export interface CommandOptions {
@@ -132,6 +154,7 @@ export async function runCommand(
       'secret-key': { type: 'string' },
       'webhook-secret': { type: 'string' },
       rotate: { type: 'boolean' },
+      'overlap-hours': { type: 'string' },
       json: { type: 'boolean' },
     },
   });
@@ -160,7 +183,14 @@ export async function runCommand(
     }
     case 'webhooks:secret': {
       const merchantId = required(values.merchant, '--merchant');
-      return { secret: await ensureWebhookSecret(em, merchantId, values.rotate ?? false) };
+      const environment = oneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment', 'test');
+      const secrets = options.providerSecretsKey ? ProviderSecrets.fromBase64(options.providerSecretsKey) : null;
+      if (!values.rotate) {
+        if (values['overlap-hours'] !== undefined) throw new UsageError('--overlap-hours goes with --rotate');
+        return { secret: (await signingSecrets(em, secrets, merchantId, environment)).current, environment };
+      }
+      const overlapHours = overlapHoursOf(values['overlap-hours']);
+      return { secret: await rotateSigningSecret(em, secrets, merchantId, environment, overlapHours), environment };
     }
     case 'providers:set': {
       const merchantId = required(values.merchant, '--merchant');
@@ -240,7 +270,7 @@ async function main(): Promise<number> {
   try {
     const result =
       command === 'db:migrate'
-        ? { migrations: await migrate(orm) }
+        ? await migrateAndSeal(orm, config.PROVIDER_SECRETS_KEY)
         : await runCommand(orm.em.fork(), command, rest, {
             providerSecretsKey: config.PROVIDER_SECRETS_KEY,
             readStdin: async () => {
@@ -256,10 +286,24 @@ async function main(): Promise<number> {
     if (err instanceof UsageError || err instanceof ProviderSettingRefused)
       return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
     if (err instanceof AppError) return fail(json, err.code, err.message, 1);
+    if (err instanceof SigningSecretUnusable) return fail(json, 'signing_secret_unusable', err.message, 1);
     return fail(json, 'error', errorText(err), 1);
   } finally {
     await orm.close();
   }
+}
+
+/**
+ * Migrations, then (with PROVIDER_SECRETS_KEY) the signing secrets a migration or a keyless
+ * process left in plain text are encrypted (decision 0067).
+ */
+async function migrateAndSeal(orm: Awaited<ReturnType<typeof openOrm>>, secretsKey: string | undefined) {
+  const migrations = await migrate(orm);
+  if (!secretsKey) return { migrations };
+  return {
+    migrations,
+    signingSecretsEncrypted: await sealSigningSecrets(orm.em.fork(), ProviderSecrets.fromBase64(secretsKey)),
+  };
 }
 
 function fail(json: boolean, code: string, message: string, exitCode: number): number {

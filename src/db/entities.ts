@@ -21,8 +21,6 @@ export class Merchant {
   name!: string;
   email!: string | null;
   status!: MerchantStatus;
-  /** HMAC key for signing callbacks to the merchant; created on first use (CLI webhooks:secret). */
-  webhookSecret!: string | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -51,7 +49,6 @@ export const MerchantSchema = new EntitySchema<Merchant>({
     name: { type: 'string', length: 255 },
     email: { type: 'string', length: 320, nullable: true },
     status: { enum: true, items: () => [...MERCHANT_STATUSES] },
-    webhookSecret: { type: 'string', length: 80, nullable: true, lazy: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },
@@ -702,6 +699,38 @@ export const MerchantProviderSchema = new EntitySchema<MerchantProvider>({
 });
 
 /**
+ * The secret that signs a merchant's callbackUrl events of one environment (decision 0067),
+ * created on first use. Written with SQL only (src/domain/signingSecrets.ts). Each secret is
+ * stored sealed: `v1:...` (AES-256-GCM under PROVIDER_SECRETS_KEY, src/providers/secrets.ts) or,
+ * only where no key is configured (never in production), `plain:<secret>` until a process with
+ * the key seals it. After a rotation the previous secret still signs until `previousUntil`.
+ */
+export class MerchantSigningSecret {
+  [PrimaryKeyProp]?: ['merchant', 'environment'];
+  merchant!: Merchant;
+  environment!: KeyEnvironment;
+  secret!: string;
+  previousSecret!: string | null;
+  previousUntil!: Date | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const MerchantSigningSecretSchema = new EntitySchema<MerchantSigningSecret>({
+  class: MerchantSigningSecret,
+  tableName: 'merchant_signing_secrets',
+  properties: {
+    merchant: { kind: 'm:1', entity: () => Merchant, primary: true, deleteRule: 'cascade', updateRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS], primary: true },
+    secret: { type: 'text' },
+    previousSecret: { type: 'text', nullable: true },
+    previousUntil: { ...timestamp, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+/**
  * A token bucket of the rate limits (src/api/rateLimiter.ts), shared by every API process:
  * `key:<apiKeyId>` or `addr:<client address>`. Written with SQL only (one atomic upsert per lease).
  */
@@ -791,4 +820,5 @@ export const entities = [
   MerchantProviderSchema,
   RateLimitBucketSchema,
   WebhookEndpointSchema,
+  MerchantSigningSecretSchema,
 ];

@@ -2,7 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey, Merchant, type KeyEnvironment, type KeyRole } from '../db/entities';
 import { generateKey } from '../auth/secrets';
 import { newId } from '../ids';
-import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
 
 /** Merchant and key administration, shared by the operator CLI and the first-start seed. */
@@ -92,25 +91,6 @@ async function findMerchant(em: EntityManager, merchantId: string): Promise<Merc
   const merchant = await em.findOne(Merchant, { id: merchantId });
   if (!merchant) throw new AppError('not_found', `Merchant ${merchantId} not found.`);
   return merchant;
-}
-
-/**
- * The merchant's callback signing secret, created on first use. Concurrent first uses agree:
- * the first writer wins and everyone reads its value.
- */
-export async function ensureWebhookSecret(em: EntityManager, merchantId: string, rotate = false): Promise<string> {
-  const fresh = `whsec_${randomBytes(32).toString('base64url')}`;
-  const rows: Array<{ webhook_secret: string }> = await em
-    .getConnection()
-    .execute(
-      rotate
-        ? 'update merchants set webhook_secret = ?, updated_at = now() where id = ? returning webhook_secret'
-        : 'update merchants set webhook_secret = coalesce(webhook_secret, ?) where id = ? returning webhook_secret',
-      [fresh, merchantId],
-    );
-  const secret = rows[0]?.webhook_secret;
-  if (!secret) throw new AppError('not_found', `Merchant ${merchantId} not found.`);
-  return secret;
 }
 
 /** A merchant's API keys, active and revoked, newest first. */

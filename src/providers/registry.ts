@@ -87,7 +87,11 @@ export class ProviderRegistry {
   /** The built-in sandbox, instrumented like every provider the registry hands out. */
   readonly sandbox: PaymentProvider;
   private readonly orm: MikroORM;
-  private readonly secrets: ProviderSecrets | null;
+  /**
+   * PROVIDER_SECRETS_KEY's cipher (null when unset): it also seals merchants' signing secrets
+   * (src/domain/signingSecrets.ts, decision 0067).
+   */
+  readonly secrets: ProviderSecrets | null;
   private readonly stripeFactory: StripeProviderFactory;
   private readonly stripeApiBase: string;
   private readonly timeoutMs: number;

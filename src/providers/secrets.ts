@@ -12,7 +12,8 @@ const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-export type ProviderSecretField = 'secret_key' | 'webhook_secret';
+/** `signing_secret`: a merchant's callback signing secret (src/domain/signingSecrets.ts). */
+export type ProviderSecretField = 'secret_key' | 'webhook_secret' | 'signing_secret';
 
 /** A webhook endpoint's signing secret, bound to its endpoint (src/domain/webhookEndpoints.ts). */
 export type WebhookEndpointSecretField = `webhook_endpoint:${string}`;

@@ -6,8 +6,18 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * UTF-8 bytes.
  */
 export function sign(secret: string, body: string, unixSeconds = Math.floor(Date.now() / 1000)): string {
-  const mac = createHmac('sha256', secret).update(`${unixSeconds}.${body}`, 'utf8').digest('hex');
-  return `t=${unixSeconds},v1=${mac}`;
+  return signAll([secret], body, unixSeconds);
+}
+
+/**
+ * One `v1` per secret, in order (`t=<unix>,v1=<new>,v1=<old>` during a rotation's overlap); a
+ * receiver accepts when any matches.
+ */
+export function signAll(secrets: string[], body: string, unixSeconds = Math.floor(Date.now() / 1000)): string {
+  const macs = secrets.map(
+    (secret) => `v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`, 'utf8').digest('hex')}`,
+  );
+  return [`t=${unixSeconds}`, ...macs].join(',');
 }
 
 export function verify(
@@ -18,16 +28,15 @@ export function verify(
   now = Date.now(),
 ): boolean {
   if (!header) return false;
-  const parts = new Map(
-    header.split(',').map((kv) => {
-      const i = kv.indexOf('=');
-      return [kv.slice(0, i).trim(), kv.slice(i + 1).trim()] as const;
-    }),
-  );
-  const t = Number(parts.get('t'));
-  const given = parts.get('v1');
-  if (!Number.isInteger(t) || !given || !/^[0-9a-f]{64}$/.test(given)) return false;
+  const parts = header.split(',').map((kv) => {
+    const i = kv.indexOf('=');
+    return [kv.slice(0, i).trim(), kv.slice(i + 1).trim()] as const;
+  });
+  const t = Number(parts.find(([k]) => k === 't')?.[1]);
+  // Every `v1` counts (several during a rotation); any one matching is enough.
+  const given = parts.filter(([k, v]) => k === 'v1' && /^[0-9a-f]{64}$/.test(v)).map(([, v]) => v);
+  if (!Number.isInteger(t) || given.length === 0) return false;
   if (Math.abs(now / 1000 - t) > toleranceSeconds) return false;
   const expected = createHmac('sha256', secret).update(`${t}.${body}`, 'utf8').digest();
-  return timingSafeEqual(expected, Buffer.from(given, 'hex'));
+  return given.some((mac) => timingSafeEqual(expected, Buffer.from(mac, 'hex')));
 }

@@ -5,6 +5,7 @@ import { createWorkflowStarters } from '../../src/worker';
 import { recordEvent } from '../../src/domain/events';
 import { Merchant, type KeyEnvironment } from '../../src/db/entities';
 import type { ResolveHost } from '../../src/net/pinnedPost';
+import type { ProviderRegistry } from '../../src/providers/registry';
 import { createTestMerchant, openTestOrm, testLogger, testProviders, uniqueTaskQueue } from './stack';
 import { paymentRow } from './records';
 import { testStack } from '../setup/stackInfo';
@@ -38,11 +39,13 @@ export async function startDeliveryFixture(name: string) {
     return event.id;
   };
 
-  const deliverer = (opts: { privateTestCallbacks?: boolean; resolveHost?: ResolveHost } = {}) =>
+  const deliverer = (
+    opts: { privateTestCallbacks?: boolean; resolveHost?: ResolveHost; providers?: ProviderRegistry } = {},
+  ) =>
     createMerchantEventActivities({
       orm,
       logger: testLogger,
-      providers: testProviders(orm),
+      providers: opts.providers ?? testProviders(orm),
       publicBaseUrl: 'http://127.0.0.1:9',
       starters: createWorkflowStarters({
         client,

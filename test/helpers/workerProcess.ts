@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { WORKER_NODE_ARGS } from '../../dev/stack/stackParts';
 import { testStack } from '../setup/stackInfo';
-import { SANDBOX_API_KEY, SANDBOX_WEBHOOK_SECRET, type PaymentStack } from './stack';
+import { SANDBOX_API_KEY, SANDBOX_WEBHOOK_SECRET, TEST_PROVIDER_SECRETS_KEY, type PaymentStack } from './stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -27,6 +27,8 @@ export function startWorkerProcess(
       SANDBOX_URL: stack.sandboxUrl,
       SANDBOX_API_KEY,
       SANDBOX_WEBHOOK_SECRET,
+      // The test file's key, as its in-process workers have: signing secrets they sealed open here.
+      PROVIDER_SECRETS_KEY: TEST_PROVIDER_SECRETS_KEY,
       PUBLIC_BASE_URL: stack.api.baseUrl,
       PROVIDER_TIMEOUT_MS: '8000',
       LOG_LEVEL: 'silent',

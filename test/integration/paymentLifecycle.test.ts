@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ensureWebhookSecret } from '../../src/domain/merchants';
+import { signingSecrets } from '../../src/domain/signingSecrets';
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
@@ -153,7 +153,8 @@ describe('payment expiry and merchant callbacks', () => {
   it('sends a signed payment.succeeded callback, retried with the same event id after a 500', async () => {
     const receiver = await startCallbackReceiver([500]);
     try {
-      const secret = await ensureWebhookSecret(stack.orm.em.fork(), merchant.merchantId);
+      const secret = (await signingSecrets(stack.orm.em.fork(), stack.providers.secrets, merchant.merchantId, 'test'))
+        .current;
       const res = await create({ cardToken: 'tok_success', callbackUrl: receiver.url });
       expect(res.body).toMatchObject({ status: 'succeeded' });
       await eventually(

@@ -36,6 +36,7 @@ describe('production profile (PRODUCT.md)', () => {
         'TEMPORAL_ADDRESS',
         'PUBLIC_BASE_URL',
         'CURSOR_SECRET',
+        'PROVIDER_SECRETS_KEY',
       ]) {
         expect(stderr).toContain(`  ${name}: `);
       }

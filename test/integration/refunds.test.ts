@@ -1,7 +1,7 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
-import { ensureWebhookSecret } from '../../src/domain/merchants';
+import { signingSecrets } from '../../src/domain/signingSecrets';
 import { verify } from '../../src/providers/signature';
 
 describe('refunds', () => {
@@ -240,7 +240,8 @@ describe('refunds', () => {
   it("sends signed refund and payment events to the payment's callbackUrl; the workflow is searchable by payment", async () => {
     const receiver = await startCallbackReceiver();
     try {
-      const secret = await ensureWebhookSecret(stack.orm.em.fork(), merchant.merchantId);
+      const secret = (await signingSecrets(stack.orm.em.fork(), stack.providers.secrets, merchant.merchantId, 'test'))
+        .current;
       const created = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
         amount: 5,
         currency: 'USD',

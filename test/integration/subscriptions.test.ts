@@ -1,6 +1,6 @@
 import { temporal } from '@temporalio/proto';
 import { verify } from '../../src/providers/signature';
-import { ensureWebhookSecret } from '../../src/domain/merchants';
+import { signingSecrets } from '../../src/domain/signingSecrets';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { eventually } from '../helpers/http';
@@ -230,7 +230,8 @@ describe('subscriptions (token flow, 1 s billing day)', () => {
   it('sends signed subscription callbacks: activated, charge_succeeded, cancelled', async () => {
     const receiver = await startCallbackReceiver();
     try {
-      const secret = await ensureWebhookSecret(stack.orm.em.fork(), merchant.merchantId);
+      const secret = (await signingSecrets(stack.orm.em.fork(), stack.providers.secrets, merchant.merchantId, 'test'))
+        .current;
       const created = await subs.create({ cardToken: 'tok_success', callbackUrl: receiver.url });
       const id = created.body.id as string;
       await subs.untilPaid(id, 2);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ensureWebhookSecret } from '../../src/domain/merchants';
+import { signingSecrets } from '../../src/domain/signingSecrets';
 import { quickstart } from '../../clients/typescript/examples/quickstart';
 import { createPaymentsClient, type Dispute } from '../../clients/typescript/src';
 import { eventually } from '../helpers/http';
@@ -33,7 +33,9 @@ describe('typed TypeScript client', () => {
 
   it('runs the README example: a payment, a partial refund, the pages of payments, signed callbacks', async () => {
     const merchant = await createTestMerchant(stack.orm, 'Client Example');
-    const webhookSecret = await ensureWebhookSecret(stack.orm.em.fork(), merchant.merchantId);
+    const webhookSecret = (
+      await signingSecrets(stack.orm.em.fork(), stack.providers.secrets, merchant.merchantId, 'test')
+    ).current;
     const lines: string[] = [];
     const result = await quickstart({
       baseUrl: stack.api.baseUrl,

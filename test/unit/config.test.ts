@@ -59,6 +59,7 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
     SANDBOX_WEBHOOK_SECRET: 'whsec_real_secret',
     SANDBOX_ADMIN_TOKEN: 'admin-token-real',
     CURSOR_SECRET: 'a-real-cursor-secret-of-at-least-32-characters',
+    PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
   };
 
   it('starts with every production variable set', () => {
@@ -89,6 +90,7 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
       'TEMPORAL_ADDRESS',
       'PUBLIC_BASE_URL',
       'CURSOR_SECRET',
+      'PROVIDER_SECRETS_KEY',
     ]) {
       expect(message).toMatch(new RegExp(`\\n  ${name}: `));
     }
@@ -103,6 +105,7 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
     ['PUBLIC_BASE_URL', ''],
     ['CURSOR_SECRET', ''],
     ['CURSOR_SECRET', 'cursor-secret-for-development-only'],
+    ['PROVIDER_SECRETS_KEY', ''],
   ])('refuses %s=%j and names only it', (name, value) => {
     expect(() => loadConfig({ ...productionReady, [name]: value })).toThrow(
       new RegExp(`^Invalid configuration:\\n  ${name}: [^\\n]+$`),

@@ -115,7 +115,9 @@ describe('PROVIDER_SECRETS_KEY and STRIPE_API_BASE in the configuration', () => 
         PUBLIC_BASE_URL: 'https://pay.example.com',
         CURSOR_SECRET: 'a-real-cursor-secret-of-at-least-32-characters',
       };
-      expect(loadConfig(production).PROVIDER_SECRETS_KEY).toBeUndefined();
+      // Production never takes the kept key: without its own it refuses to start (decision 0067).
+      expect(() => loadConfig(production)).toThrow(/\n {2}PROVIDER_SECRETS_KEY: required in production/);
+      expect(loadConfig({ ...production, PROVIDER_SECRETS_KEY: explicit }).PROVIDER_SECRETS_KEY).toBe(explicit);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

@@ -30,7 +30,8 @@ export function createPaymentsClient(options: PaymentsClientOptions): Client<pat
 
 /**
  * Checks a callback's `X-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` against
- * the merchant's webhook secret, on the raw body exactly as received, in constant time; a
+ * the merchant's webhook secret of that environment (accepted when any `v1` matches: during a
+ * rotation a delivery carries one per secret), on the raw body exactly as received, in constant time; a
  * signature older (or newer) than `toleranceSeconds` is refused, so a captured callback cannot be
  * replayed later.
  */
@@ -42,17 +43,19 @@ export function verifyCallbackSignature(
   nowMs = Date.now(),
 ): boolean {
   if (!signatureHeader) return false;
-  const fields: Record<string, string> = {};
+  let timestamp = NaN;
+  const macs: string[] = [];
   for (const part of signatureHeader.split(',')) {
     const [key, ...rest] = part.trim().split('=');
-    if (key) fields[key] = rest.join('=');
+    const value = rest.join('=');
+    if (key === 't') timestamp = Number(value);
+    // Several `v1` during a secret rotation (the new secret's and the old one's): any may match.
+    else if (key === 'v1' && /^[0-9a-f]{64}$/.test(value)) macs.push(value);
   }
-  const timestamp = Number(fields.t);
-  const mac = fields.v1 ?? '';
-  if (!Number.isSafeInteger(timestamp) || !/^[0-9a-f]{64}$/.test(mac)) return false;
+  if (!Number.isSafeInteger(timestamp) || macs.length === 0) return false;
   if (Math.abs(nowMs / 1000 - timestamp) > toleranceSeconds) return false;
   const expected = createHmac('sha256', Buffer.from(webhookSecret, 'utf8')).update(`${timestamp}.${rawBody}`).digest();
-  return timingSafeEqual(expected, Buffer.from(mac, 'hex'));
+  return macs.some((mac) => timingSafeEqual(expected, Buffer.from(mac, 'hex')));
 }
 
 /** Walks every page of a list (`nextCursor` until null), yielding its items. */
