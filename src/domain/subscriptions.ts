@@ -18,7 +18,8 @@ import { toMajor } from '../rules/money';
 import { declineTypeOf, type DeclineType } from '../rules/declines';
 import type { SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
 import { presentInvoice } from './invoices';
-import { clippedSubject, recordEmail, type ClaimedEmail } from './emails';
+import { clippedSubject, recordEmail, recordWithheldEmail, type ClaimedEmail, type EmailProfile } from './emails';
+import { asTestModeEmail, subscriptionEmailRecipient, usualRecipient } from '../rules/emailRecipient';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
 import {
@@ -404,6 +405,8 @@ async function change(
   em: EntityManager,
   subscriptionId: string,
   apply: (tx: EntityManager, s: Subscription, out: OutboxWriter) => Promise<void>,
+  /** Where emails go (decision 0066); null: this change records none. */
+  profile: EmailProfile | null = null,
 ): Promise<Outbox | null> {
   return em.transactional(async (tx) => {
     const subscription = await tx.findOne(
@@ -413,7 +416,7 @@ async function change(
       { lockMode: LockMode.PESSIMISTIC_WRITE, lockTableAliases: ['s0'], populate: ['merchant'] },
     );
     if (!subscription) return null;
-    const out = new OutboxWriter(tx, subscription);
+    const out = new OutboxWriter(tx, subscription, profile);
     await apply(tx, subscription, out);
     await out.recordEvents();
     await tx.flush();
@@ -432,6 +435,7 @@ class OutboxWriter {
   constructor(
     private readonly tx: EntityManager,
     private readonly subscription: Subscription,
+    private readonly profile: EmailProfile | null,
   ) {}
 
   private key(suffix: string): string {
@@ -480,11 +484,28 @@ class OutboxWriter {
 
   email(kind: SubscriptionEmailKind, suffix: string, facts: Parameters<typeof subscriptionEmail>[2]): void {
     const s = this.subscription;
-    const to = s.customer?.email ?? s.merchant.email;
-    if (!to) return; // nobody to write to; the merchant still gets its callback
+    // A change that records emails is always given a profile: never guess where one goes.
+    if (!this.profile) throw new Error(`subscription email ${kind} recorded without an email profile`);
+    const recipient = subscriptionEmailRecipient({
+      production: this.profile.production,
+      environment: s.environment,
+      customerEmail: s.customer?.email,
+      merchantEmail: s.merchant.email,
+    });
+    if (recipient.kind === 'none') return; // nobody to write to; the merchant still gets its callback
     const dedupeKey = this.key(suffix);
     this.emailKeys.push(dedupeKey);
-    const email = recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to, ...subscriptionEmail(kind, s, facts) });
+    const content = subscriptionEmail(kind, s, facts);
+    if (recipient.kind === 'withheld') {
+      recordWithheldEmail(this.tx, {
+        merchant: s.merchant,
+        dedupeKey,
+        ...asTestModeEmail(content, recipient.onBehalfOf),
+      });
+      return;
+    }
+    const addressed = recipient.kind === 'merchant_test' ? asTestModeEmail(content, recipient.onBehalfOf) : content;
+    const email = recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to: recipient.to, ...addressed });
     this.recordedEmailIds.push(email.id);
   }
 
@@ -576,7 +597,8 @@ export type OpenedInvoice =
 export async function openPeriodInvoice(
   em: EntityManager,
   input: OpenInvoiceInput,
-  options: { markChargeSent?: boolean } = {},
+  /** `profile`: where its emails go (a free period's invoice activates: decision 0066). */
+  options: { markChargeSent?: boolean; profile: EmailProfile },
 ): Promise<OpenedInvoice> {
   if (input.amountMinor > 0) {
     const fast = await openChargeableInvoice(em, input, options.markChargeSent === true);
@@ -584,50 +606,55 @@ export async function openPeriodInvoice(
   }
   let opened = undefined as
     { kind: 'open' | 'paid' | 'void'; invoiceId: string; attempts: number } | { kind: 'cancelled' } | undefined;
-  const outbox = await change(em, input.subscriptionId, async (tx, s, out) => {
-    let invoice = await tx.findOne(Invoice, { subscription: s.id, periodIndex: input.periodIndex });
-    if (!invoice) {
-      if (s.status === 'cancelled') {
-        opened = { kind: 'cancelled' };
-        return;
+  const outbox = await change(
+    em,
+    input.subscriptionId,
+    async (tx, s, out) => {
+      let invoice = await tx.findOne(Invoice, { subscription: s.id, periodIndex: input.periodIndex });
+      if (!invoice) {
+        if (s.status === 'cancelled') {
+          opened = { kind: 'cancelled' };
+          return;
+        }
+        const now = new Date();
+        invoice = tx.create(Invoice, {
+          id: newId('invoice'),
+          merchant: s.merchant,
+          subscription: s,
+          periodIndex: input.periodIndex,
+          phase: tx.getReference(SubscriptionPhase, input.phaseId),
+          amountMinor: input.amountMinor,
+          currency: s.currency,
+          periodStart: input.periodStart,
+          periodEnd: input.periodEnd,
+          status: input.amountMinor === 0 ? 'paid' : 'open',
+          attempts: 0,
+          providerTransactionId: null,
+          failureCode: null,
+          failureMessage: null,
+          nextAttemptAt: null,
+          paidAt: input.amountMinor === 0 ? now : null,
+          voidedAt: null,
+          createdAt: now,
+          updatedAt: now,
+        });
+        s.currentPeriodStart = input.periodStart;
+        s.currentPeriodEnd = input.periodEnd;
+        s.updatedAt = now;
+        if (invoice.status === 'paid') activate(s, out);
+      } else if (invoice.status === 'paid') {
+        // A re-run of a step that also charged it (openAndChargeInvoice): that charge's receipt and
+        // event are named too, or one not yet sent when its worker died would never be.
+        expectPaidInvoice(out, invoice.id);
+      } else {
+        out.expect(['email:activated'], ['activated']);
       }
-      const now = new Date();
-      invoice = tx.create(Invoice, {
-        id: newId('invoice'),
-        merchant: s.merchant,
-        subscription: s,
-        periodIndex: input.periodIndex,
-        phase: tx.getReference(SubscriptionPhase, input.phaseId),
-        amountMinor: input.amountMinor,
-        currency: s.currency,
-        periodStart: input.periodStart,
-        periodEnd: input.periodEnd,
-        status: input.amountMinor === 0 ? 'paid' : 'open',
-        attempts: 0,
-        providerTransactionId: null,
-        failureCode: null,
-        failureMessage: null,
-        nextAttemptAt: null,
-        paidAt: input.amountMinor === 0 ? now : null,
-        voidedAt: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-      s.currentPeriodStart = input.periodStart;
-      s.currentPeriodEnd = input.periodEnd;
-      s.updatedAt = now;
-      if (invoice.status === 'paid') activate(s, out);
-    } else if (invoice.status === 'paid') {
-      // A re-run of a step that also charged it (openAndChargeInvoice): that charge's receipt and
-      // event are named too, or one not yet sent when its worker died would never be.
-      expectPaidInvoice(out, invoice.id);
-    } else {
-      out.expect(['email:activated'], ['activated']);
-    }
-    // An invoice whose attempt waits for the customer or the processor is still being collected.
-    const kind = invoice.status === 'paid' || invoice.status === 'void' ? invoice.status : 'open';
-    opened = { kind, invoiceId: invoice.id, attempts: invoice.attempts };
-  });
+      // An invoice whose attempt waits for the customer or the processor is still being collected.
+      const kind = invoice.status === 'paid' || invoice.status === 'void' ? invoice.status : 'open';
+      opened = { kind, invoiceId: invoice.id, attempts: invoice.attempts };
+    },
+    options.profile,
+  );
   if (!outbox || !opened) return { kind: 'missing' };
   return opened.kind === 'cancelled' ? opened : { ...opened, outbox };
 }
@@ -849,9 +876,13 @@ async function recordRenewalPaid(
   attempt: number,
   transactionId: string,
   claimReceiptSeconds: number | null,
+  profile: EmailProfile,
 ): Promise<AppliedCharge | null> {
   const s = invoice.subscription;
   if (s.callbackUrl || !RENEWAL_STATUSES.includes(s.status)) return null;
+  // The statement addresses the receipt as always (customer, else merchant); a record whose
+  // emails go elsewhere (decision 0066) takes the general path, which asks the rule.
+  if (!usualRecipient({ production: profile.production, environment: s.environment })) return null;
   const now = new Date();
   const emailId = newId('email');
   const receipt = subscriptionEmail('receipt', s, { invoice: { ...invoice, providerTransactionId: transactionId } });
@@ -938,7 +969,7 @@ export async function applyInvoiceCharge(
    * one-statement path records it, it is inserted claimed for this many seconds, and answered in
    * `claimed`. The general path's emails are claimed by the mailer, as before.
    */
-  options: { claimReceiptSeconds?: number } = {},
+  options: { claimReceiptSeconds?: number; profile: EmailProfile },
 ): Promise<AppliedCharge> {
   if (charge.kind === 'paid' && target.status !== 'paid' && target.attempts < attempt) {
     const fast = await recordRenewalPaid(
@@ -947,6 +978,7 @@ export async function applyInvoiceCharge(
       attempt,
       charge.transactionId,
       options.claimReceiptSeconds ?? null,
+      options.profile,
     );
     if (fast) return fast;
   }
@@ -957,81 +989,86 @@ export async function applyInvoiceCharge(
     | { kind: 'declined'; nextAttemptAt: string | null; declineType: DeclineType };
   // Set only when this call recorded the attempt (subscription_charges_total counts it once).
   let recorded = null as SubscriptionChargeOutcome | null;
-  const outbox = await change(em, target.subscription.id, async (tx, s, out) => {
-    const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const paid = paidChargeKeys(invoice.id);
-    const failedEmail = [`email:failed:${invoice.id}:${attempt}`];
-    const failedEvents = [`charge_failed:${invoice.id}:${attempt}`, `past_due:${invoice.id}`];
-    if (invoice.status === 'paid') {
-      expectPaidInvoice(out, invoice.id);
-      applied = { kind: 'paid' };
-      return;
-    }
-    if (invoice.status === 'void' && charge.kind !== 'paid') {
-      applied = { kind: 'void' };
-      return;
-    }
-    if (invoice.attempts >= attempt) {
-      // This attempt was recorded already (a retried activity): answer as the first run did.
-      out.expect(invoice.declineType === 'hard' ? [] : failedEmail, failedEvents);
-      applied = {
-        kind: 'declined',
-        nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null,
-        declineType: invoice.declineType ?? 'soft',
-      };
-      return;
-    }
-    const now = new Date();
-    invoice.attempts = attempt;
-    invoice.updatedAt = now;
-    s.updatedAt = now;
-    if (charge.kind === 'paid') {
-      // Paid wins even over a void: the money moved (a charge in flight finishes first).
-      invoice.status = 'paid';
-      invoice.paidAt = now;
-      invoice.voidedAt = null;
-      invoice.providerTransactionId = charge.transactionId;
-      invoice.failureCode = null;
-      invoice.failureMessage = null;
-      invoice.declineType = null;
-      invoice.nextAttemptAt = null;
-      if (s.status !== 'cancelled') activate(s, out);
-      out.event('subscription.charge_succeeded', paid.succeeded);
-      out.email('receipt', paid.receipt, { invoice });
-      applied = { kind: 'paid' };
-      recorded = 'succeeded';
-      return;
-    }
-    invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
-    // An attempt that waited (authentication, processing) is decided: the invoice is collected
-    // again, or, its subscription cancelled meanwhile, void (nothing is charged any more).
-    const ended = s.status === 'cancelled';
-    if (invoice.status !== 'open') {
-      invoice.status = ended ? 'void' : 'open';
-      if (ended) invoice.voidedAt = now;
-    }
-    // This attempt's outcome is known and the next one has a key of its own. (Set outside the
-    // ORM, so cleared outside it too: the identity map may not have seen it set.)
-    await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
-    invoice.failureCode = charge.failureCode;
-    invoice.failureMessage = charge.failureMessage;
-    // A hard decline is never retried with this card: no next attempt; the workflow asks the
-    // customer for a new card (requestNewCard), in place of the payment-failed email.
-    const declineType = declineTypeOf(charge.failureCode);
-    invoice.declineType = declineType;
-    invoice.nextAttemptAt =
-      retryDelayMs === null || declineType === 'hard' || ended ? null : new Date(now.getTime() + retryDelayMs);
-    out.event('subscription.charge_failed', failedEvents[0]!);
-    if (declineType === 'soft' && !ended) {
-      out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
-    }
-    if (s.status !== 'past_due' && s.status !== 'cancelled') {
-      s.status = 'past_due';
-      out.event('subscription.past_due', failedEvents[1]!);
-    }
-    applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null, declineType };
-    recorded = 'failed';
-  });
+  const outbox = await change(
+    em,
+    target.subscription.id,
+    async (tx, s, out) => {
+      const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const paid = paidChargeKeys(invoice.id);
+      const failedEmail = [`email:failed:${invoice.id}:${attempt}`];
+      const failedEvents = [`charge_failed:${invoice.id}:${attempt}`, `past_due:${invoice.id}`];
+      if (invoice.status === 'paid') {
+        expectPaidInvoice(out, invoice.id);
+        applied = { kind: 'paid' };
+        return;
+      }
+      if (invoice.status === 'void' && charge.kind !== 'paid') {
+        applied = { kind: 'void' };
+        return;
+      }
+      if (invoice.attempts >= attempt) {
+        // This attempt was recorded already (a retried activity): answer as the first run did.
+        out.expect(invoice.declineType === 'hard' ? [] : failedEmail, failedEvents);
+        applied = {
+          kind: 'declined',
+          nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null,
+          declineType: invoice.declineType ?? 'soft',
+        };
+        return;
+      }
+      const now = new Date();
+      invoice.attempts = attempt;
+      invoice.updatedAt = now;
+      s.updatedAt = now;
+      if (charge.kind === 'paid') {
+        // Paid wins even over a void: the money moved (a charge in flight finishes first).
+        invoice.status = 'paid';
+        invoice.paidAt = now;
+        invoice.voidedAt = null;
+        invoice.providerTransactionId = charge.transactionId;
+        invoice.failureCode = null;
+        invoice.failureMessage = null;
+        invoice.declineType = null;
+        invoice.nextAttemptAt = null;
+        if (s.status !== 'cancelled') activate(s, out);
+        out.event('subscription.charge_succeeded', paid.succeeded);
+        out.email('receipt', paid.receipt, { invoice });
+        applied = { kind: 'paid' };
+        recorded = 'succeeded';
+        return;
+      }
+      invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
+      // An attempt that waited (authentication, processing) is decided: the invoice is collected
+      // again, or, its subscription cancelled meanwhile, void (nothing is charged any more).
+      const ended = s.status === 'cancelled';
+      if (invoice.status !== 'open') {
+        invoice.status = ended ? 'void' : 'open';
+        if (ended) invoice.voidedAt = now;
+      }
+      // This attempt's outcome is known and the next one has a key of its own. (Set outside the
+      // ORM, so cleared outside it too: the identity map may not have seen it set.)
+      await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
+      invoice.failureCode = charge.failureCode;
+      invoice.failureMessage = charge.failureMessage;
+      // A hard decline is never retried with this card: no next attempt; the workflow asks the
+      // customer for a new card (requestNewCard), in place of the payment-failed email.
+      const declineType = declineTypeOf(charge.failureCode);
+      invoice.declineType = declineType;
+      invoice.nextAttemptAt =
+        retryDelayMs === null || declineType === 'hard' || ended ? null : new Date(now.getTime() + retryDelayMs);
+      out.event('subscription.charge_failed', failedEvents[0]!);
+      if (declineType === 'soft' && !ended) {
+        out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
+      }
+      if (s.status !== 'past_due' && s.status !== 'cancelled') {
+        s.status = 'past_due';
+        out.event('subscription.past_due', failedEvents[1]!);
+      }
+      applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null, declineType };
+      recorded = 'failed';
+    },
+    options.profile,
+  );
   if (outbox && recorded) workerMetrics.subscriptionCharge(recorded);
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
   return { ...applied, outbox } as AppliedCharge;
@@ -1062,53 +1099,59 @@ const actionRequiredKeys = (invoiceId: string, attempt: number) => ({
 export async function recordInvoiceWait(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number; wait: InvoiceWait },
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
   let recorded = false;
-  const outbox = await change(em, input.subscriptionId, async (tx, s, out) => {
-    const invoice = await tx.findOne(
-      Invoice,
-      { id: input.invoiceId, subscription: s.id },
-      { lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
-    if (!invoice || invoice.attempts >= input.attempt) return;
-    const { wait } = input;
-    const keys = actionRequiredKeys(invoice.id, input.attempt);
-    if (invoice.status === wait.kind && invoice.providerTransactionId === wait.transactionId) {
-      // Recorded already (a retried activity, a webhook and a poll): answer as the first run did.
-      if (wait.kind === 'requires_action') out.expect([keys.email(0)], [keys.event, keys.pastDue]);
+  const outbox = await change(
+    em,
+    input.subscriptionId,
+    async (tx, s, out) => {
+      const invoice = await tx.findOne(
+        Invoice,
+        { id: input.invoiceId, subscription: s.id },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      if (!invoice || invoice.attempts >= input.attempt) return;
+      const { wait } = input;
+      const keys = actionRequiredKeys(invoice.id, input.attempt);
+      if (invoice.status === wait.kind && invoice.providerTransactionId === wait.transactionId) {
+        // Recorded already (a retried activity, a webhook and a poll): answer as the first run did.
+        if (wait.kind === 'requires_action') out.expect([keys.email(0)], [keys.event, keys.pastDue]);
+        recorded = true;
+        return;
+      }
+      if (invoice.status !== 'open' && invoice.status !== 'requires_action') return;
+      const now = new Date();
+      invoice.status = wait.kind;
+      invoice.providerTransactionId = wait.transactionId;
+      invoice.nextAttemptAt = null;
+      invoice.declineType = null;
+      invoice.updatedAt = now;
+      s.updatedAt = now;
       recorded = true;
-      return;
-    }
-    if (invoice.status !== 'open' && invoice.status !== 'requires_action') return;
-    const now = new Date();
-    invoice.status = wait.kind;
-    invoice.providerTransactionId = wait.transactionId;
-    invoice.nextAttemptAt = null;
-    invoice.declineType = null;
-    invoice.updatedAt = now;
-    s.updatedAt = now;
-    recorded = true;
-    if (wait.kind === 'processing') {
-      invoice.failureCode = null;
-      invoice.failureMessage = null;
-      // A first charge decided later: the subscription waits for it (the create answers it).
-      if (s.status === 'created') s.status = 'pending';
-      return;
-    }
-    invoice.hostedUrl = wait.actionUrl;
-    invoice.failureCode = 'authentication_required';
-    invoice.failureMessage = 'The customer must authenticate this payment.';
-    if (s.status !== 'past_due' && s.status !== 'cancelled') {
-      s.status = 'past_due';
-      out.event('subscription.past_due', keys.pastDue);
-    }
-    out.event('subscription.payment_action_required', keys.event);
-    out.email('action_required', keys.email(0), {
-      invoice,
-      hostedUrl: wait.actionUrl,
-      cancelAt: wait.cancelAt ?? undefined,
-    });
-  });
+      if (wait.kind === 'processing') {
+        invoice.failureCode = null;
+        invoice.failureMessage = null;
+        // A first charge decided later: the subscription waits for it (the create answers it).
+        if (s.status === 'created') s.status = 'pending';
+        return;
+      }
+      invoice.hostedUrl = wait.actionUrl;
+      invoice.failureCode = 'authentication_required';
+      invoice.failureMessage = 'The customer must authenticate this payment.';
+      if (s.status !== 'past_due' && s.status !== 'cancelled') {
+        s.status = 'past_due';
+        out.event('subscription.past_due', keys.pastDue);
+      }
+      out.event('subscription.payment_action_required', keys.event);
+      out.email('action_required', keys.email(0), {
+        invoice,
+        hostedUrl: wait.actionUrl,
+        cancelAt: wait.cancelAt ?? undefined,
+      });
+    },
+    profile,
+  );
   return outbox && recorded ? outbox : null;
 }
 
@@ -1119,24 +1162,30 @@ export async function recordInvoiceWait(
 export async function remindAuthentication(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number; reminder: number; cancelAt: Date },
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(em, input.subscriptionId, async (tx, s, out) => {
-    const suffix = actionRequiredKeys(input.invoiceId, input.attempt).email(input.reminder);
-    if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
-      out.expect([suffix], []);
-      return;
-    }
-    const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
-    if (s.status === 'cancelled' || invoice?.status !== 'requires_action' || invoice.attempts !== input.attempt - 1) {
-      return;
-    }
-    out.email('action_required', suffix, {
-      invoice,
-      hostedUrl: invoice.hostedUrl,
-      cancelAt: input.cancelAt,
-      reminder: input.reminder,
-    });
-  });
+  return change(
+    em,
+    input.subscriptionId,
+    async (tx, s, out) => {
+      const suffix = actionRequiredKeys(input.invoiceId, input.attempt).email(input.reminder);
+      if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
+        out.expect([suffix], []);
+        return;
+      }
+      const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
+      if (s.status === 'cancelled' || invoice?.status !== 'requires_action' || invoice.attempts !== input.attempt - 1) {
+        return;
+      }
+      out.email('action_required', suffix, {
+        invoice,
+        hostedUrl: invoice.hostedUrl,
+        cancelAt: input.cancelAt,
+        reminder: input.reminder,
+      });
+    },
+    profile,
+  );
 }
 
 /**
@@ -1172,21 +1221,28 @@ export async function releaseInvoiceAttempt(
 export async function requestNewCard(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number; withLink: boolean; cancelAt: Date },
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(em, input.subscriptionId, async (tx, s, out) => {
-    const suffix = `email:card_required:${input.invoiceId}:${input.attempt}`;
-    if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
-      out.expect([suffix], []);
-      return;
-    }
-    const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
-    if (s.status !== 'past_due' || !invoice || invoice.status !== 'open' || invoice.attempts !== input.attempt) return;
-    out.email('card_required', suffix, {
-      invoice,
-      cardUpdateUrl: input.withLink ? s.redirectUrl : null,
-      cancelAt: input.cancelAt,
-    });
-  });
+  return change(
+    em,
+    input.subscriptionId,
+    async (tx, s, out) => {
+      const suffix = `email:card_required:${input.invoiceId}:${input.attempt}`;
+      if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
+        out.expect([suffix], []);
+        return;
+      }
+      const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
+      if (s.status !== 'past_due' || !invoice || invoice.status !== 'open' || invoice.attempts !== input.attempt)
+        return;
+      out.email('card_required', suffix, {
+        invoice,
+        cardUpdateUrl: input.withLink ? s.redirectUrl : null,
+        cancelAt: input.cancelAt,
+      });
+    },
+    profile,
+  );
 }
 
 /**
@@ -1198,27 +1254,33 @@ export async function cancelSubscription(
   subscriptionId: string,
   reason: string,
   notify: boolean,
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(em, subscriptionId, async (tx, s, out) => {
-    if (s.status === 'cancelled') {
-      out.expect(['email:cancelled'], ['cancelled']);
-      return;
-    }
-    const now = new Date();
-    // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
-    // `processing` stays so until the processor decides (a capture then counts).
-    await tx.nativeUpdate(
-      Invoice,
-      { subscription: s.id, status: { $in: ['open', 'requires_action'] } },
-      { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
-    );
-    s.status = 'cancelled';
-    s.cancelledAt = now;
-    s.cancellationReason = reason;
-    s.updatedAt = now;
-    out.event('subscription.cancelled', 'cancelled');
-    if (notify) out.email('cancelled', 'email:cancelled', {});
-  });
+  return change(
+    em,
+    subscriptionId,
+    async (tx, s, out) => {
+      if (s.status === 'cancelled') {
+        out.expect(['email:cancelled'], ['cancelled']);
+        return;
+      }
+      const now = new Date();
+      // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
+      // `processing` stays so until the processor decides (a capture then counts).
+      await tx.nativeUpdate(
+        Invoice,
+        { subscription: s.id, status: { $in: ['open', 'requires_action'] } },
+        { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
+      );
+      s.status = 'cancelled';
+      s.cancelledAt = now;
+      s.cancellationReason = reason;
+      s.updatedAt = now;
+      out.event('subscription.cancelled', 'cancelled');
+      if (notify) out.email('cancelled', 'email:cancelled', {});
+    },
+    profile,
+  );
 }
 
 /** The first charge was refused outright (e.g. an unknown card token): nothing is kept. */
