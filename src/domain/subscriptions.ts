@@ -404,9 +404,9 @@ export async function subscriptionRecordOf(
 async function change(
   em: EntityManager,
   subscriptionId: string,
+  /** Where its emails go (decision 0066); null: this change records none. */
+  profile: EmailProfile | null,
   apply: (tx: EntityManager, s: Subscription, out: OutboxWriter) => Promise<void>,
-  /** Where emails go (decision 0066); null: this change records none. */
-  profile: EmailProfile | null = null,
 ): Promise<Outbox | null> {
   return em.transactional(async (tx) => {
     const subscription = await tx.findOne(
@@ -532,7 +532,7 @@ export async function markAwaitingAuthorization(
   subscriptionId: string,
   setup: { transactionId: string; redirectUrl: string | null },
 ): Promise<Outbox | null> {
-  return change(em, subscriptionId, async (_tx, s) => {
+  return change(em, subscriptionId, null, async (_tx, s) => {
     if (s.status !== 'created') return;
     s.status = 'pending';
     s.setupTransactionId = setup.transactionId;
@@ -543,7 +543,7 @@ export async function markAwaitingAuthorization(
 
 /** The customer authorized a card on the hosted page: it is the one charged from now on. */
 export async function saveAuthorizedCard(em: EntityManager, subscriptionId: string, cardToken: string): Promise<void> {
-  await change(em, subscriptionId, async (_tx, s) => {
+  await change(em, subscriptionId, null, async (_tx, s) => {
     if (s.cardToken) return;
     s.cardToken = cardToken;
     s.updatedAt = new Date();
@@ -606,55 +606,50 @@ export async function openPeriodInvoice(
   }
   let opened = undefined as
     { kind: 'open' | 'paid' | 'void'; invoiceId: string; attempts: number } | { kind: 'cancelled' } | undefined;
-  const outbox = await change(
-    em,
-    input.subscriptionId,
-    async (tx, s, out) => {
-      let invoice = await tx.findOne(Invoice, { subscription: s.id, periodIndex: input.periodIndex });
-      if (!invoice) {
-        if (s.status === 'cancelled') {
-          opened = { kind: 'cancelled' };
-          return;
-        }
-        const now = new Date();
-        invoice = tx.create(Invoice, {
-          id: newId('invoice'),
-          merchant: s.merchant,
-          subscription: s,
-          periodIndex: input.periodIndex,
-          phase: tx.getReference(SubscriptionPhase, input.phaseId),
-          amountMinor: input.amountMinor,
-          currency: s.currency,
-          periodStart: input.periodStart,
-          periodEnd: input.periodEnd,
-          status: input.amountMinor === 0 ? 'paid' : 'open',
-          attempts: 0,
-          providerTransactionId: null,
-          failureCode: null,
-          failureMessage: null,
-          nextAttemptAt: null,
-          paidAt: input.amountMinor === 0 ? now : null,
-          voidedAt: null,
-          createdAt: now,
-          updatedAt: now,
-        });
-        s.currentPeriodStart = input.periodStart;
-        s.currentPeriodEnd = input.periodEnd;
-        s.updatedAt = now;
-        if (invoice.status === 'paid') activate(s, out);
-      } else if (invoice.status === 'paid') {
-        // A re-run of a step that also charged it (openAndChargeInvoice): that charge's receipt and
-        // event are named too, or one not yet sent when its worker died would never be.
-        expectPaidInvoice(out, invoice.id);
-      } else {
-        out.expect(['email:activated'], ['activated']);
+  const outbox = await change(em, input.subscriptionId, options.profile, async (tx, s, out) => {
+    let invoice = await tx.findOne(Invoice, { subscription: s.id, periodIndex: input.periodIndex });
+    if (!invoice) {
+      if (s.status === 'cancelled') {
+        opened = { kind: 'cancelled' };
+        return;
       }
-      // An invoice whose attempt waits for the customer or the processor is still being collected.
-      const kind = invoice.status === 'paid' || invoice.status === 'void' ? invoice.status : 'open';
-      opened = { kind, invoiceId: invoice.id, attempts: invoice.attempts };
-    },
-    options.profile,
-  );
+      const now = new Date();
+      invoice = tx.create(Invoice, {
+        id: newId('invoice'),
+        merchant: s.merchant,
+        subscription: s,
+        periodIndex: input.periodIndex,
+        phase: tx.getReference(SubscriptionPhase, input.phaseId),
+        amountMinor: input.amountMinor,
+        currency: s.currency,
+        periodStart: input.periodStart,
+        periodEnd: input.periodEnd,
+        status: input.amountMinor === 0 ? 'paid' : 'open',
+        attempts: 0,
+        providerTransactionId: null,
+        failureCode: null,
+        failureMessage: null,
+        nextAttemptAt: null,
+        paidAt: input.amountMinor === 0 ? now : null,
+        voidedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      s.currentPeriodStart = input.periodStart;
+      s.currentPeriodEnd = input.periodEnd;
+      s.updatedAt = now;
+      if (invoice.status === 'paid') activate(s, out);
+    } else if (invoice.status === 'paid') {
+      // A re-run of a step that also charged it (openAndChargeInvoice): that charge's receipt and
+      // event are named too, or one not yet sent when its worker died would never be.
+      expectPaidInvoice(out, invoice.id);
+    } else {
+      out.expect(['email:activated'], ['activated']);
+    }
+    // An invoice whose attempt waits for the customer or the processor is still being collected.
+    const kind = invoice.status === 'paid' || invoice.status === 'void' ? invoice.status : 'open';
+    opened = { kind, invoiceId: invoice.id, attempts: invoice.attempts };
+  });
   if (!outbox || !opened) return { kind: 'missing' };
   return opened.kind === 'cancelled' ? opened : { ...opened, outbox };
 }
@@ -989,86 +984,81 @@ export async function applyInvoiceCharge(
     | { kind: 'declined'; nextAttemptAt: string | null; declineType: DeclineType };
   // Set only when this call recorded the attempt (subscription_charges_total counts it once).
   let recorded = null as SubscriptionChargeOutcome | null;
-  const outbox = await change(
-    em,
-    target.subscription.id,
-    async (tx, s, out) => {
-      const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      const paid = paidChargeKeys(invoice.id);
-      const failedEmail = [`email:failed:${invoice.id}:${attempt}`];
-      const failedEvents = [`charge_failed:${invoice.id}:${attempt}`, `past_due:${invoice.id}`];
-      if (invoice.status === 'paid') {
-        expectPaidInvoice(out, invoice.id);
-        applied = { kind: 'paid' };
-        return;
-      }
-      if (invoice.status === 'void' && charge.kind !== 'paid') {
-        applied = { kind: 'void' };
-        return;
-      }
-      if (invoice.attempts >= attempt) {
-        // This attempt was recorded already (a retried activity): answer as the first run did.
-        out.expect(invoice.declineType === 'hard' ? [] : failedEmail, failedEvents);
-        applied = {
-          kind: 'declined',
-          nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null,
-          declineType: invoice.declineType ?? 'soft',
-        };
-        return;
-      }
-      const now = new Date();
-      invoice.attempts = attempt;
-      invoice.updatedAt = now;
-      s.updatedAt = now;
-      if (charge.kind === 'paid') {
-        // Paid wins even over a void: the money moved (a charge in flight finishes first).
-        invoice.status = 'paid';
-        invoice.paidAt = now;
-        invoice.voidedAt = null;
-        invoice.providerTransactionId = charge.transactionId;
-        invoice.failureCode = null;
-        invoice.failureMessage = null;
-        invoice.declineType = null;
-        invoice.nextAttemptAt = null;
-        if (s.status !== 'cancelled') activate(s, out);
-        out.event('subscription.charge_succeeded', paid.succeeded);
-        out.email('receipt', paid.receipt, { invoice });
-        applied = { kind: 'paid' };
-        recorded = 'succeeded';
-        return;
-      }
-      invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
-      // An attempt that waited (authentication, processing) is decided: the invoice is collected
-      // again, or, its subscription cancelled meanwhile, void (nothing is charged any more).
-      const ended = s.status === 'cancelled';
-      if (invoice.status !== 'open') {
-        invoice.status = ended ? 'void' : 'open';
-        if (ended) invoice.voidedAt = now;
-      }
-      // This attempt's outcome is known and the next one has a key of its own. (Set outside the
-      // ORM, so cleared outside it too: the identity map may not have seen it set.)
-      await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
-      invoice.failureCode = charge.failureCode;
-      invoice.failureMessage = charge.failureMessage;
-      // A hard decline is never retried with this card: no next attempt; the workflow asks the
-      // customer for a new card (requestNewCard), in place of the payment-failed email.
-      const declineType = declineTypeOf(charge.failureCode);
-      invoice.declineType = declineType;
-      invoice.nextAttemptAt =
-        retryDelayMs === null || declineType === 'hard' || ended ? null : new Date(now.getTime() + retryDelayMs);
-      out.event('subscription.charge_failed', failedEvents[0]!);
-      if (declineType === 'soft' && !ended) {
-        out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
-      }
-      if (s.status !== 'past_due' && s.status !== 'cancelled') {
-        s.status = 'past_due';
-        out.event('subscription.past_due', failedEvents[1]!);
-      }
-      applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null, declineType };
-      recorded = 'failed';
-    },
-    options.profile,
-  );
+  const outbox = await change(em, target.subscription.id, options.profile, async (tx, s, out) => {
+    const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const paid = paidChargeKeys(invoice.id);
+    const failedEmail = [`email:failed:${invoice.id}:${attempt}`];
+    const failedEvents = [`charge_failed:${invoice.id}:${attempt}`, `past_due:${invoice.id}`];
+    if (invoice.status === 'paid') {
+      expectPaidInvoice(out, invoice.id);
+      applied = { kind: 'paid' };
+      return;
+    }
+    if (invoice.status === 'void' && charge.kind !== 'paid') {
+      applied = { kind: 'void' };
+      return;
+    }
+    if (invoice.attempts >= attempt) {
+      // This attempt was recorded already (a retried activity): answer as the first run did.
+      out.expect(invoice.declineType === 'hard' ? [] : failedEmail, failedEvents);
+      applied = {
+        kind: 'declined',
+        nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null,
+        declineType: invoice.declineType ?? 'soft',
+      };
+      return;
+    }
+    const now = new Date();
+    invoice.attempts = attempt;
+    invoice.updatedAt = now;
+    s.updatedAt = now;
+    if (charge.kind === 'paid') {
+      // Paid wins even over a void: the money moved (a charge in flight finishes first).
+      invoice.status = 'paid';
+      invoice.paidAt = now;
+      invoice.voidedAt = null;
+      invoice.providerTransactionId = charge.transactionId;
+      invoice.failureCode = null;
+      invoice.failureMessage = null;
+      invoice.declineType = null;
+      invoice.nextAttemptAt = null;
+      if (s.status !== 'cancelled') activate(s, out);
+      out.event('subscription.charge_succeeded', paid.succeeded);
+      out.email('receipt', paid.receipt, { invoice });
+      applied = { kind: 'paid' };
+      recorded = 'succeeded';
+      return;
+    }
+    invoice.providerTransactionId = charge.transactionId ?? invoice.providerTransactionId;
+    // An attempt that waited (authentication, processing) is decided: the invoice is collected
+    // again, or, its subscription cancelled meanwhile, void (nothing is charged any more).
+    const ended = s.status === 'cancelled';
+    if (invoice.status !== 'open') {
+      invoice.status = ended ? 'void' : 'open';
+      if (ended) invoice.voidedAt = now;
+    }
+    // This attempt's outcome is known and the next one has a key of its own. (Set outside the
+    // ORM, so cleared outside it too: the identity map may not have seen it set.)
+    await tx.nativeUpdate(Invoice, { id: invoice.id }, { providerCallSentAt: null });
+    invoice.failureCode = charge.failureCode;
+    invoice.failureMessage = charge.failureMessage;
+    // A hard decline is never retried with this card: no next attempt; the workflow asks the
+    // customer for a new card (requestNewCard), in place of the payment-failed email.
+    const declineType = declineTypeOf(charge.failureCode);
+    invoice.declineType = declineType;
+    invoice.nextAttemptAt =
+      retryDelayMs === null || declineType === 'hard' || ended ? null : new Date(now.getTime() + retryDelayMs);
+    out.event('subscription.charge_failed', failedEvents[0]!);
+    if (declineType === 'soft' && !ended) {
+      out.email('payment_failed', failedEmail[0]!, { invoice, nextAttemptAt: invoice.nextAttemptAt });
+    }
+    if (s.status !== 'past_due' && s.status !== 'cancelled') {
+      s.status = 'past_due';
+      out.event('subscription.past_due', failedEvents[1]!);
+    }
+    applied = { kind: 'declined', nextAttemptAt: invoice.nextAttemptAt?.toISOString() ?? null, declineType };
+    recorded = 'failed';
+  });
   if (outbox && recorded) workerMetrics.subscriptionCharge(recorded);
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
   return { ...applied, outbox } as AppliedCharge;
@@ -1102,56 +1092,51 @@ export async function recordInvoiceWait(
   profile: EmailProfile,
 ): Promise<Outbox | null> {
   let recorded = false;
-  const outbox = await change(
-    em,
-    input.subscriptionId,
-    async (tx, s, out) => {
-      const invoice = await tx.findOne(
-        Invoice,
-        { id: input.invoiceId, subscription: s.id },
-        { lockMode: LockMode.PESSIMISTIC_WRITE },
-      );
-      if (!invoice || invoice.attempts >= input.attempt) return;
-      const { wait } = input;
-      const keys = actionRequiredKeys(invoice.id, input.attempt);
-      if (invoice.status === wait.kind && invoice.providerTransactionId === wait.transactionId) {
-        // Recorded already (a retried activity, a webhook and a poll): answer as the first run did.
-        if (wait.kind === 'requires_action') out.expect([keys.email(0)], [keys.event, keys.pastDue]);
-        recorded = true;
-        return;
-      }
-      if (invoice.status !== 'open' && invoice.status !== 'requires_action') return;
-      const now = new Date();
-      invoice.status = wait.kind;
-      invoice.providerTransactionId = wait.transactionId;
-      invoice.nextAttemptAt = null;
-      invoice.declineType = null;
-      invoice.updatedAt = now;
-      s.updatedAt = now;
+  const outbox = await change(em, input.subscriptionId, profile, async (tx, s, out) => {
+    const invoice = await tx.findOne(
+      Invoice,
+      { id: input.invoiceId, subscription: s.id },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!invoice || invoice.attempts >= input.attempt) return;
+    const { wait } = input;
+    const keys = actionRequiredKeys(invoice.id, input.attempt);
+    if (invoice.status === wait.kind && invoice.providerTransactionId === wait.transactionId) {
+      // Recorded already (a retried activity, a webhook and a poll): answer as the first run did.
+      if (wait.kind === 'requires_action') out.expect([keys.email(0)], [keys.event, keys.pastDue]);
       recorded = true;
-      if (wait.kind === 'processing') {
-        invoice.failureCode = null;
-        invoice.failureMessage = null;
-        // A first charge decided later: the subscription waits for it (the create answers it).
-        if (s.status === 'created') s.status = 'pending';
-        return;
-      }
-      invoice.hostedUrl = wait.actionUrl;
-      invoice.failureCode = 'authentication_required';
-      invoice.failureMessage = 'The customer must authenticate this payment.';
-      if (s.status !== 'past_due' && s.status !== 'cancelled') {
-        s.status = 'past_due';
-        out.event('subscription.past_due', keys.pastDue);
-      }
-      out.event('subscription.payment_action_required', keys.event);
-      out.email('action_required', keys.email(0), {
-        invoice,
-        hostedUrl: wait.actionUrl,
-        cancelAt: wait.cancelAt ?? undefined,
-      });
-    },
-    profile,
-  );
+      return;
+    }
+    if (invoice.status !== 'open' && invoice.status !== 'requires_action') return;
+    const now = new Date();
+    invoice.status = wait.kind;
+    invoice.providerTransactionId = wait.transactionId;
+    invoice.nextAttemptAt = null;
+    invoice.declineType = null;
+    invoice.updatedAt = now;
+    s.updatedAt = now;
+    recorded = true;
+    if (wait.kind === 'processing') {
+      invoice.failureCode = null;
+      invoice.failureMessage = null;
+      // A first charge decided later: the subscription waits for it (the create answers it).
+      if (s.status === 'created') s.status = 'pending';
+      return;
+    }
+    invoice.hostedUrl = wait.actionUrl;
+    invoice.failureCode = 'authentication_required';
+    invoice.failureMessage = 'The customer must authenticate this payment.';
+    if (s.status !== 'past_due' && s.status !== 'cancelled') {
+      s.status = 'past_due';
+      out.event('subscription.past_due', keys.pastDue);
+    }
+    out.event('subscription.payment_action_required', keys.event);
+    out.email('action_required', keys.email(0), {
+      invoice,
+      hostedUrl: wait.actionUrl,
+      cancelAt: wait.cancelAt ?? undefined,
+    });
+  });
   return outbox && recorded ? outbox : null;
 }
 
@@ -1164,28 +1149,23 @@ export async function remindAuthentication(
   input: { subscriptionId: string; invoiceId: string; attempt: number; reminder: number; cancelAt: Date },
   profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(
-    em,
-    input.subscriptionId,
-    async (tx, s, out) => {
-      const suffix = actionRequiredKeys(input.invoiceId, input.attempt).email(input.reminder);
-      if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
-        out.expect([suffix], []);
-        return;
-      }
-      const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
-      if (s.status === 'cancelled' || invoice?.status !== 'requires_action' || invoice.attempts !== input.attempt - 1) {
-        return;
-      }
-      out.email('action_required', suffix, {
-        invoice,
-        hostedUrl: invoice.hostedUrl,
-        cancelAt: input.cancelAt,
-        reminder: input.reminder,
-      });
-    },
-    profile,
-  );
+  return change(em, input.subscriptionId, profile, async (tx, s, out) => {
+    const suffix = actionRequiredKeys(input.invoiceId, input.attempt).email(input.reminder);
+    if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
+      out.expect([suffix], []);
+      return;
+    }
+    const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
+    if (s.status === 'cancelled' || invoice?.status !== 'requires_action' || invoice.attempts !== input.attempt - 1) {
+      return;
+    }
+    out.email('action_required', suffix, {
+      invoice,
+      hostedUrl: invoice.hostedUrl,
+      cancelAt: input.cancelAt,
+      reminder: input.reminder,
+    });
+  });
 }
 
 /**
@@ -1196,7 +1176,7 @@ export async function releaseInvoiceAttempt(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number },
 ): Promise<void> {
-  await change(em, input.subscriptionId, async (tx, s) => {
+  await change(em, input.subscriptionId, null, async (tx, s) => {
     const invoice = await tx.findOne(
       Invoice,
       { id: input.invoiceId, subscription: s.id },
@@ -1223,26 +1203,20 @@ export async function requestNewCard(
   input: { subscriptionId: string; invoiceId: string; attempt: number; withLink: boolean; cancelAt: Date },
   profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(
-    em,
-    input.subscriptionId,
-    async (tx, s, out) => {
-      const suffix = `email:card_required:${input.invoiceId}:${input.attempt}`;
-      if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
-        out.expect([suffix], []);
-        return;
-      }
-      const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
-      if (s.status !== 'past_due' || !invoice || invoice.status !== 'open' || invoice.attempts !== input.attempt)
-        return;
-      out.email('card_required', suffix, {
-        invoice,
-        cardUpdateUrl: input.withLink ? s.redirectUrl : null,
-        cancelAt: input.cancelAt,
-      });
-    },
-    profile,
-  );
+  return change(em, input.subscriptionId, profile, async (tx, s, out) => {
+    const suffix = `email:card_required:${input.invoiceId}:${input.attempt}`;
+    if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
+      out.expect([suffix], []);
+      return;
+    }
+    const invoice = await tx.findOne(Invoice, { id: input.invoiceId, subscription: s.id });
+    if (s.status !== 'past_due' || !invoice || invoice.status !== 'open' || invoice.attempts !== input.attempt) return;
+    out.email('card_required', suffix, {
+      invoice,
+      cardUpdateUrl: input.withLink ? s.redirectUrl : null,
+      cancelAt: input.cancelAt,
+    });
+  });
 }
 
 /**
@@ -1256,31 +1230,26 @@ export async function cancelSubscription(
   notify: boolean,
   profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(
-    em,
-    subscriptionId,
-    async (tx, s, out) => {
-      if (s.status === 'cancelled') {
-        out.expect(['email:cancelled'], ['cancelled']);
-        return;
-      }
-      const now = new Date();
-      // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
-      // `processing` stays so until the processor decides (a capture then counts).
-      await tx.nativeUpdate(
-        Invoice,
-        { subscription: s.id, status: { $in: ['open', 'requires_action'] } },
-        { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
-      );
-      s.status = 'cancelled';
-      s.cancelledAt = now;
-      s.cancellationReason = reason;
-      s.updatedAt = now;
-      out.event('subscription.cancelled', 'cancelled');
-      if (notify) out.email('cancelled', 'email:cancelled', {});
-    },
-    profile,
-  );
+  return change(em, subscriptionId, profile, async (tx, s, out) => {
+    if (s.status === 'cancelled') {
+      out.expect(['email:cancelled'], ['cancelled']);
+      return;
+    }
+    const now = new Date();
+    // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
+    // `processing` stays so until the processor decides (a capture then counts).
+    await tx.nativeUpdate(
+      Invoice,
+      { subscription: s.id, status: { $in: ['open', 'requires_action'] } },
+      { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
+    );
+    s.status = 'cancelled';
+    s.cancelledAt = now;
+    s.cancellationReason = reason;
+    s.updatedAt = now;
+    out.event('subscription.cancelled', 'cancelled');
+    if (notify) out.email('cancelled', 'email:cancelled', {});
+  });
 }
 
 /** The first charge was refused outright (e.g. an unknown card token): nothing is kept. */
@@ -1306,7 +1275,7 @@ export async function replaceSubscriptionCard(
   cardToken: string,
 ): Promise<CardReplacement> {
   let kind: 'replaced' | 'unchanged' | 'not_updatable' = 'not_updatable';
-  const outbox = await change(em, subscriptionId, async (_tx, s) => {
+  const outbox = await change(em, subscriptionId, null, async (_tx, s) => {
     if (!CARD_UPDATABLE_STATUSES.includes(s.status)) return;
     if (s.cardToken === cardToken) {
       kind = 'unchanged';
@@ -1329,7 +1298,7 @@ export async function markCardUpdatePage(
   setup: { transactionId: string; redirectUrl: string | null },
 ): Promise<CardReplacement> {
   let kind: 'replaced' | 'not_updatable' = 'not_updatable';
-  const outbox = await change(em, subscriptionId, async (_tx, s) => {
+  const outbox = await change(em, subscriptionId, null, async (_tx, s) => {
     if (!CARD_UPDATABLE_STATUSES.includes(s.status)) return;
     kind = 'replaced';
     if (s.setupTransactionId === setup.transactionId) return;
