@@ -24,6 +24,11 @@ export interface ActivityDeps {
   resolveHost?: ResolveHost;
   /** How activities start workflows (the orphan sweeper): the gateways of src/temporal/, built by the worker. */
   starters: WorkflowStarters;
+  /**
+   * NODE_ENV=production (default false: development and tests): test-environment subscription
+   * emails go to the merchant, never to customer.email (decision 0066).
+   */
+  productionProfile?: boolean;
   /** nodemailer transport URL for customer emails (default: the local catcher). */
   smtpUrl?: string;
   mailFrom?: string;

@@ -47,6 +47,8 @@ export interface WorkerDeps {
   callbackRetryInitialSeconds: number;
   /** See ActivityDeps.privateTestCallbacks. */
   privateTestCallbacks?: boolean;
+  /** See ActivityDeps.productionProfile (NODE_ENV=production). */
+  productionProfile?: boolean;
   /** See ActivityDeps.resolveHost. */
   resolveHost?: ResolveHost;
   refundPollInitialSeconds?: number;

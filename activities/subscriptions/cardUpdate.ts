@@ -10,7 +10,7 @@ import type { CreatePaymentInput, ProviderPayment } from '../../src/providers/ty
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
 import { reconcileFailure, refusal, rejectionOf } from '../providerFailures';
-import { metadataOf, subscriptionRecords, updatable } from './shared';
+import { emailProfileOf, metadataOf, subscriptionRecords, updatable } from './shared';
 import type { CardChange, CardPage, CardUpdateState } from './types';
 import { ApplicationFailure } from '@temporalio/activity';
 import { PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
@@ -24,6 +24,7 @@ type Rejection = ReturnType<typeof rejectionOf>;
  */
 export function createCardUpdateActivities(deps: ActivityDeps) {
   const { orm, providers, publicBaseUrl, logger } = deps;
+  const profile = emailProfileOf(deps);
   const { load, providerOf } = subscriptionRecords(deps);
 
   /** A completed hosted card update: its saved card becomes the subscription's. */
@@ -125,7 +126,7 @@ export function createCardUpdateActivities(deps: ActivityDeps) {
       withLink: boolean;
       cancelAt: string;
     }): Promise<Outbox | null> {
-      return requestNewCard(orm.em, { ...input, cancelAt: new Date(input.cancelAt) });
+      return requestNewCard(orm.em, { ...input, cancelAt: new Date(input.cancelAt) }, profile);
     },
 
     /** Has the customer completed the hosted card update? If so, its card is the one charged. */

@@ -23,7 +23,7 @@ import {
   refusal,
   rejectionOf,
 } from '../providerFailures';
-import { chargeLookup, chargeRequest, chargeResultOf, type UndecidedCharge } from './shared';
+import { chargeLookup, emailProfileOf, chargeRequest, chargeResultOf, type UndecidedCharge } from './shared';
 import type { CancelledAttempt, ChargeOutcome, ChargeRequest } from './types';
 import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 import { ProviderError } from '../../src/providers/errors';
@@ -32,8 +32,11 @@ import { ProviderError } from '../../src/providers/errors';
  * One charge attempt of an invoice with the subscription's card (one provider key per attempt),
  * and the question asked after an ambiguous one: what the invoice activities are made of.
  */
-export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'providers' | 'logger' | 'publicBaseUrl'>) {
+export function createInvoiceCharging(
+  deps: Pick<ActivityDeps, 'orm' | 'providers' | 'logger' | 'publicBaseUrl' | 'productionProfile'>,
+) {
   const { orm, providers, logger, publicBaseUrl } = deps;
+  const profile = emailProfileOf(deps);
   const webhookUrlOf = (invoice: InvoiceForCharge) => `${publicBaseUrl}/webhooks/${invoice.subscription.processor}`;
 
   /**
@@ -57,12 +60,16 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
             cancelAt: req.authenticationWaitMs === undefined ? null : new Date(Date.now() + req.authenticationWaitMs),
           }
         : { kind: pp.status, transactionId: pp.transactionId };
-    const outbox = await recordInvoiceWait(orm.em, {
-      subscriptionId: invoice.subscription.id,
-      invoiceId: invoice.id,
-      attempt: req.attempt,
-      wait,
-    });
+    const outbox = await recordInvoiceWait(
+      orm.em,
+      {
+        subscriptionId: invoice.subscription.id,
+        invoiceId: invoice.id,
+        attempt: req.attempt,
+        wait,
+      },
+      profile,
+    );
     return outbox ? { ...result, waiting: pp.status, outbox } : result;
   }
 
@@ -80,6 +87,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
       req.attempt,
       { kind: 'declined', transactionId: null, failureCode, failureMessage },
       req.retryDelayMs,
+      { profile },
     );
   };
 
@@ -93,7 +101,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     if (!invoice) return { kind: 'missing' };
     const s = invoice.subscription;
     if (invoice.status === 'paid') {
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, { kind: 'paid', transactionId: '' }, null);
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, { kind: 'paid', transactionId: '' }, null, { profile });
     }
     if (
       (invoice.status === 'requires_action' || invoice.status === 'processing') &&
@@ -104,7 +112,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     }
     if (invoice.attempts >= req.attempt || invoice.status === 'void') {
       // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
     }
     if (!s.cardToken) return cannotCharge(invoice, req, 'no_card', 'The subscription has no card to charge.');
     const provider = await recordProvider(providers, s);
@@ -155,6 +163,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
           req.attempt,
           { kind: 'declined', transactionId: null, failureCode: rejected.code, failureMessage: rejected.message },
           req.retryDelayMs,
+          { profile },
         );
       }
       throw attemptFailure(err);
@@ -166,6 +175,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     // The receipt is sent right after, in this activity (sendingItsEmails): claimed as it is recorded.
     return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
+      profile,
     });
   }
 
@@ -174,7 +184,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     const invoice = await orm.em.fork().findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
     if (!invoice) return { kind: 'missing' };
     if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
     }
     // Here the outcome must be learnt, whatever it takes: a missing provider is retried too.
     const provider = await recordProvider(providers, invoice.subscription);
@@ -200,7 +210,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
       }
       const result = chargeResultOf(logger, invoice, pp);
       if (result.kind === 'undecided') return await undecided(invoice, req, pp, result);
-      return await applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs);
+      return await applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, { profile });
     } catch (err) {
       // An answer this code cannot read (a status nobody knows, a garbled body): the workflow
       // asks again later, at growing intervals, instead of this activity retrying for ever.
@@ -222,7 +232,7 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
     const invoice = await loadInvoiceForCharge(orm.em, req.invoiceId);
     if (!invoice) return { kind: 'missing' };
     if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs);
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
     }
     const provider = await recordProvider(providers, invoice.subscription);
     if (!provider) {
@@ -256,7 +266,8 @@ export function createInvoiceCharging(deps: Pick<ActivityDeps, 'orm' | 'provider
       return release_();
     }
     const result = chargeResultOf(logger, invoice, pp);
-    if (result.kind !== 'undecided') return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs);
+    if (result.kind !== 'undecided')
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, { profile });
     if (pp.status === 'processing') return undecided(invoice, req, pp, result);
     throw ApplicationFailure.retryable(
       `attempt ${pp.transactionId} not cancelled by the provider (${pp.status}); asking again`,

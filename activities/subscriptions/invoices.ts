@@ -8,6 +8,7 @@ import {
 import type { ActivityDeps } from '../deps';
 import type { Mailer } from '../emails';
 import { createInvoiceCharging } from './charging';
+import { emailProfileOf } from './shared';
 import type { CancelledAttempt, ChargeOutcome, ChargeRequest, OpenedAndCharged, PeriodInvoiceInput } from './types';
 
 /**
@@ -17,13 +18,14 @@ import type { CancelledAttempt, ChargeOutcome, ChargeRequest, OpenedAndCharged, 
  */
 export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
   const { orm } = deps;
+  const profile = emailProfileOf(deps);
   const { charge, reconcile, cancelAttempt } = createInvoiceCharging(deps);
 
   const openPeriod = (input: PeriodInvoiceInput, markChargeSent = false): Promise<OpenedInvoice> =>
     openPeriodInvoice(
       orm.em.fork(),
       { ...input, periodStart: new Date(input.periodStart), periodEnd: new Date(input.periodEnd) },
-      { markChargeSent },
+      { markChargeSent, profile },
     );
 
   /**
@@ -104,7 +106,7 @@ export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
       reminder: number;
       cancelAt: string;
     }): Promise<Outbox | null> {
-      return remindAuthentication(orm.em.fork(), { ...input, cancelAt: new Date(input.cancelAt) });
+      return remindAuthentication(orm.em.fork(), { ...input, cancelAt: new Date(input.cancelAt) }, profile);
     },
   };
 }

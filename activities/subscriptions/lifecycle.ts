@@ -5,7 +5,7 @@ import type { ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
 import { reconcileFailure } from '../providerFailures';
-import { chargeLookup, chargeResultOf, subscriptionRecords } from './shared';
+import { chargeLookup, chargeResultOf, emailProfileOf, subscriptionRecords } from './shared';
 import { PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 
 /**
@@ -14,6 +14,7 @@ import { PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
  */
 export function createLifecycleActivities(deps: ActivityDeps) {
   const { orm, providers, logger } = deps;
+  const profile = emailProfileOf(deps);
   const { load, providerOf } = subscriptionRecords(deps);
 
   /**
@@ -49,7 +50,7 @@ export function createLifecycleActivities(deps: ActivityDeps) {
     );
     const result = chargeResultOf(logger, invoice, pp);
     if (result.kind === 'undecided') return null;
-    const applied = await applyInvoiceCharge(orm.em, invoice, attempt, result, null);
+    const applied = await applyInvoiceCharge(orm.em, invoice, attempt, result, null, { profile });
     return applied.kind === 'paid' ? applied.outbox : null;
   }
 
@@ -87,7 +88,7 @@ export function createLifecycleActivities(deps: ActivityDeps) {
         }
       }
       const charged = await settleChargeInDoubt(s);
-      const cancelled = await cancelSubscription(orm.em, input.subscriptionId, input.reason, input.notify);
+      const cancelled = await cancelSubscription(orm.em, input.subscriptionId, input.reason, input.notify, profile);
       if (!charged || !cancelled) return cancelled;
       // The receipt and charge event are followed with the cancellation's.
       return {

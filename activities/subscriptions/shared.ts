@@ -7,11 +7,17 @@ import {
   type SubscriptionForCharge,
 } from '../../src/domain/subscriptions';
 import type { Logger } from '../../src/logger';
+import type { EmailProfile } from '../../src/domain/emails';
 import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
 import type { CreatePaymentInput, PaymentLookup, PaymentProvider, ProviderPayment } from '../../src/providers/types';
 import type { ActivityDeps } from '../deps';
 import { recordProvider } from '../recordProvider';
 import { PROVIDER_NOT_CONFIGURED, RECONCILIATION_MISMATCH } from '../../src/rules/providerFailures';
+
+/** Where the subscription emails these activities record go (decision 0066). */
+export function emailProfileOf(deps: Pick<ActivityDeps, 'productionProfile'>): EmailProfile {
+  return { production: deps.productionProfile === true };
+}
 
 /** What every concern reads first: the subscription record, and the provider of its processor. */
 export function subscriptionRecords({ orm, providers }: Pick<ActivityDeps, 'orm' | 'providers'>) {

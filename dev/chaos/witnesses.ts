@@ -56,7 +56,10 @@ export async function readDatabase(databaseUrl: string, merchantIds: string[]): 
     const subscriptions = await q<Record<string, unknown>>(
       `select id, status from subscriptions where merchant_id = any($1)`,
     );
-    const emails = await q<Record<string, unknown>>(`select id, sent_at from emails where merchant_id = any($1)`);
+    // A withheld email (decision 0066: `to` empty, settled unsent) is never delivered, by design.
+    const emails = await q<Record<string, unknown>>(
+      `select id, sent_at from emails where merchant_id = any($1) and "to" <> ''`,
+    );
     return {
       payments: payments.map((r) => ({
         id: String(r.id),

@@ -13,7 +13,7 @@ import {
   type Merchant,
   type Processor,
 } from '../db/entities';
-import { createKey, createMerchant, revokeKey, setMerchantStatus } from '../domain/merchants';
+import { createKey, createMerchant, revokeKey, setMerchantEmail, setMerchantStatus } from '../domain/merchants';
 import {
   DEFAULT_ROTATION_OVERLAP_HOURS,
   MAX_ROTATION_OVERLAP_HOURS,
@@ -43,6 +43,9 @@ Commands:
   merchants:create --name N [--email E]      create a merchant and its first (test) key
   merchants:deactivate <merchantId>          refuse the merchant's calls (403 merchant_inactive)
   merchants:activate <merchantId>            allow them again
+  merchants:email <merchantId> --email E|--clear
+                                             the merchant's contact email (test-mode emails in
+                                             production go there: never to customers)
   keys:create --merchant <merchantId> [--environment test|live] [--role merchant|admin]
   keys:revoke <keyId>                        refused everywhere within 5 s
   webhooks:secret --merchant <merchantId> [--environment test|live] [--rotate [--overlap-hours H]]
@@ -71,6 +74,9 @@ Commands:
 API key secrets are printed once, at creation, and can never be shown again; provider secrets are never printed.`;
 
 class UsageError extends Error {}
+
+/** An address with one `@`, no spaces, at most 320 characters (the column's length). */
+const EMAIL_ADDRESS = /^(?=.{3,320}$)[^\s@]+@[^\s@]+$/;
 
 function presentMerchant(m: Merchant) {
   return { id: m.id, name: m.name, email: m.email, status: m.status, createdAt: m.createdAt.toISOString() };
@@ -155,6 +161,7 @@ export async function runCommand(
       'webhook-secret': { type: 'string' },
       rotate: { type: 'boolean' },
       'overlap-hours': { type: 'string' },
+      clear: { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -169,6 +176,14 @@ export async function runCommand(
       const id = required(positionals[0], '<merchantId>');
       const merchant = await setMerchantStatus(em, id, command === 'merchants:activate');
       return { merchant: presentMerchant(merchant) };
+    }
+    case 'merchants:email': {
+      const id = required(positionals[0], '<merchantId>');
+      if ((values.clear === true) === (values.email !== undefined))
+        throw new UsageError('give either --email E or --clear');
+      const email = values.clear ? null : values.email!.trim();
+      if (email !== null && !EMAIL_ADDRESS.test(email)) throw new UsageError('--email must be an email address');
+      return { merchant: presentMerchant(await setMerchantEmail(em, id, email)) };
     }
     case 'keys:create': {
       const merchantId = required(values.merchant, '--merchant');

@@ -25,6 +25,41 @@ export function recordEmail(
   });
 }
 
+/** Where the worker addresses subscription emails (decision 0066): set once, from NODE_ENV. */
+export interface EmailProfile {
+  /** NODE_ENV=production: test-environment records' emails go to the merchant (src/rules/emailRecipient.ts). */
+  production: boolean;
+}
+
+/** Why a {@link recordWithheldEmail} row was never sent. */
+export const WITHHELD_TEST_EMAIL =
+  'withheld: a test-environment email in production goes to the merchant, and the merchant has no email';
+
+/**
+ * Records an email that is never sent (decision 0066): a test-environment record's email in
+ * production when its merchant has no email. The row keeps the decision (and dedupes it): `to`
+ * empty, settled at once (`sent_at` set, so no sender ever claims it), `last_error` saying why.
+ */
+export function recordWithheldEmail(
+  em: EntityManager,
+  input: { merchant: Merchant; dedupeKey: string; subject: string; text: string },
+): Email {
+  const now = new Date();
+  return em.create(Email, {
+    id: newId('email'),
+    merchant: input.merchant,
+    dedupeKey: input.dedupeKey,
+    to: '',
+    subject: clippedSubject(input.subject),
+    text: input.text,
+    attempts: 0,
+    sentAt: now,
+    claimedUntil: null,
+    lastError: WITHHELD_TEST_EMAIL,
+    createdAt: now,
+  });
+}
+
 /** A subject as stored: at most 255 characters (the column's length). */
 export function clippedSubject(subject: string): string {
   return subject.length <= 255 ? subject : `${subject.slice(0, 254)}…`;

@@ -87,6 +87,21 @@ export async function setMerchantStatus(em: EntityManager, merchantId: string, a
   return merchant;
 }
 
+/**
+ * The merchant's contact email (the operator CLI's `merchants:email`): where the merchant's
+ * subscription emails go when a customer has none, and, in production, every email of its
+ * test-environment subscriptions (decision 0066). Null: none.
+ */
+export async function setMerchantEmail(em: EntityManager, merchantId: string, email: string | null): Promise<Merchant> {
+  const merchant = await findMerchant(em, merchantId);
+  if (merchant.email !== email) {
+    merchant.email = email;
+    merchant.updatedAt = new Date();
+    await em.flush();
+  }
+  return merchant;
+}
+
 async function findMerchant(em: EntityManager, merchantId: string): Promise<Merchant> {
   const merchant = await em.findOne(Merchant, { id: merchantId });
   if (!merchant) throw new AppError('not_found', `Merchant ${merchantId} not found.`);

@@ -18,7 +18,8 @@ import { toMajor } from '../rules/money';
 import { declineTypeOf, type DeclineType } from '../rules/declines';
 import type { SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
 import { presentInvoice } from './invoices';
-import { clippedSubject, recordEmail, type ClaimedEmail } from './emails';
+import { clippedSubject, recordEmail, recordWithheldEmail, type ClaimedEmail, type EmailProfile } from './emails';
+import { asTestModeEmail, subscriptionEmailRecipient, usualRecipient } from '../rules/emailRecipient';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
 import {
@@ -403,6 +404,8 @@ export async function subscriptionRecordOf(
 async function change(
   em: EntityManager,
   subscriptionId: string,
+  /** Where its emails go (decision 0066); null: this change records none. */
+  profile: EmailProfile | null,
   apply: (tx: EntityManager, s: Subscription, out: OutboxWriter) => Promise<void>,
 ): Promise<Outbox | null> {
   return em.transactional(async (tx) => {
@@ -413,7 +416,7 @@ async function change(
       { lockMode: LockMode.PESSIMISTIC_WRITE, lockTableAliases: ['s0'], populate: ['merchant'] },
     );
     if (!subscription) return null;
-    const out = new OutboxWriter(tx, subscription);
+    const out = new OutboxWriter(tx, subscription, profile);
     await apply(tx, subscription, out);
     await out.recordEvents();
     await tx.flush();
@@ -432,6 +435,7 @@ class OutboxWriter {
   constructor(
     private readonly tx: EntityManager,
     private readonly subscription: Subscription,
+    private readonly profile: EmailProfile | null,
   ) {}
 
   private key(suffix: string): string {
@@ -480,11 +484,28 @@ class OutboxWriter {
 
   email(kind: SubscriptionEmailKind, suffix: string, facts: Parameters<typeof subscriptionEmail>[2]): void {
     const s = this.subscription;
-    const to = s.customer?.email ?? s.merchant.email;
-    if (!to) return; // nobody to write to; the merchant still gets its callback
+    // A change that records emails is always given a profile: never guess where one goes.
+    if (!this.profile) throw new Error(`subscription email ${kind} recorded without an email profile`);
+    const recipient = subscriptionEmailRecipient({
+      production: this.profile.production,
+      environment: s.environment,
+      customerEmail: s.customer?.email,
+      merchantEmail: s.merchant.email,
+    });
+    if (recipient.kind === 'none') return; // nobody to write to; the merchant still gets its callback
     const dedupeKey = this.key(suffix);
     this.emailKeys.push(dedupeKey);
-    const email = recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to, ...subscriptionEmail(kind, s, facts) });
+    const content = subscriptionEmail(kind, s, facts);
+    if (recipient.kind === 'withheld') {
+      recordWithheldEmail(this.tx, {
+        merchant: s.merchant,
+        dedupeKey,
+        ...asTestModeEmail(content, recipient.onBehalfOf),
+      });
+      return;
+    }
+    const addressed = recipient.kind === 'merchant_test' ? asTestModeEmail(content, recipient.onBehalfOf) : content;
+    const email = recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to: recipient.to, ...addressed });
     this.recordedEmailIds.push(email.id);
   }
 
@@ -511,7 +532,7 @@ export async function markAwaitingAuthorization(
   subscriptionId: string,
   setup: { transactionId: string; redirectUrl: string | null },
 ): Promise<Outbox | null> {
-  return change(em, subscriptionId, async (_tx, s) => {
+  return change(em, subscriptionId, null, async (_tx, s) => {
     if (s.status !== 'created') return;
     s.status = 'pending';
     s.setupTransactionId = setup.transactionId;
@@ -522,7 +543,7 @@ export async function markAwaitingAuthorization(
 
 /** The customer authorized a card on the hosted page: it is the one charged from now on. */
 export async function saveAuthorizedCard(em: EntityManager, subscriptionId: string, cardToken: string): Promise<void> {
-  await change(em, subscriptionId, async (_tx, s) => {
+  await change(em, subscriptionId, null, async (_tx, s) => {
     if (s.cardToken) return;
     s.cardToken = cardToken;
     s.updatedAt = new Date();
@@ -576,7 +597,8 @@ export type OpenedInvoice =
 export async function openPeriodInvoice(
   em: EntityManager,
   input: OpenInvoiceInput,
-  options: { markChargeSent?: boolean } = {},
+  /** `profile`: where its emails go (a free period's invoice activates: decision 0066). */
+  options: { markChargeSent?: boolean; profile: EmailProfile },
 ): Promise<OpenedInvoice> {
   if (input.amountMinor > 0) {
     const fast = await openChargeableInvoice(em, input, options.markChargeSent === true);
@@ -584,7 +606,7 @@ export async function openPeriodInvoice(
   }
   let opened = undefined as
     { kind: 'open' | 'paid' | 'void'; invoiceId: string; attempts: number } | { kind: 'cancelled' } | undefined;
-  const outbox = await change(em, input.subscriptionId, async (tx, s, out) => {
+  const outbox = await change(em, input.subscriptionId, options.profile, async (tx, s, out) => {
     let invoice = await tx.findOne(Invoice, { subscription: s.id, periodIndex: input.periodIndex });
     if (!invoice) {
       if (s.status === 'cancelled') {
@@ -849,9 +871,13 @@ async function recordRenewalPaid(
   attempt: number,
   transactionId: string,
   claimReceiptSeconds: number | null,
+  profile: EmailProfile,
 ): Promise<AppliedCharge | null> {
   const s = invoice.subscription;
   if (s.callbackUrl || !RENEWAL_STATUSES.includes(s.status)) return null;
+  // The statement addresses the receipt as always (customer, else merchant); a record whose
+  // emails go elsewhere (decision 0066) takes the general path, which asks the rule.
+  if (!usualRecipient({ production: profile.production, environment: s.environment })) return null;
   const now = new Date();
   const emailId = newId('email');
   const receipt = subscriptionEmail('receipt', s, { invoice: { ...invoice, providerTransactionId: transactionId } });
@@ -938,7 +964,7 @@ export async function applyInvoiceCharge(
    * one-statement path records it, it is inserted claimed for this many seconds, and answered in
    * `claimed`. The general path's emails are claimed by the mailer, as before.
    */
-  options: { claimReceiptSeconds?: number } = {},
+  options: { claimReceiptSeconds?: number; profile: EmailProfile },
 ): Promise<AppliedCharge> {
   if (charge.kind === 'paid' && target.status !== 'paid' && target.attempts < attempt) {
     const fast = await recordRenewalPaid(
@@ -947,6 +973,7 @@ export async function applyInvoiceCharge(
       attempt,
       charge.transactionId,
       options.claimReceiptSeconds ?? null,
+      options.profile,
     );
     if (fast) return fast;
   }
@@ -957,7 +984,7 @@ export async function applyInvoiceCharge(
     | { kind: 'declined'; nextAttemptAt: string | null; declineType: DeclineType };
   // Set only when this call recorded the attempt (subscription_charges_total counts it once).
   let recorded = null as SubscriptionChargeOutcome | null;
-  const outbox = await change(em, target.subscription.id, async (tx, s, out) => {
+  const outbox = await change(em, target.subscription.id, options.profile, async (tx, s, out) => {
     const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const paid = paidChargeKeys(invoice.id);
     const failedEmail = [`email:failed:${invoice.id}:${attempt}`];
@@ -1062,9 +1089,10 @@ const actionRequiredKeys = (invoiceId: string, attempt: number) => ({
 export async function recordInvoiceWait(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number; wait: InvoiceWait },
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
   let recorded = false;
-  const outbox = await change(em, input.subscriptionId, async (tx, s, out) => {
+  const outbox = await change(em, input.subscriptionId, profile, async (tx, s, out) => {
     const invoice = await tx.findOne(
       Invoice,
       { id: input.invoiceId, subscription: s.id },
@@ -1119,8 +1147,9 @@ export async function recordInvoiceWait(
 export async function remindAuthentication(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number; reminder: number; cancelAt: Date },
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(em, input.subscriptionId, async (tx, s, out) => {
+  return change(em, input.subscriptionId, profile, async (tx, s, out) => {
     const suffix = actionRequiredKeys(input.invoiceId, input.attempt).email(input.reminder);
     if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
       out.expect([suffix], []);
@@ -1147,7 +1176,7 @@ export async function releaseInvoiceAttempt(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number },
 ): Promise<void> {
-  await change(em, input.subscriptionId, async (tx, s) => {
+  await change(em, input.subscriptionId, null, async (tx, s) => {
     const invoice = await tx.findOne(
       Invoice,
       { id: input.invoiceId, subscription: s.id },
@@ -1172,8 +1201,9 @@ export async function releaseInvoiceAttempt(
 export async function requestNewCard(
   em: EntityManager,
   input: { subscriptionId: string; invoiceId: string; attempt: number; withLink: boolean; cancelAt: Date },
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(em, input.subscriptionId, async (tx, s, out) => {
+  return change(em, input.subscriptionId, profile, async (tx, s, out) => {
     const suffix = `email:card_required:${input.invoiceId}:${input.attempt}`;
     if (await tx.count(Email, { dedupeKey: `${s.id}:${suffix}` })) {
       out.expect([suffix], []);
@@ -1198,8 +1228,9 @@ export async function cancelSubscription(
   subscriptionId: string,
   reason: string,
   notify: boolean,
+  profile: EmailProfile,
 ): Promise<Outbox | null> {
-  return change(em, subscriptionId, async (tx, s, out) => {
+  return change(em, subscriptionId, profile, async (tx, s, out) => {
     if (s.status === 'cancelled') {
       out.expect(['email:cancelled'], ['cancelled']);
       return;
@@ -1244,7 +1275,7 @@ export async function replaceSubscriptionCard(
   cardToken: string,
 ): Promise<CardReplacement> {
   let kind: 'replaced' | 'unchanged' | 'not_updatable' = 'not_updatable';
-  const outbox = await change(em, subscriptionId, async (_tx, s) => {
+  const outbox = await change(em, subscriptionId, null, async (_tx, s) => {
     if (!CARD_UPDATABLE_STATUSES.includes(s.status)) return;
     if (s.cardToken === cardToken) {
       kind = 'unchanged';
@@ -1267,7 +1298,7 @@ export async function markCardUpdatePage(
   setup: { transactionId: string; redirectUrl: string | null },
 ): Promise<CardReplacement> {
   let kind: 'replaced' | 'not_updatable' = 'not_updatable';
-  const outbox = await change(em, subscriptionId, async (_tx, s) => {
+  const outbox = await change(em, subscriptionId, null, async (_tx, s) => {
     if (!CARD_UPDATABLE_STATUSES.includes(s.status)) return;
     kind = 'replaced';
     if (s.setupTransactionId === setup.transactionId) return;

@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     client,
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
     privateTestCallbacks: config.NODE_ENV !== 'production' || config.ALLOW_PRIVATE_CALLBACKS,
+    productionProfile: config.NODE_ENV === 'production',
     refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
     stuckAfterSeconds: config.WORKFLOW_STUCK_AFTER_SECONDS,
     billingDaySeconds: config.BILLING_DAY_SECONDS,

@@ -208,6 +208,8 @@ export async function startTestWorker(
     logger?: Logger;
     /** Which queues it polls (WORKER_ROLE; default `all`). */
     role?: WorkerRole;
+    /** NODE_ENV=production's email addressing (decision 0066); default false. */
+    productionProfile?: boolean;
     /** The sweeper's subscription starts (a revived run's billing day and authorization expiry): the API's. */
     billingDaySeconds?: number;
     subscriptionAuthorizationExpirySeconds?: number;
@@ -236,6 +238,7 @@ export async function startTestWorker(
       ? { subscriptionAuthorizationExpirySeconds: opts.subscriptionAuthorizationExpirySeconds }
       : {}),
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
+    ...(opts.productionProfile ? { productionProfile: true } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
   const running = workers.map((worker) => worker.run().catch(() => undefined));
@@ -356,8 +359,11 @@ export async function startPaymentStack(
     logger,
     sandboxProcessingSeconds,
     sandbox: sandboxTimings = {},
+    productionProfile,
   }: {
     logger?: Logger;
+    /** The worker addresses emails as NODE_ENV=production does (decision 0066). */
+    productionProfile?: boolean;
     sandboxProcessingSeconds?: number;
     sandbox?: Pick<SandboxOptions, 'disputeSeconds' | 'disputeEvidenceSeconds'>;
   } = {},
@@ -387,6 +393,7 @@ export async function startPaymentStack(
     publicBaseUrl: api.baseUrl,
     smtpUrl,
     ...(logger ? { logger } : {}),
+    ...(productionProfile ? { productionProfile } : {}),
     ...(settings.billingDaySeconds ? { billingDaySeconds: settings.billingDaySeconds } : {}),
     ...(settings.subscriptionAuthorizationExpirySeconds
       ? { subscriptionAuthorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds }

@@ -93,6 +93,24 @@ describe('operator CLI (--json)', () => {
     expect((await listKeys(auth)).status).toBe(200);
   });
 
+  it("sets and clears a merchant's contact email (decision 0066)", async () => {
+    const created = await cli('merchants:create', '--name', 'Email Shop');
+    expect(created.json.merchant.email).toBeNull();
+    const merchantId = created.json.merchant.id as string;
+    const set = await cli('merchants:email', merchantId, '--email', 'ops@email.shop');
+    expect(set).toMatchObject({ code: 0, json: { merchant: { id: merchantId, email: 'ops@email.shop' } } });
+    const cleared = await cli('merchants:email', merchantId, '--clear');
+    expect(cleared.json.merchant).toMatchObject({ id: merchantId, email: null });
+    for (const bad of [['--email', 'not an address'], [], ['--email', 'a@b.c', '--clear']]) {
+      const refused = await cli('merchants:email', merchantId, ...bad);
+      expect(refused.code).toBe(2);
+      expect(refused.json.error.code).toBe('usage');
+    }
+    expect((await cli('merchants:email', 'mer_01M80J0M3NCYT03RH261Y4YJWN', '--email', 'a@b.c')).json.error.code).toBe(
+      'not_found',
+    );
+  });
+
   it('answers errors as JSON with a non-zero exit code', async () => {
     const missing = await cli('keys:revoke', 'key_01M80J0M3NCYT03RH261Y4YJWN');
     expect(missing.code).toBe(1);

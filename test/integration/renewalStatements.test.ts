@@ -16,6 +16,8 @@ import { startMailCatcher, type MailCatcher } from '../../dev/mail/catcher';
 import { createMailer, EmailBusyError, EMAIL_CLAIM_SECONDS } from '../../activities/emails';
 import type { ActivityDeps } from '../../activities/deps';
 import { createTestMerchant, openTestOrm, type TestMerchant } from '../helpers/stack';
+import { createMerchant } from '../../src/domain/merchants';
+import { WITHHELD_TEST_EMAIL } from '../../src/domain/emails';
 
 /**
  * The renewal's one-statement state changes (issue 12) against PostgreSQL: they record what the
@@ -41,16 +43,25 @@ describe('renewal state changes in one statement', () => {
   });
 
   const DAY = 86_400_000;
+  /** Emails addressed as outside production (decision 0066). */
+  const dev = { profile: { production: false } };
 
   /** A subscription row in `status`, with period 0 paid (so the next is a renewal). */
   async function subscriptionIn(
     status: SubscriptionStatus,
-    extra: { callbackUrl?: string; customerEmail?: string | null; noCard?: boolean } = {},
+    extra: {
+      callbackUrl?: string;
+      customerEmail?: string | null;
+      noCard?: boolean;
+      environment?: 'test' | 'live';
+      merchantId?: string;
+    } = {},
   ): Promise<{ id: string; phaseId: string }> {
     const em = orm.em.fork();
-    const { subscription, phases } = insertSubscription(em, await em.findOneOrFail(Merchant, merchant.merchantId), {
-      merchantId: merchant.merchantId,
-      environment: 'test',
+    const merchantId = extra.merchantId ?? merchant.merchantId;
+    const { subscription, phases } = insertSubscription(em, await em.findOneOrFail(Merchant, merchantId), {
+      merchantId,
+      environment: extra.environment ?? 'test',
       processor: 'sandbox',
       externalId: `renewal-${Date.now()}-${Math.random()}`,
       amountMinor: 1250,
@@ -79,7 +90,7 @@ describe('renewal state changes in one statement', () => {
 
   /** Opens period `index` (not asking for the charge's mark), which must be a new open invoice. */
   async function opening(sub: { id: string; phaseId: string }, index: number) {
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, index));
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, index), dev);
     if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
     return opened;
   }
@@ -95,7 +106,7 @@ describe('renewal state changes in one statement', () => {
   ) {
     const opened = await opening(sub, index);
     const invoice = await invoiceOf(opened.invoiceId);
-    return applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId }, null, options);
+    return applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId }, null, { ...options, ...dev });
   }
   const subscriptionRow = (id: string) => orm.em.fork().findOneOrFail(Subscription, { id });
   const emailsOf = (subscriptionId: string) =>
@@ -104,7 +115,7 @@ describe('renewal state changes in one statement', () => {
   it('opens a period: the invoice and the current period, once, however many calls race', async () => {
     const sub = await subscriptionIn('active');
     const input = period(sub, 1);
-    const opened = await Promise.all(Array.from({ length: 6 }, () => openPeriodInvoice(orm.em.fork(), input)));
+    const opened = await Promise.all(Array.from({ length: 6 }, () => openPeriodInvoice(orm.em.fork(), input, dev)));
     const ids = new Set(opened.map((o) => (o.kind === 'open' ? o.invoiceId : o.kind)));
     expect([...ids]).toHaveLength(1);
     for (const o of opened) expect(o).toMatchObject({ kind: 'open', attempts: 0, outbox: { status: 'active' } });
@@ -155,7 +166,7 @@ describe('renewal state changes in one statement', () => {
 
   it('a charge reads without the ORM what the ORM loads: from the opening statement, and by id', async () => {
     const sub = await subscriptionIn('active', { customerEmail: 'grace@example.com' });
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true });
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true, ...dev });
     if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
     expect(opened.chargeMarkedSent).toBe(true);
     const reference = await chargeReadByOrm(opened.invoiceId);
@@ -168,22 +179,24 @@ describe('renewal state changes in one statement', () => {
     expect(await loadInvoiceForCharge(orm.em, 'invoice_missing')).toBeNull();
     // The receipt a capture records names the period from what the charge read.
     const read = (await loadInvoiceForCharge(orm.em, opened.invoiceId))!;
-    expect(await applyInvoiceCharge(orm.em, read, 1, { kind: 'paid', transactionId: 'txn_read' }, null)).toMatchObject({
+    expect(
+      await applyInvoiceCharge(orm.em, read, 1, { kind: 'paid', transactionId: 'txn_read' }, null, dev),
+    ).toMatchObject({
       kind: 'paid',
     });
     const [receipt] = await emailsOf(sub.id);
     expect(receipt!.text).toContain(`Period: ${period(sub, 1).periodStart.toISOString()} to `);
     expect(receipt!.text).toContain('Provider transaction: txn_read');
     // Opened without asking for the charge: no charge read is answered.
-    const plain = await openPeriodInvoice(orm.em.fork(), period(await subscriptionIn('active'), 1));
+    const plain = await openPeriodInvoice(orm.em.fork(), period(await subscriptionIn('active'), 1), dev);
     expect(plain.kind === 'open' && 'forCharge' in plain).toBe(false);
   });
 
   it('a cancelled subscription opens no period', async () => {
     const sub = await subscriptionIn('cancelled');
-    expect(await openPeriodInvoice(orm.em.fork(), period(sub, 1))).toEqual({ kind: 'cancelled' });
+    expect(await openPeriodInvoice(orm.em.fork(), period(sub, 1), dev)).toEqual({ kind: 'cancelled' });
     expect(await orm.em.fork().count(Invoice, { subscription: sub.id })).toBe(0);
-    expect(await openPeriodInvoice(orm.em.fork(), { ...period(sub, 1), subscriptionId: 'sub_missing' })).toEqual({
+    expect(await openPeriodInvoice(orm.em.fork(), { ...period(sub, 1), subscriptionId: 'sub_missing' }, dev)).toEqual({
       kind: 'missing',
     });
   });
@@ -195,7 +208,7 @@ describe('renewal state changes in one statement', () => {
 
     const applied = await Promise.all(
       Array.from({ length: 8 }, () =>
-        applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId: 'txn_renewal_1' }, null),
+        applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId: 'txn_renewal_1' }, null, dev),
       ),
     );
     const emails = await emailsOf(sub.id);
@@ -229,7 +242,14 @@ describe('renewal state changes in one statement', () => {
     await orm.em.fork().nativeUpdate(Subscription, { id: sub.id }, { status: 'cancelled' });
     await orm.em.fork().nativeUpdate(Invoice, { id: invoice.id }, { status: 'void', voidedAt: new Date() });
 
-    const applied = await applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId: 'txn_late' }, null);
+    const applied = await applyInvoiceCharge(
+      orm.em,
+      invoice,
+      1,
+      { kind: 'paid', transactionId: 'txn_late' },
+      null,
+      dev,
+    );
     expect(applied).toMatchObject({ kind: 'paid', outbox: { status: 'cancelled' } });
     const paid = await invoiceOf(invoice.id);
     expect(paid).toMatchObject({ status: 'paid', voidedAt: null, providerTransactionId: 'txn_late' });
@@ -258,13 +278,13 @@ describe('renewal state changes in one statement', () => {
     const sub = await subscriptionIn('active');
     const opened = await opening(sub, 1);
     const loaded = await invoiceOf(opened.invoiceId);
-    const first = await applyInvoiceCharge(orm.em, loaded, 1, { kind: 'paid', transactionId: 'txn_a' }, null);
+    const first = await applyInvoiceCharge(orm.em, loaded, 1, { kind: 'paid', transactionId: 'txn_a' }, null, dev);
     // The same (stale) invoice object again, as a retried activity that loaded it before would.
-    const again = await applyInvoiceCharge(orm.em, loaded, 1, { kind: 'paid', transactionId: 'txn_b' }, null);
+    const again = await applyInvoiceCharge(orm.em, loaded, 1, { kind: 'paid', transactionId: 'txn_b' }, null, dev);
     expect(again).toEqual(first);
     expect((await invoiceOf(loaded.id)).providerTransactionId).toBe('txn_a');
     // Opening the same period again finds the invoice (the general path).
-    expect(await openPeriodInvoice(orm.em.fork(), period(sub, 1))).toMatchObject({
+    expect(await openPeriodInvoice(orm.em.fork(), period(sub, 1), dev)).toMatchObject({
       kind: 'paid',
       invoiceId: loaded.id,
       attempts: 1,
@@ -276,25 +296,25 @@ describe('renewal state changes in one statement', () => {
 
   it('marks the first attempt sent in the statement that opens the invoice, only when asked and only then', async () => {
     const sub = await subscriptionIn('active');
-    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true });
+    const opened = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true, ...dev });
     if (opened.kind !== 'open') throw new Error(`not opened: ${opened.kind}`);
     expect(opened.chargeMarkedSent).toBe(true);
     expect(await sentMarkOf(opened.invoiceId)).toEqual(expect.any(Date));
     // Opened again (a retried step): found, not marked by this call (an earlier call may exist).
-    const again = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true });
+    const again = await openPeriodInvoice(orm.em.fork(), period(sub, 1), { markChargeSent: true, ...dev });
     expect(again).toMatchObject({ kind: 'open', invoiceId: opened.invoiceId });
     expect(again).not.toHaveProperty('chargeMarkedSent');
 
     // Not asked (the separate open step of older runs): no mark.
     const other = await subscriptionIn('active');
-    const unmarked = await openPeriodInvoice(orm.em.fork(), period(other, 1));
+    const unmarked = await openPeriodInvoice(orm.em.fork(), period(other, 1), dev);
     if (unmarked.kind !== 'open') throw new Error(`not opened: ${unmarked.kind}`);
     expect(unmarked).not.toHaveProperty('chargeMarkedSent');
     expect(await sentMarkOf(unmarked.invoiceId)).toBeNull();
 
     // No card: no provider call will be made, so none is marked.
     const cardless = await subscriptionIn('active', { noCard: true });
-    const noCard = await openPeriodInvoice(orm.em.fork(), period(cardless, 1), { markChargeSent: true });
+    const noCard = await openPeriodInvoice(orm.em.fork(), period(cardless, 1), { markChargeSent: true, ...dev });
     if (noCard.kind !== 'open') throw new Error(`not opened: ${noCard.kind}`);
     expect(noCard).not.toHaveProperty('chargeMarkedSent');
     expect(await sentMarkOf(noCard.invoiceId)).toBeNull();
@@ -343,5 +363,76 @@ describe('renewal state changes in one statement', () => {
     const applied = await payingFirstAttempt(sub, 1, 'txn_plain');
     expect(applied).not.toHaveProperty('claimed');
     expect((await emailsOf(sub.id))[0]).toMatchObject({ attempts: 0, claimedUntil: null });
+  });
+
+  describe('in production (decision 0066)', () => {
+    const production = { profile: { production: true } };
+    const paying = async (sub: { id: string; phaseId: string }, transactionId: string) => {
+      const invoice = await invoiceOf((await opening(sub, 1)).invoiceId);
+      return applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId }, null, production);
+    };
+
+    it("a test-environment renewal's receipt goes to the merchant, marked test mode, never to customer.email", async () => {
+      const sub = await subscriptionIn('active');
+      const applied = await paying(sub, 'txn_prod_test');
+      const emails = await emailsOf(sub.id);
+      expect(emails).toHaveLength(1);
+      expect(emails[0]).toMatchObject({
+        to: 'merchant@example.com',
+        subject: '[Test mode] Payment receipt: 12.50 USD for Gold plan',
+        sentAt: null,
+      });
+      expect(emails[0]!.text).toContain('on behalf of the customer address ada@example.com');
+      expect(emails[0]!.text).toContain('Provider transaction: txn_prod_test');
+      expect(applied).toEqual({ kind: 'paid', outbox: { status: 'active', emailIds: [emails[0]!.id], eventIds: [] } });
+    });
+
+    it("a live renewal's receipt goes to the customer, as always (the one statement)", async () => {
+      const sub = await subscriptionIn('past_due', { environment: 'live' });
+      await paying(sub, 'txn_prod_live');
+      const emails = await emailsOf(sub.id);
+      expect(emails.map((e) => [e.to, e.subject])).toEqual([
+        ['ada@example.com', 'Payment receipt: 12.50 USD for Gold plan'],
+      ]);
+    });
+
+    it('a payment-failed email of a test-environment subscription goes to the merchant too', async () => {
+      const sub = await subscriptionIn('active');
+      const invoice = await invoiceOf((await opening(sub, 1)).invoiceId);
+      const declined = {
+        kind: 'declined',
+        transactionId: null,
+        failureCode: 'insufficient_funds',
+        failureMessage: 'No.',
+      } as const;
+      await applyInvoiceCharge(orm.em, invoice, 1, declined, DAY, production);
+      const emails = await emailsOf(sub.id);
+      expect(emails.map((e) => e.to)).toEqual(['merchant@example.com']);
+      expect(emails[0]!.subject).toMatch(/^\[Test mode\] /);
+    });
+
+    it('a merchant without an email: the test-environment email is recorded withheld, never sent, never to the customer', async () => {
+      const em = orm.em.fork();
+      const { merchant: silent } = await createMerchant(em, { name: 'No email merchant', email: null });
+      const sub = await subscriptionIn('active', { merchantId: silent.id });
+      const applied = await paying(sub, 'txn_prod_withheld');
+      const emails = await emailsOf(sub.id);
+      expect(emails).toHaveLength(1);
+      expect(emails[0]).toMatchObject({ to: '', lastError: WITHHELD_TEST_EMAIL });
+      expect(emails[0]!.sentAt).not.toBeNull();
+      // Nothing for a sender: the outbox names no email.
+      expect(applied).toEqual({ kind: 'paid', outbox: { status: 'active', emailIds: [], eventIds: [] } });
+      // A retried charge answers the same, recording nothing more.
+      const again = await applyInvoiceCharge(
+        orm.em,
+        await loadInvoiceForCharge(orm.em, emails[0]!.dedupeKey.split(':').pop()!).then((i) => i!),
+        1,
+        { kind: 'paid', transactionId: 'txn_prod_withheld' },
+        null,
+        production,
+      );
+      expect(again).toMatchObject({ kind: 'paid', outbox: { emailIds: [] } });
+      expect(await emailsOf(sub.id)).toHaveLength(1);
+    });
   });
 });
