@@ -28,6 +28,7 @@ import { createRefundGateway } from '../temporal/refundGateway';
 import { createSubscriptionGateway } from '../temporal/subscriptionGateway';
 import { createDisputeGateway } from '../temporal/disputeGateway';
 import { disputeRoutes } from './routes/disputes';
+import { eventRoutes } from './routes/events';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
@@ -78,6 +79,7 @@ export function allRoutes(
     ...listRoutes({ em, settings: deps.settings }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
     ...disputeRoutes({ em, providers: deps.providers, disputes }),
+    ...eventRoutes({ em, settings: deps.settings }),
   ];
 }
 

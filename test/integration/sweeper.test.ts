@@ -256,10 +256,11 @@ describe('orphan sweeper', () => {
             resourceId: id,
             dedupeKey: `${id}:charge_succeeded:${renewal.id}`,
             callbackUrl: s.callbackUrl,
+            environment: s.environment,
             data: { id, invoiceId: renewal.id },
           });
           await tx.flush();
-          return { emailId: email.id, eventId: event!.id };
+          return { emailId: email.id, eventId: event.id };
         });
         await sleep(1100);
 
@@ -432,6 +433,7 @@ describe('orphan sweeper', () => {
           resourceId,
           dedupeKey: `${resourceId}:payment.succeeded`,
           callbackUrl: receiver.url,
+          environment: 'test',
           data: { id: resourceId },
         });
         if (!event) throw new Error('event not recorded');

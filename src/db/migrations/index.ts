@@ -17,6 +17,7 @@ import { Migration20261130010000Disputes } from './Migration20261130010000Disput
 import { Migration20261130020000InvoiceDeclines } from './Migration20261130020000InvoiceDeclines';
 import { Migration20261130050000InvoiceWaits } from './Migration20261130050000InvoiceWaits';
 import { Migration20261201020000InvoiceProcessingIndex } from './Migration20261201020000InvoiceProcessingIndex';
+import { Migration20261202000000EventLog } from './Migration20261202000000EventLog';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -38,4 +39,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261130020000InvoiceDeclines', class: Migration20261130020000InvoiceDeclines },
   { name: 'Migration20261130050000InvoiceWaits', class: Migration20261130050000InvoiceWaits },
   { name: 'Migration20261201020000InvoiceProcessingIndex', class: Migration20261201020000InvoiceProcessingIndex },
+  { name: 'Migration20261202000000EventLog', class: Migration20261202000000EventLog },
 ];
