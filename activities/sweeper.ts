@@ -391,15 +391,17 @@ export function createSweeperActivities(deps: ActivityDeps) {
   /**
    * The event log keeps events EVENT_RETENTION_DAYS (PRODUCT.md: at least 30 days): older ones
    * are deleted with their delivery attempts (cascade), oldest first, at most `limit` a run (the
-   * schedule runs every minute). The per-object sequence counters stay, so an object's numbers
+   * schedule runs every minute); a sweep scoped to one merchant prunes only its events. The per-object sequence counters stay, so an object's numbers
    * never start again.
    */
-  const pruneEvents = async (limit: number): Promise<number> => {
+  const pruneEvents = async (limit: number, merchantId?: string): Promise<number> => {
     const rows: unknown[] = await connection().execute(
       `delete from merchant_events where id in (
-         select id from merchant_events where created_at < now() - make_interval(days => ?) order by created_at limit ?
+         select id from merchant_events where created_at < now() - make_interval(days => ?)
+           ${merchantId ? 'and merchant_id = ?' : ''}
+          order by created_at limit ?
        ) returning id`,
-      [EVENT_RETENTION_DAYS, limit],
+      [EVENT_RETENTION_DAYS, ...(merchantId ? [merchantId] : []), limit],
     );
     return rows.length;
   };
@@ -472,7 +474,7 @@ export function createSweeperActivities(deps: ActivityDeps) {
     async sweepOrphans(req: SweepOrphansRequest): Promise<number> {
       const kindSweep: OrphanKindSweep<never> = orphanKinds[req.kind];
       const examined = await sweep(kindSweep, req);
-      if (req.kind === 'merchantEvents' && !req.merchantId) await pruneEvents(req.maxRows);
+      if (req.kind === 'merchantEvents') await pruneEvents(req.maxRows, req.merchantId);
       return examined;
     },
 
