@@ -436,7 +436,6 @@ describe('orphan sweeper', () => {
           environment: 'test',
           data: { id: resourceId },
         });
-        if (!event) throw new Error('event not recorded');
         await em.flush();
         const claimFor = (interval: string) =>
           stack.orm.em
@@ -458,10 +457,14 @@ describe('orphan sweeper', () => {
           250,
         );
         expect(receiver.received.map((r) => r.json.id)).toEqual([event.id]);
-        expect(await stack.orm.em.fork().findOneOrFail(MerchantEvent, { id: event.id })).toMatchObject({
-          attempts: 1,
-          claimedUntil: null,
-        });
+        // The receiver has the POST a moment before the worker records its outcome.
+        const recorded = await eventually(
+          () => stack.orm.em.fork().findOneOrFail(MerchantEvent, { id: event.id }),
+          (e) => e.attempts > 0,
+          10_000,
+          100,
+        );
+        expect(recorded).toMatchObject({ attempts: 1, claimedUntil: null });
       } finally {
         await receiver.close();
       }
