@@ -5,34 +5,17 @@ import { errors } from '../../errors';
 import { isId } from '../../ids';
 import { MERCHANT_EVENT_FAMILIES, MERCHANT_EVENT_TYPES } from '../../domain/events';
 import { findEvent, listEvents } from '../../domain/eventLog';
-import { CursorCodec, MAX_CURSOR_LENGTH } from '../cursor';
+import { CursorCodec } from '../cursor';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { timestamp } from '../schemas';
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ListSettings } from './lists';
+import { isoInstant, page, type ListSettings } from './lists';
 
 /** A `type` filter: an exact event type, or every type of a family (`payment.*`). */
 export const EVENT_TYPE_FILTERS = [...MERCHANT_EVENT_TYPES, ...MERCHANT_EVENT_FAMILIES.map((f) => `${f}.*`)] as const;
 
-const isoInstant = z.iso
-  .datetime({ offset: true })
-  .transform((v) => new Date(v))
-  .describe('ISO 8601 timestamp with a time zone (e.g. 2026-11-22T01:27:32.384Z)');
-
 export const listEventsQuery = z
   .object({
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_LIST_LIMIT)
-      .default(DEFAULT_LIST_LIMIT)
-      .describe(`items per page, 1..${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT})`),
-    cursor: z
-      .string()
-      .min(1)
-      .max(MAX_CURSOR_LENGTH)
-      .optional()
-      .describe("the previous page's `nextCursor`, as it was (opaque; valid only with the same filters)"),
+    ...page,
     type: z
       .enum(EVENT_TYPE_FILTERS)
       .optional()
