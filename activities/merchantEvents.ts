@@ -1,8 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/activity';
-import { MerchantEvent, type KeyEnvironment } from '../src/db/entities';
+import { MerchantEvent, type EventDeliveryStatus } from '../src/db/entities';
 import { signingSecrets, SigningSecretUnusable } from '../src/domain/signingSecrets';
 import { signAll } from '../src/providers/signature';
+import { eventBody } from '../src/domain/events';
+import { newId } from '../src/ids';
 import { classifyAddress } from '../src/net/addressClass';
 import {
   postPinned,
@@ -14,23 +16,6 @@ import {
 } from '../src/net/pinnedPost';
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
-
-/**
- * The environment of the record an event reports (a refund's is its payment's). Unknown: live,
- * the stricter one.
- */
-async function eventEnvironment(em: EntityManager, resourceId: string): Promise<KeyEnvironment> {
-  const row: { environment?: KeyEnvironment } | undefined = await em.getConnection().execute(
-    `select environment from payments where id = ?
-     union all select environment from subscriptions where id = ?
-     union all select p.environment from refunds r join payments p on p.id = r.payment_id where r.id = ?
-     union all select environment from disputes where id = ?
-     limit 1`,
-    [resourceId, resourceId, resourceId, resourceId],
-    'get',
-  );
-  return row?.environment ?? 'live';
-}
 
 /**
  * Where a callback may be sent: the one address its request will connect to, or why it may not
@@ -106,13 +91,45 @@ export function createMerchantEventActivities({
     return row?.attempts ?? 0;
   };
 
+  /** An attempt begun (GET /events/{id} `deliveries`): pending until its answer is recorded. */
+  const beginDelivery = async (em: EntityManager, eventId: string, url: string, attempt: number): Promise<string> => {
+    const id = newId('eventDelivery');
+    await em
+      .getConnection()
+      .execute(
+        `insert into event_deliveries (id, event_id, endpoint_id, url, attempt, status, at) values (?, ?, null, ?, ?, 'pending', now())`,
+        [id, eventId, url, attempt],
+      );
+    return id;
+  };
+  const endDelivery = async (
+    em: EntityManager,
+    deliveryId: string,
+    outcome: {
+      status: Exclude<EventDeliveryStatus, 'pending'>;
+      httpStatus: number | null;
+      error: string | null;
+      durationMs: number;
+    },
+  ): Promise<void> => {
+    await em
+      .getConnection()
+      .execute(`update event_deliveries set status = ?, http_status = ?, error = ?, duration_ms = ? where id = ?`, [
+        outcome.status,
+        outcome.httpStatus,
+        outcome.error,
+        outcome.durationMs,
+        deliveryId,
+      ]);
+  };
+
   return {
     async undeliveredEventIds(resourceId: string): Promise<string[]> {
       const events = await orm.em
         .fork()
         .find(
           MerchantEvent,
-          { resourceId, deliveredAt: null },
+          { resourceId, deliveredAt: null, callbackUrl: { $ne: null } },
           { orderBy: { createdAt: 'asc', id: 'asc' }, fields: ['id'] },
         );
       return events.map((e) => e.id);
@@ -139,7 +156,11 @@ export function createMerchantEventActivities({
         );
       }
       // Live callbacks never reach private networks (SSRF); test ones may outside production.
-      const environment = await eventEnvironment(em, event.resourceId);
+      const { environment } = event;
+      const attempt = event.attempts + 1;
+      const deliveryId = await beginDelivery(em, eventId, event.callbackUrl, attempt);
+      const startedAt = performance.now();
+      const elapsed = () => Math.round(performance.now() - startedAt);
       const target = await callbackTarget(
         event.callbackUrl,
         resolveHost,
@@ -148,6 +169,12 @@ export function createMerchantEventActivities({
       if ('refused' in target) {
         const { refused } = target;
         await recordAttempt(em, eventId, `refused: ${refused}`);
+        await endDelivery(em, deliveryId, {
+          status: 'failed',
+          httpStatus: null,
+          error: `refused: ${refused}`,
+          durationMs: elapsed(),
+        });
         workerMetrics.callback('refused');
         logger.warn({ eventId, type: event.type, environment, refused }, 'merchant callback refused');
         // Retrying would not change the answer for long enough to matter: ended, not retried.
@@ -161,11 +188,19 @@ export function createMerchantEventActivities({
       } catch (err) {
         if (!(err instanceof SigningSecretUnusable)) throw err;
         await em.getConnection().execute('update merchant_events set claimed_until = null where id = ?', [eventId]);
+        // Nothing was sent: the attempt shown by GET /events/{id} says why.
+        await endDelivery(em, deliveryId, {
+          status: 'failed',
+          httpStatus: null,
+          error: 'signing_secret_unusable',
+          durationMs: elapsed(),
+        });
         logger.error({ eventId, environment, reason: err.message }, 'merchant callback signing secret unusable');
         throw ApplicationFailure.retryable(`callback ${eventId} not sent: ${err.message}`, 'signing_secret_unusable');
       }
-      const body = JSON.stringify(event.payload);
+      const body = JSON.stringify(eventBody(event));
       let failure: string | null = 'unreachable' in target ? `network error: ${target.unreachable}` : null;
+      let httpStatus: number | null = null;
       if ('url' in target) {
         try {
           // Only the status counts; the body is never read (a merchant's endless or huge answer
@@ -186,12 +221,19 @@ export function createMerchantEventActivities({
             body,
             timeoutMs: callbackTimeoutMs,
           });
+          httpStatus = status;
           if (status < 200 || status >= 300) failure = `HTTP ${status}`;
         } catch (err) {
           failure = (err as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(err as Error).message}`;
         }
       }
       const attempts = await recordAttempt(em, eventId, failure);
+      await endDelivery(em, deliveryId, {
+        status: failure ? 'failed' : 'succeeded',
+        httpStatus,
+        error: failure,
+        durationMs: elapsed(),
+      });
       workerMetrics.callback(failure ? 'failed' : 'delivered');
       if (failure) {
         logger.info({ eventId, type: event.type, attempts, failure }, 'merchant callback failed; will retry');

@@ -323,6 +323,9 @@ const EPOCH: SweepCursor = { createdAt: new Date(0).toISOString(), id: '' };
 const after = (a: SweepCursor, b: SweepCursor) =>
   a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
 
+/** How long the event log keeps an event (and its delivery attempts). */
+export const EVENT_RETENTION_DAYS = 30;
+
 export interface SweepOrphansRequest {
   kind: OrphanKind;
   graceSeconds: number;
@@ -385,6 +388,24 @@ export function createSweeperActivities(deps: ActivityDeps) {
     return examined;
   }
 
+  /**
+   * The event log keeps events EVENT_RETENTION_DAYS (PRODUCT.md: at least 30 days): older ones
+   * are deleted with their delivery attempts (cascade), oldest first, at most `limit` a run (the
+   * schedule runs every minute); a sweep scoped to one merchant prunes only its events. The per-object sequence counters stay, so an object's numbers
+   * never start again.
+   */
+  const pruneEvents = async (limit: number, merchantId?: string): Promise<number> => {
+    const rows: unknown[] = await connection().execute(
+      `delete from merchant_events where id in (
+         select id from merchant_events where created_at < now() - make_interval(days => ?)
+           ${merchantId ? 'and merchant_id = ?' : ''}
+          order by created_at limit ?
+       ) returning id`,
+      [EVENT_RETENTION_DAYS, ...(merchantId ? [merchantId] : []), limit],
+    );
+    return rows.length;
+  };
+
   /** The live pass's cursor: saved as it goes, back to the start once past the newest row. */
   const saveCursor = (scope: string, cursor: SweepCursor) =>
     connection().execute(
@@ -446,10 +467,15 @@ export function createSweeperActivities(deps: ActivityDeps) {
       return revive(kindSweep, req);
     },
 
-    /** Gives the records of one kind left without a workflow theirs; answers how many it examined. */
+    /**
+     * Gives the records of one kind left without a workflow theirs; answers how many it examined.
+     * The schedule's pass over merchant events also prunes the event log (decision 0065).
+     */
     async sweepOrphans(req: SweepOrphansRequest): Promise<number> {
       const kindSweep: OrphanKindSweep<never> = orphanKinds[req.kind];
-      return sweep(kindSweep, req);
+      const examined = await sweep(kindSweep, req);
+      if (req.kind === 'merchantEvents') await pruneEvents(req.maxRows, req.merchantId);
+      return examined;
     },
 
     /** The superseded payments-only sweep (sweepOrphanPaymentsWorkflow): every candidate, no watermark. */

@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   phase: 'ph',
   invoice: 'inv',
   event: 'evt',
+  eventDelivery: 'evd',
   email: 'eml',
   request: 'req',
   webhookEndpoint: 'we',

@@ -30,6 +30,7 @@ import { createDisputeGateway } from '../temporal/disputeGateway';
 import { disputeRoutes } from './routes/disputes';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints';
 import { ProviderSecrets } from '../providers/secrets';
+import { eventRoutes } from './routes/events';
 
 export interface ApiSettings extends PaymentSettings, RefundSettings, SubscriptionSettings, ListSettings {
   authCacheTtlMs: number;
@@ -86,6 +87,7 @@ export function allRoutes(
       em,
       secrets: deps.settings.secretsKey ? ProviderSecrets.fromBase64(deps.settings.secretsKey) : null,
     }),
+    ...eventRoutes({ em, settings: deps.settings }),
   ];
 }
 

@@ -1,4 +1,4 @@
-import { BigIntType, EntitySchema, PrimaryKeyProp } from '@mikro-orm/core';
+import { BigIntType, EntitySchema, PrimaryKeyProp, type Opt } from '@mikro-orm/core';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../rules/subscriptionPlan';
 import { DECLINE_TYPES, type DeclineType } from '../rules/declines';
 
@@ -227,7 +227,17 @@ export class MerchantEvent {
   id!: string;
   merchant!: Merchant;
   type!: string;
+  /** The record whose run delivers it (a refund's payment.* events: the refund). */
   resourceId!: string;
+  /** The id of the event's `data` (PRODUCT.md): the object its `sequence` counts under. */
+  objectId!: string;
+  /** The record's key environment (a refund's is its payment's). */
+  environment!: KeyEnvironment;
+  /**
+   * Strictly increasing per (merchant, environment, objectId), from 1: allocated by the
+   * database in the inserting transaction (trigger assign_sequence over event_sequences).
+   */
+  sequence!: Opt<number>;
   /** Makes recording idempotent: one event per state change, however often an activity retries. */
   dedupeKey!: string;
   callbackUrl!: string | null;
@@ -244,11 +254,38 @@ export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
   class: MerchantEvent,
   tableName: 'merchant_events',
   indexes: [
-    { properties: ['merchant', 'createdAt'], name: 'merchant_events_merchant_created_idx' },
-    // The outbox relay's candidates (the orphan sweeper), paged by (created_at, id).
+    // The event log (GET /events), newest first by keyset on (created_at, id), and its filters.
+    {
+      properties: ['merchant', 'environment', 'createdAt', 'id'],
+      name: 'merchant_events_merchant_env_created_idx',
+    },
+    {
+      properties: ['merchant', 'environment', 'objectId', 'createdAt', 'id'],
+      name: 'merchant_events_merchant_env_object_idx',
+    },
+    {
+      properties: ['merchant', 'environment', 'type', 'createdAt', 'id'],
+      name: 'merchant_events_merchant_env_type_idx',
+    },
+    // The 30-day pruning (the orphan sweeper), oldest first.
+    { properties: ['createdAt'], name: 'merchant_events_created_idx' },
+    // The outbox relay's candidates (the orphan sweeper), paged by (created_at, id): only rows
+    // with somewhere to go (an event without a callbackUrl is recorded, never delivered).
     {
       name: 'merchant_events_undelivered_idx',
-      expression: `create index "merchant_events_undelivered_idx" on "merchant_events" ("created_at", "id") where delivered_at is null`,
+      expression: `create index "merchant_events_undelivered_idx" on "merchant_events" ("created_at", "id") where delivered_at is null and callback_url is not null`,
+    },
+  ],
+  // `sequence`: the per-object counter row (event_sequences) is locked, the dedupe key checked (a
+  // duplicate takes no number), then the next number taken: in the inserting transaction, in
+  // commit order (Migration20261202000000EventLog, decision 0065).
+  triggers: [
+    {
+      name: 'assign_sequence',
+      timing: 'before',
+      events: ['insert'],
+      forEach: 'row',
+      body: `insert into event_sequences as s (merchant_id, environment, object_id, last) values (new.merchant_id, new.environment, new.object_id, 0) on conflict (merchant_id, environment, object_id) do update set last = s.last; if exists (select 1 from merchant_events e where e.dedupe_key = new.dedupe_key) then return new; end if; update event_sequences set last = last + 1 where merchant_id = new.merchant_id and environment = new.environment and object_id = new.object_id returning last into new.sequence; return new;`,
     },
   ],
   properties: {
@@ -256,6 +293,9 @@ export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
     merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade', updateRule: 'cascade' },
     type: { type: 'string', length: 64 },
     resourceId: { type: 'string', length: 40 },
+    objectId: { type: 'string', length: 40 },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    sequence: { type: 'integer', default: 0 },
     dedupeKey: { type: 'string', length: 160, unique: 'merchant_events_dedupe_key_unique' },
     callbackUrl: { type: 'text', nullable: true },
     payload: { type: 'json' },
@@ -264,6 +304,46 @@ export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
     lastError: { type: 'text', nullable: true },
     claimedUntil: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
+  },
+});
+
+export const EVENT_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type EventDeliveryStatus = (typeof EVENT_DELIVERY_STATUSES)[number];
+
+/**
+ * One attempt to deliver an event (GET /events/{id} `deliveries`): `pending` while its POST is
+ * in flight, then `succeeded` or `failed`. Pruned with its event (cascade).
+ */
+export class EventDelivery {
+  id!: string;
+  event!: MerchantEvent;
+  /** The webhook endpoint delivered to; null: the record's callbackUrl. */
+  endpointId!: string | null;
+  url!: string;
+  /** 1, 2, ... per event and destination. */
+  attempt!: number;
+  status!: EventDeliveryStatus;
+  httpStatus!: number | null;
+  error!: string | null;
+  durationMs!: number | null;
+  at!: Date;
+}
+
+export const EventDeliverySchema = new EntitySchema<EventDelivery>({
+  class: EventDelivery,
+  tableName: 'event_deliveries',
+  indexes: [{ properties: ['event', 'at'], name: 'event_deliveries_event_at_idx' }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    event: { kind: 'm:1', entity: () => MerchantEvent, deleteRule: 'cascade', updateRule: 'cascade' },
+    endpointId: { type: 'string', length: 40, nullable: true },
+    url: { type: 'text' },
+    attempt: { type: 'integer' },
+    status: { enum: true, items: () => [...EVENT_DELIVERY_STATUSES] },
+    httpStatus: { type: 'integer', nullable: true },
+    error: { type: 'text', nullable: true },
+    durationMs: { type: 'integer', nullable: true },
+    at: { ...timestamp },
   },
 });
 
@@ -810,6 +890,7 @@ export const entities = [
   ApiKeySchema,
   PaymentSchema,
   MerchantEventSchema,
+  EventDeliverySchema,
   RefundSchema,
   DisputeSchema,
   EmailSchema,

@@ -52,6 +52,7 @@ function disputeEvent(type: MerchantEventType, dispute: Dispute, payment: Paymen
     resourceId: dispute.id,
     dedupeKey: `${dispute.id}:${dedupe}`,
     callbackUrl: payment.callbackUrl,
+    environment: dispute.environment,
     data: presentDispute(dispute),
   };
 }
@@ -232,12 +233,12 @@ export async function recordEvidenceDueSoon(em: EntityManager, disputeId: string
     const locked = await lockDispute(tx, disputeId);
     if (!locked || locked.dispute.status !== 'needs_response') return false;
     const { dispute, payment } = locked;
-    const event = recordEvent(tx, {
+    recordEvent(tx, {
       merchant: payment.merchant,
       ...disputeEvent('dispute.evidence_due_soon', dispute, payment, 'dispute.evidence_due_soon'),
     });
     await tx.flush();
-    return event !== null;
+    return true;
   });
 }
 

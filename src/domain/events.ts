@@ -1,46 +1,62 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MerchantEvent, type Merchant } from '../db/entities';
+import { MerchantEvent, type KeyEnvironment, type Merchant } from '../db/entities';
 import { newId } from '../ids';
 
-/** Event types sent to merchants' callbackUrls (PRODUCT.md, Events). */
-export type MerchantEventType =
-  | 'payment.requires_action'
-  | 'payment.processing'
-  | 'payment.succeeded'
-  | 'payment.failed'
-  | 'payment.voided'
-  | 'payment.partially_refunded'
-  | 'payment.refunded'
-  | 'refund.succeeded'
-  | 'refund.failed'
-  | 'dispute.created'
-  | 'dispute.updated'
-  | 'dispute.evidence_due_soon'
-  | 'dispute.closed'
-  | 'subscription.activated'
-  | 'subscription.charge_succeeded'
-  | 'subscription.charge_failed'
-  | 'subscription.past_due'
-  | 'subscription.payment_action_required'
-  | 'subscription.cancelled';
+/** Event types sent to merchants (PRODUCT.md, "Events to merchants"): no others. */
+export const MERCHANT_EVENT_TYPES = [
+  'payment.requires_action',
+  'payment.processing',
+  'payment.succeeded',
+  'payment.failed',
+  'payment.voided',
+  'payment.partially_refunded',
+  'payment.refunded',
+  'refund.succeeded',
+  'refund.failed',
+  'dispute.created',
+  'dispute.updated',
+  'dispute.evidence_due_soon',
+  'dispute.closed',
+  'subscription.activated',
+  'subscription.charge_succeeded',
+  'subscription.charge_failed',
+  'subscription.past_due',
+  'subscription.payment_action_required',
+  'subscription.cancelled',
+] as const;
 
-/** What an event is about; `dedupeKey` makes recording it idempotent. */
+export type MerchantEventType = (typeof MERCHANT_EVENT_TYPES)[number];
+
+/** The families of event types (`payment` of `payment.succeeded`), for `payment.*` filters. */
+export const MERCHANT_EVENT_FAMILIES = [...new Set(MERCHANT_EVENT_TYPES.map((t) => t.split('.')[0]!))];
+
+/**
+ * What an event is about; `dedupeKey` makes recording it idempotent. `environment` is the
+ * record's key environment (a refund's is its payment's); the event's object is `data`'s id.
+ */
 export interface EventInput {
   type: MerchantEventType;
   resourceId: string;
   dedupeKey: string;
   callbackUrl: string | null;
-  data: unknown;
+  environment: KeyEnvironment;
+  data: { id: string } & Record<string, unknown>;
 }
 
-/** An outbox row's fields as they are stored (the payload the merchant receives); null without a callbackUrl. */
+/**
+ * An event row's fields as they are stored. Every event is recorded (the event log, GET /events),
+ * with or without a callbackUrl; only one with a callbackUrl is delivered. `sequence` is not here:
+ * the database allocates it when the row is inserted (the `assign_sequence` trigger,
+ * Migration20261202000000EventLog), in the inserting transaction, whichever path inserts it.
+ */
 export function outboxEventFields(input: EventInput, createdAt = new Date()) {
-  if (!input.callbackUrl) return null;
   const id = newId('event');
   return {
     id,
     type: input.type,
     resourceId: input.resourceId,
+    objectId: input.data.id,
+    environment: input.environment,
     dedupeKey: input.dedupeKey,
     callbackUrl: input.callbackUrl,
     payload: { id, type: input.type, createdAt: createdAt.toISOString(), data: input.data },
@@ -48,7 +64,31 @@ export function outboxEventFields(input: EventInput, createdAt = new Date()) {
   };
 }
 
-export type OutboxEventFields = NonNullable<ReturnType<typeof outboxEventFields>>;
+export type OutboxEventFields = ReturnType<typeof outboxEventFields>;
+
+/**
+ * The body an event is delivered with (PRODUCT.md, "Events, webhook endpoints and deliveries"),
+ * from its stored row: the same on every attempt.
+ */
+export function eventBody(event: {
+  id: string;
+  type: string;
+  createdAt: Date;
+  environment: KeyEnvironment;
+  objectId: string;
+  sequence: number;
+  payload: Record<string, unknown>;
+}) {
+  return {
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt.toISOString(),
+    environment: event.environment,
+    objectId: event.objectId,
+    sequence: event.sequence,
+    data: event.payload['data'],
+  };
+}
 
 /**
  * An outbox row recorded by a data-modifying CTE of a plain statement (`with ... , <name> as
@@ -62,14 +102,16 @@ export function outboxEventCte(
 ): { sql: string; values: unknown[] } {
   return {
     sql: `${name} as (
-       insert into merchant_events (id, merchant_id, type, resource_id, dedupe_key, callback_url, payload, attempts, created_at)
-       select ?, ${source}.merchant_id, ?, ?, ?, ?, ?::jsonb, 0, ?::timestamptz from ${source}
+       insert into merchant_events (id, merchant_id, type, resource_id, object_id, environment, dedupe_key, callback_url, payload, attempts, created_at)
+       select ?, ${source}.merchant_id, ?, ?, ?, ?, ?, ?, ?::jsonb, 0, ?::timestamptz from ${source}
        on conflict (dedupe_key) do nothing
      )`,
     values: [
       event.id,
       event.type,
       event.resourceId,
+      event.objectId,
+      event.environment,
       event.dedupeKey,
       event.callbackUrl,
       JSON.stringify(event.payload),
@@ -82,9 +124,8 @@ export function outboxEventCte(
  * Records an event in the outbox, inside the caller's transaction, so it exists exactly when
  * the state change it reports does. `dedupeKey` makes a retried transaction record it once.
  */
-export function recordEvent(em: EntityManager, input: EventInput & { merchant: Merchant }): MerchantEvent | null {
+export function recordEvent(em: EntityManager, input: EventInput & { merchant: Merchant }): MerchantEvent {
   const fields = outboxEventFields(input);
-  if (!fields) return null;
   return em.create(MerchantEvent, {
     ...fields,
     merchant: input.merchant,

@@ -38,7 +38,7 @@ export interface Page<T> {
 }
 
 /** SQL conditions with their `?` bindings, joined with `and`. */
-class Conditions {
+export class Conditions {
   readonly sql: string[] = [];
   readonly bindings: unknown[] = [];
 
@@ -58,13 +58,18 @@ class Conditions {
   }
 }
 
-function pageOf<R, T>(rows: R[], limit: number, position: (row: R) => ListPosition, map: (rows: R[]) => T[]): Page<T> {
+export function pageOf<R, T>(
+  rows: R[],
+  limit: number,
+  position: (row: R) => ListPosition,
+  map: (rows: R[]) => T[],
+): Page<T> {
   const kept = rows.slice(0, limit);
   const last = kept[kept.length - 1];
   return { items: map(kept), next: rows.length > limit && last ? position(last) : null };
 }
 
-const positionOfRow = (row: Record<string, unknown>): ListPosition => ({
+export const positionOfRow = (row: Record<string, unknown>): ListPosition => ({
   createdAt: new Date(row.created_at as Date),
   id: row.id as string,
 });

@@ -335,6 +335,7 @@ function paymentEvent(type: MerchantEventType, payment: PaymentView): EventInput
     resourceId: payment.id,
     dedupeKey: `${payment.id}:${type}`,
     callbackUrl: payment.callbackUrl,
+    environment: payment.environment,
     data: presentPayment(payment),
   };
 }

@@ -513,6 +513,7 @@ function settlement(
       resourceId: refund.id,
       dedupeKey: `${refund.id}:refund.${s.status}`,
       callbackUrl: payment.callbackUrl,
+      environment: payment.environment,
       data: view,
     },
   ];
@@ -523,6 +524,7 @@ function settlement(
       resourceId: refund.id,
       dedupeKey: `${refund.id}:${type}`,
       callbackUrl: payment.callbackUrl,
+      environment: payment.environment,
       data: presentPayment(paymentAfter),
     });
   }
@@ -615,7 +617,7 @@ export async function settleRefundFromRead(
   if (read.status !== 'pending') return false;
   const now = new Date();
   const next = settlement(read, read.payment, s, now);
-  const events = next.events.flatMap((e) => outboxEventFields(e, now) ?? []);
+  const events = next.events.map((e) => outboxEventFields(e, now));
   // Locked in the order every refund path locks (payment, then refund), each re-checked as read.
   const values: unknown[] = [
     read.payment.id,

@@ -460,7 +460,8 @@ class OutboxWriter {
   event(type: MerchantEventType, suffix: string): void {
     const dedupeKey = this.key(suffix);
     this.eventKeys.push(dedupeKey);
-    if (this.subscription.callbackUrl) this.events.push({ type, dedupeKey });
+    // Every event is recorded (the event log); only one with a callbackUrl is delivered.
+    this.events.push({ type, dedupeKey });
   }
 
   /** Events carry the subscription as the API answers it after the change. */
@@ -476,9 +477,10 @@ class OutboxWriter {
         resourceId: s.id,
         dedupeKey,
         callbackUrl: s.callbackUrl,
+        environment: s.environment,
         data,
       });
-      if (event) this.recordedEventIds.push(event.id);
+      if (s.callbackUrl) this.recordedEventIds.push(event.id);
     }
   }
 

@@ -3,7 +3,15 @@ import type { AddressInfo } from 'node:net';
 
 export interface ReceivedCallback {
   body: string;
-  json: { id: string; type: string; createdAt: string; data: Record<string, unknown> };
+  json: {
+    id: string;
+    type: string;
+    createdAt: string;
+    environment: 'test' | 'live';
+    objectId: string;
+    sequence: number;
+    data: Record<string, unknown>;
+  };
   signature: string | undefined;
   receivedAt: number;
 }

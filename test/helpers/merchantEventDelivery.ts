@@ -32,9 +32,9 @@ export async function startDeliveryFixture(name: string) {
       resourceId: payment.id,
       dedupeKey: `${payment.id}:payment.succeeded`,
       callbackUrl,
+      environment,
       data: { id: payment.id, environment },
     });
-    if (!event) throw new Error('event not recorded');
     await em.flush();
     return event.id;
   };

@@ -65,6 +65,7 @@ describe('callback targets, checked at delivery', () => {
       resourceId: payment.id,
       dedupeKey: `${payment.id}:payment.succeeded`,
       callbackUrl,
+      environment,
       data: { id: payment.id, environment },
     });
     await em.flush();

@@ -193,11 +193,19 @@ describe('the payment attempt written in one statement', () => {
     expect(await eventsOf(read.id)).toHaveLength(1);
   });
 
-  it('a payment without a callbackUrl: settled, no event', async () => {
+  it('a payment without a callbackUrl: settled, its event recorded (the event log) with nowhere to deliver it', async () => {
     const read = await createdPayment({ callbackUrl: null });
     await expect(applyProviderPaymentToRead(orm.em, read, providerPayment(read))).resolves.toBe('settled');
     expect((await reload(read.id)).status).toBe('succeeded');
-    expect(await eventsOf(read.id)).toHaveLength(0);
+    const events = await eventsOf(read.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      type: 'payment.succeeded',
+      callbackUrl: null,
+      environment: 'test',
+      objectId: read.id,
+      sequence: 1,
+    });
   });
   it('tells a waiting API when it commits, with the payment as GET shows it; nothing when it writes nothing', async () => {
     const listener = await listeningHints(`attempt-hints-${process.pid}`);

@@ -174,6 +174,9 @@ describe('payment expiry and merchant callbacks', () => {
         id: first!.json.id,
         type: 'payment.succeeded',
         createdAt: expect.stringMatching(/Z$/),
+        environment: 'test',
+        objectId: res.body.id,
+        sequence: 1,
         data: (await get(res.body.id as string)).body,
       });
       await new Promise((r) => setTimeout(r, 1500));

@@ -256,10 +256,11 @@ describe('orphan sweeper', () => {
             resourceId: id,
             dedupeKey: `${id}:charge_succeeded:${renewal.id}`,
             callbackUrl: s.callbackUrl,
+            environment: s.environment,
             data: { id, invoiceId: renewal.id },
           });
           await tx.flush();
-          return { emailId: email.id, eventId: event!.id };
+          return { emailId: email.id, eventId: event.id };
         });
         await sleep(1100);
 
@@ -432,9 +433,9 @@ describe('orphan sweeper', () => {
           resourceId,
           dedupeKey: `${resourceId}:payment.succeeded`,
           callbackUrl: receiver.url,
+          environment: 'test',
           data: { id: resourceId },
         });
-        if (!event) throw new Error('event not recorded');
         await em.flush();
         const claimFor = (interval: string) =>
           stack.orm.em
@@ -456,10 +457,14 @@ describe('orphan sweeper', () => {
           250,
         );
         expect(receiver.received.map((r) => r.json.id)).toEqual([event.id]);
-        expect(await stack.orm.em.fork().findOneOrFail(MerchantEvent, { id: event.id })).toMatchObject({
-          attempts: 1,
-          claimedUntil: null,
-        });
+        // The receiver has the POST a moment before the worker records its outcome.
+        const recorded = await eventually(
+          () => stack.orm.em.fork().findOneOrFail(MerchantEvent, { id: event.id }),
+          (e) => e.attempts > 0,
+          10_000,
+          100,
+        );
+        expect(recorded).toMatchObject({ attempts: 1, claimedUntil: null });
       } finally {
         await receiver.close();
       }

@@ -81,6 +81,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's events (its merchant and its key's environment), newest first.
+         * @description Newest first (by creation time, then id). A page holds at most `limit` items; `nextCursor` fetches the next one and is null on the last. A cursor is bound to its list, its filters and the caller: another one, or one altered, is 400 `validation_error`. Events are kept 30 days. Filters: `type` (exact, or a family as `payment.*`), `objectId`, `createdFrom` (inclusive) and `createdTo` (exclusive).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an event, with every attempt to deliver it. */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merchant/api-keys": {
         parameters: {
             query?: never;
@@ -405,6 +442,74 @@ export interface components {
                 [key: string]: unknown;
             };
             message: string;
+        };
+        Event: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            /** @description the object as the API returned it when the event happened */
+            data: unknown;
+            /**
+             * @description the environment of the event's record
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /** @description `evt_...`; the same on every delivery of the event (`X-Event-Id`) */
+            id: string;
+            /** @description the id of `data` (a refund's events: the refund) */
+            objectId: string;
+            /** @description strictly increasing per object (within merchant and environment), from 1: a receiver can drop an event older than one it has */
+            sequence: number;
+            /** @enum {string} */
+            type: "payment.requires_action" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.voided" | "payment.partially_refunded" | "payment.refunded" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.evidence_due_soon" | "dispute.closed" | "subscription.activated" | "subscription.charge_succeeded" | "subscription.charge_failed" | "subscription.past_due" | "subscription.payment_action_required" | "subscription.cancelled";
+        };
+        EventDelivery: {
+            /**
+             * Format: date-time
+             * @description when the attempt began
+             */
+            at: string;
+            /** @description 1, 2, ... per destination */
+            attempt: number;
+            durationMs: number | null;
+            /** @description the webhook endpoint; null: the record's callbackUrl */
+            endpointId: string | null;
+            /** @description why the attempt failed (`HTTP 500`, `timeout`, `network error: ...`) */
+            error: string | null;
+            /** @description the receiver's HTTP status; null: no answer */
+            httpStatus: number | null;
+            /**
+             * @description `pending` while the attempt is in flight
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            url: string;
+        };
+        EventWithDeliveries: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            /** @description the object as the API returned it when the event happened */
+            data: unknown;
+            /** @description every attempt, oldest first */
+            deliveries: components["schemas"]["EventDelivery"][];
+            /**
+             * @description the environment of the event's record
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /** @description `evt_...`; the same on every delivery of the event (`X-Event-Id`) */
+            id: string;
+            /** @description the id of `data` (a refund's events: the refund) */
+            objectId: string;
+            /** @description strictly increasing per object (within merchant and environment), from 1: a receiver can drop an event older than one it has */
+            sequence: number;
+            /** @enum {string} */
+            type: "payment.requires_action" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.voided" | "payment.partially_refunded" | "payment.refunded" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.evidence_due_soon" | "dispute.closed" | "subscription.activated" | "subscription.charge_succeeded" | "subscription.charge_failed" | "subscription.past_due" | "subscription.payment_action_required" | "subscription.cancelled";
         };
         Invoice: {
             amount: number;
@@ -1016,6 +1121,178 @@ export interface operations {
                 };
             };
             /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                createdFrom?: string;
+                createdTo?: string;
+                cursor?: string;
+                limit?: number;
+                objectId?: string;
+                type?: "payment.requires_action" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.voided" | "payment.partially_refunded" | "payment.refunded" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.evidence_due_soon" | "dispute.closed" | "subscription.activated" | "subscription.charge_succeeded" | "subscription.charge_failed" | "subscription.past_due" | "subscription.payment_action_required" | "subscription.cancelled" | "payment.*" | "refund.*" | "dispute.*" | "subscription.*";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["Event"][];
+                        /** @description pass as `cursor` for the next page; null on the last page */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventWithDeliveries"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */

@@ -24,7 +24,8 @@ export interface ListSettings {
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 100;
 
-const page = {
+/** The paging fields of every list's query. */
+export const page = {
   limit: z.coerce
     .number()
     .int()
@@ -40,7 +41,7 @@ const page = {
     .describe("the previous page's `nextCursor`, as it was (opaque; valid only with the same filters)"),
 };
 
-const isoInstant = z.iso
+export const isoInstant = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v))
   .describe('ISO 8601 timestamp with a time zone (e.g. 2026-11-22T01:27:32.384Z)');

@@ -17,6 +17,7 @@ import { Migration20261130010000Disputes } from './Migration20261130010000Disput
 import { Migration20261130020000InvoiceDeclines } from './Migration20261130020000InvoiceDeclines';
 import { Migration20261130050000InvoiceWaits } from './Migration20261130050000InvoiceWaits';
 import { Migration20261201020000InvoiceProcessingIndex } from './Migration20261201020000InvoiceProcessingIndex';
+import { Migration20261202000000EventLog } from './Migration20261202000000EventLog';
 import { Migration20261202010000SigningSecrets } from './Migration20261202010000SigningSecrets';
 import { Migration20261202020000WebhookEndpoints } from './Migration20261202020000WebhookEndpoints';
 
@@ -40,6 +41,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261130020000InvoiceDeclines', class: Migration20261130020000InvoiceDeclines },
   { name: 'Migration20261130050000InvoiceWaits', class: Migration20261130050000InvoiceWaits },
   { name: 'Migration20261201020000InvoiceProcessingIndex', class: Migration20261201020000InvoiceProcessingIndex },
+  { name: 'Migration20261202000000EventLog', class: Migration20261202000000EventLog },
   { name: 'Migration20261202010000SigningSecrets', class: Migration20261202010000SigningSecrets },
   { name: 'Migration20261202020000WebhookEndpoints', class: Migration20261202020000WebhookEndpoints },
 ];
