@@ -1,4 +1,5 @@
-import type { KeyEnvironment } from '../db/entities';
+/** A key's environment (src/db/entities.ts KEY_ENVIRONMENTS; rules import no entities). */
+type KeyEnvironment = 'test' | 'live';
 
 /**
  * Who a subscription email is addressed to (PRODUCT.md, Subscriptions and "Events, webhook
