@@ -66,6 +66,28 @@ interface PaymentCandidate extends CandidateRow {
   environment: KeyEnvironment;
 }
 
+/** Open disputes after the cursor (needs_response, under_review), with their payment's callbackUrl. */
+const openDisputeCandidates = (byMerchant: boolean) =>
+  `select d.id, d.created_at, d.merchant_id, d.payment_id, p.callback_url, d.amount_minor, d.currency,
+          d.evidence_due_by
+      from disputes d join payments p on p.id = d.payment_id
+      where d.status in ('needs_response', 'under_review')
+        and (d.created_at, d.id) > (?, ?) and d.created_at < now() - make_interval(secs => ?)
+        ${byMerchant ? 'and d.merchant_id = ?' : ''}
+      order by d.created_at, d.id limit ?`;
+
+/** What a dispute's workflow starts from, read from its row (a first start or a revival). */
+const disputeStartOf = (row: DisputeCandidate): Parameters<WorkflowStarters['dispute']['start']>[0] => ({
+  id: row.id,
+  paymentId: row.payment_id,
+  merchantId: row.merchant_id,
+  amountMinor: Number(row.amount_minor),
+  currency: row.currency,
+  createdAt: new Date(row.created_at),
+  evidenceDueBy: new Date(row.evidence_due_by),
+  callbackUrl: row.callback_url,
+});
+
 /** What a payment's workflow starts from, read from its row (a first start or a revival). */
 const paymentStartOf = (row: PaymentCandidate): Parameters<WorkflowStarters['payment']['start']>[0] => ({
   id: row.id,
@@ -195,25 +217,8 @@ const orphanKinds = {
   // created it; a start that failed every time leaves it without one).
   disputes: kind<DisputeCandidate>({
     watermarked: true,
-    candidates: (byMerchant) =>
-      `select d.id, d.created_at, d.merchant_id, d.payment_id, p.callback_url, d.amount_minor, d.currency,
-              d.evidence_due_by
-          from disputes d join payments p on p.id = d.payment_id
-          where d.status in ('needs_response', 'under_review')
-            and (d.created_at, d.id) > (?, ?) and d.created_at < now() - make_interval(secs => ?)
-            ${byMerchant ? 'and d.merchant_id = ?' : ''}
-          order by d.created_at, d.id limit ?`,
-    start: ({ dispute }, row) =>
-      dispute.start({
-        id: row.id,
-        paymentId: row.payment_id,
-        merchantId: row.merchant_id,
-        amountMinor: Number(row.amount_minor),
-        currency: row.currency,
-        createdAt: new Date(row.created_at),
-        evidenceDueBy: new Date(row.evidence_due_by),
-        callbackUrl: row.callback_url,
-      }),
+    candidates: openDisputeCandidates,
+    start: ({ dispute }, row) => dispute.start(disputeStartOf(row)),
   }),
 } satisfies Record<OrphanKind, unknown>;
 
@@ -288,26 +293,9 @@ const liveKinds = {
   }),
   // Open (not decided by the processor, nor accepted): followed until the processor decides.
   disputes: live<DisputeCandidate>({
-    candidates: (byMerchant) =>
-      `select d.id, d.created_at, d.merchant_id, d.payment_id, p.callback_url, d.amount_minor, d.currency,
-              d.evidence_due_by
-          from disputes d join payments p on p.id = d.payment_id
-          where d.status in ('needs_response', 'under_review')
-            and (d.created_at, d.id) > (?, ?) and d.created_at < now() - make_interval(secs => ?)
-            ${byMerchant ? 'and d.merchant_id = ?' : ''}
-          order by d.created_at, d.id limit ?`,
+    candidates: openDisputeCandidates,
     stillLive: `select 1 from disputes where id = ? and status in ('needs_response', 'under_review')`,
-    revive: ({ dispute }, row) =>
-      dispute.revive({
-        id: row.id,
-        paymentId: row.payment_id,
-        merchantId: row.merchant_id,
-        amountMinor: Number(row.amount_minor),
-        currency: row.currency,
-        createdAt: new Date(row.created_at),
-        evidenceDueBy: new Date(row.evidence_due_by),
-        callbackUrl: row.callback_url,
-      }),
+    revive: ({ dispute }, row) => dispute.revive(disputeStartOf(row)),
   }),
 } satisfies Record<LiveKind, unknown>;
 

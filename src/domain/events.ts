@@ -1,34 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MerchantEvent, type KeyEnvironment, type Merchant } from '../db/entities';
 import { newId } from '../ids';
+import { EVENT_PREFIXES, EVENT_TYPES, type EventType } from '../rules/eventFilters';
 
-/** Event types sent to merchants (PRODUCT.md, "Events to merchants"): no others. */
-export const MERCHANT_EVENT_TYPES = [
-  'payment.requires_action',
-  'payment.processing',
-  'payment.succeeded',
-  'payment.failed',
-  'payment.voided',
-  'payment.partially_refunded',
-  'payment.refunded',
-  'refund.succeeded',
-  'refund.failed',
-  'dispute.created',
-  'dispute.updated',
-  'dispute.evidence_due_soon',
-  'dispute.closed',
-  'subscription.activated',
-  'subscription.charge_succeeded',
-  'subscription.charge_failed',
-  'subscription.past_due',
-  'subscription.payment_action_required',
-  'subscription.cancelled',
-] as const;
-
-export type MerchantEventType = (typeof MERCHANT_EVENT_TYPES)[number];
+/** Event types sent to merchants (PRODUCT.md, "Events to merchants"): listed once, in src/rules/eventFilters.ts. */
+export const MERCHANT_EVENT_TYPES = EVENT_TYPES;
+export type MerchantEventType = EventType;
 
 /** The families of event types (`payment` of `payment.succeeded`), for `payment.*` filters. */
-export const MERCHANT_EVENT_FAMILIES = [...new Set(MERCHANT_EVENT_TYPES.map((t) => t.split('.')[0]!))];
+export const MERCHANT_EVENT_FAMILIES = EVENT_PREFIXES;
 
 /**
  * What an event is about; `dedupeKey` makes recording it idempotent. `environment` is the

@@ -5,8 +5,7 @@ import { Merchant, WebhookEndpoint, type WebhookEndpointStatus } from '../db/ent
 import { AppError, errors } from '../errors';
 import { newId } from '../ids';
 import type { ProviderSecrets, ProviderSecretContext } from '../providers/secrets';
-import type { EndpointSecrets, EventType } from '../rules/eventFilters';
-import type { MerchantEventType } from './events';
+import type { EndpointSecrets } from '../rules/eventFilters';
 import type { RecordScope } from './scope';
 
 /**
@@ -19,11 +18,6 @@ import type { RecordScope } from './scope';
 export const MAX_WEBHOOK_ENDPOINTS = 16;
 export const DEFAULT_OVERLAP_HOURS = 24;
 export const MAX_OVERLAP_HOURS = 168;
-
-// EVENT_TYPES (pure, src/rules) and MerchantEventType (the recorded events) name the same types.
-type Missing = Exclude<MerchantEventType, EventType> | Exclude<EventType, MerchantEventType>;
-const sameEventTypes: [Missing] extends [never] ? true : never = true;
-void sameEventTypes;
 
 /** What the API shows of an endpoint (`secret` only on create and rotation). */
 export function presentWebhookEndpoint(e: WebhookEndpoint) {

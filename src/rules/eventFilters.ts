@@ -3,7 +3,7 @@
  * deliveries"; decision 0068). Pure: the delivery step matches events and picks secrets with these.
  */
 
-/** Every event type a merchant can receive (src/domain/events.ts MerchantEventType; checked there to be the same). */
+/** Every event type a merchant can receive (PRODUCT.md, "Events to merchants"): the one list (src/domain/events.ts names it MERCHANT_EVENT_TYPES). */
 export const EVENT_TYPES = [
   'payment.requires_action',
   'payment.processing',
