@@ -29,6 +29,8 @@ export interface ActivityDeps {
    * emails go to the merchant, never to customer.email (decision 0066).
    */
   productionProfile?: boolean;
+  /** Deliveries of events (decision 0069): per-merchant concurrency and the retry schedule's start. */
+  deliveries?: { concurrencyPerMerchant?: number; retryInitialSeconds?: number };
   /** nodemailer transport URL for customer emails (default: the local catcher). */
   smtpUrl?: string;
   mailFrom?: string;
@@ -110,7 +112,6 @@ export interface WorkflowStarters {
     /** An open dispute whose workflow ended: a new run. */
     revive(dispute: Parameters<WorkflowStarters['dispute']['start']>[0]): Promise<ReviveAnswer>;
   };
-  merchantEvents: {
-    startRelay(event: { eventId: string; merchantId: string; type: string; resourceId: string }): Promise<StartAnswer>;
-  };
+  /** A merchant's event delivery workflow (decision 0069), woken (started if none runs). */
+  eventDeliveries: { wake(merchantId: string): Promise<StartAnswer> };
 }

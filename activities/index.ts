@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
 import { createMerchantEventActivities } from './merchantEvents';
+import { createEventDeliveryActivities } from './eventDeliveries';
 import { createPaymentActivities } from './payments';
 import { createProbeActivities } from './probe';
 import { createRefundActivities } from './refunds';
@@ -19,7 +20,8 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createProbeActivities(deps),
     ...createPaymentActivities(deps),
-    ...createMerchantEventActivities(deps),
+    ...createMerchantEventActivities(),
+    ...createEventDeliveryActivities(deps),
     ...createRefundActivities(deps),
     ...createRefundRecordActivities(deps),
     ...createDisputeActivities(deps),

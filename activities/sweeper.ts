@@ -122,11 +122,6 @@ interface OutboxCandidate extends CandidateRow {
   merchant_id: string;
 }
 
-interface MerchantEventCandidate extends OutboxCandidate {
-  type: string;
-  resource_id: string;
-}
-
 /**
  * Per kind: which rows may lack a workflow, and how their workflow starts (through the gateway
  * the API uses: the same options). A new kind (subscriptions) is one more entry here and in ORPHAN_KINDS.
@@ -194,24 +189,19 @@ const orphanKinds = {
           order by created_at, id limit ?`,
     start: ({ outboxEmail }, row) => outboxEmail.start({ emailId: row.id, merchantId: row.merchant_id }),
   }),
-  // Undelivered, and either never attempted or held by a claim that lapsed (a delivery lost
-  // mid-way): the run that recorded it never started its delivery, or lost it.
-  merchantEvents: kind<MerchantEventCandidate>({
+  // Deliveries overdue that no delivery step holds (decision 0069): the delivery kicker wakes
+  // their merchant's workflow within a second; this wakes it when no kicker looked (none running,
+  // or scoped to other merchants). Was: the relay of each undelivered event (decision 0013).
+  merchantEvents: kind<OutboxCandidate>({
     watermarked: false,
     candidates: (byMerchant) =>
-      `select id, created_at, merchant_id, type, resource_id from merchant_events
-          where delivered_at is null and callback_url is not null
-            and ((attempts = 0 and claimed_until is null) or claimed_until < now())
-            and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
-            ${byMerchant ? 'and merchant_id = ?' : ''}
-          order by created_at, id limit ?`,
-    start: ({ merchantEvents }, row) =>
-      merchantEvents.startRelay({
-        eventId: row.id,
-        merchantId: row.merchant_id,
-        type: row.type,
-        resourceId: row.resource_id,
-      }),
+      `select j.id, j.created_at, j.merchant_id from delivery_jobs j
+          where j.status = 'pending' and (j.claimed_until is null or j.claimed_until < now())
+            and (j.created_at, j.id) > (?, ?) and j.next_attempt_at < now() - make_interval(secs => ?)
+            ${byMerchant ? 'and j.merchant_id = ?' : ''}
+            and not exists (select 1 from delivery_leases l where l.merchant_id = j.merchant_id and l.until > now())
+          order by j.created_at, j.id limit ?`,
+    start: ({ eventDeliveries }, row) => eventDeliveries.wake(row.merchant_id),
   }),
   // Open: its workflow follows it until the processor decides (started by the webhook that
   // created it; a start that failed every time leaves it without one).

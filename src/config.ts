@@ -121,15 +121,34 @@ export const envSchema = z.object({
   CALLBACK_RETRY_INITIAL_SECONDS: positiveInt(10),
   /** Test-key callbacks may target private addresses in production (live keys never may). */
   ALLOW_PRIVATE_CALLBACKS: flag,
+  /** Deliveries of one merchant (callbackUrls and endpoints) that run at once (decision 0069). */
+  EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT: positiveInt(4),
+  /** How often a delivery worker looks for merchants with due deliveries (decision 0069). */
+  EVENT_DELIVERY_POLL_MS: positiveInt(500),
+  /**
+   * Only these merchants' deliveries are woken by this process (comma-separated ids): for tests
+   * and development processes that share one database. Unset: every merchant's.
+   */
+  EVENT_DELIVERY_MERCHANTS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      v === undefined
+        ? undefined
+        : v
+            .split(',')
+            .map((id) => id.trim())
+            .filter(Boolean),
+    ),
   /**
    * The worker touches this file every 10 s while it is running (polling its task queue): a
    * container healthcheck reads its age. Unset: no file.
    */
   WORKER_HEALTH_FILE: z.string().min(1).optional(),
   /**
-   * The task queues a worker polls (src/temporal/taskQueues.ts): `all` (TEMPORAL_TASK_QUEUE and its
-   * subscription queue), `payments` (the main queue only) or `subscriptions`, so renewal workers
-   * scale apart from checkout's.
+   * The task queues a worker polls (src/temporal/taskQueues.ts): `all` (TEMPORAL_TASK_QUEUE, its
+   * subscription queue and its delivery queue), `payments` (the main queue only), `subscriptions`
+   * or `deliveries`, so renewal workers and event deliveries scale apart from checkout's.
    */
   WORKER_ROLE: z.enum(WORKER_ROLES).default('all'),
   /**

@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflowBundle';
 import { requestIdActivityInterceptors } from './temporal/requestId';
 import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
+import { deliveryTaskQueue } from './temporal/taskQueues';
 import { workflowCacheOptions, type WorkflowCacheSettings } from './temporal/workflowCache';
 import type { ResolveHost } from './net/pinnedPost';
 import type { WorkflowStarters } from '../activities/deps';
@@ -16,7 +17,7 @@ import { createPaymentGateway } from './temporal/paymentGateway';
 import { createRefundGateway } from './temporal/refundGateway';
 import { createSubscriptionGateway } from './temporal/subscriptionGateway';
 import { createOutboxEmailGateway } from './temporal/outboxEmailGateway';
-import { createMerchantEventsGateway } from './temporal/merchantEventsGateway';
+import { createEventDeliveriesGateway } from './temporal/eventDeliveriesGateway';
 
 export { WORKFLOWS_PATH };
 
@@ -45,6 +46,8 @@ export interface WorkerDeps {
   /** Temporal client of the gateways activities start workflows through (createWorkflowStarters). */
   client: Client;
   callbackRetryInitialSeconds: number;
+  /** EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT (default 4). */
+  deliveryConcurrencyPerMerchant?: number;
   /** See ActivityDeps.privateTestCallbacks. */
   privateTestCallbacks?: boolean;
   /** See ActivityDeps.productionProfile (NODE_ENV=production). */
@@ -74,13 +77,23 @@ export interface WorkerDeps {
  * one provider registry) and one connection.
  */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
-  const activities = createActivities({ ...deps, starters: createWorkflowStarters(deps) });
+  const activities = createActivities({
+    ...deps,
+    starters: createWorkflowStarters(deps),
+    deliveries: {
+      retryInitialSeconds: deps.callbackRetryInitialSeconds,
+      ...(deps.deliveryConcurrencyPerMerchant ? { concurrencyPerMerchant: deps.deliveryConcurrencyPerMerchant } : {}),
+    },
+  });
   const workers: Worker[] = [];
   for (const taskQueue of deps.taskQueues ?? [deps.taskQueue]) {
     workers.push(await Worker.create(workerOptions(deps, taskQueue, activities)));
   }
   return workers;
 }
+
+/** Merchants whose deliveries one delivery worker runs at once. */
+const DELIVERY_STEP_SLOTS = 200;
 
 /** A day of 86,400 s and a day for the customer: PRODUCT.md's defaults. */
 const DEFAULT_DAY_SECONDS = 86_400;
@@ -129,7 +142,7 @@ export function createWorkflowStarters(
       },
     }),
     outboxEmail: createOutboxEmailGateway({ client, settings: { taskQueue } }),
-    merchantEvents: createMerchantEventsGateway({ client, settings: { taskQueue, callbackRetryInitialSeconds } }),
+    eventDeliveries: createEventDeliveriesGateway({ client, settings: { taskQueue: deliveryTaskQueue(taskQueue) } }),
   };
 }
 
@@ -160,6 +173,10 @@ function workerOptions(
         }
       : {}),
     ...WORKFLOW_TASK_POLLING,
+    // A delivery step holds one slot per merchant for up to 50 s, mostly waiting on sockets.
+    ...(taskQueue === deliveryTaskQueue(deps.taskQueue)
+      ? { maxConcurrentActivityTaskExecutions: DELIVERY_STEP_SLOTS }
+      : {}),
     ...(deps.identity ? { identity: deps.identity } : {}),
     ...(deps.workflowCache ? workflowCacheOptions(deps.workflowCache, taskQueue, deps.taskQueue) : {}),
   };

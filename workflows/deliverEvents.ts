@@ -1,5 +1,6 @@
-import { log, proxyActivities } from '@temporalio/workflow';
+import { log, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { EVENT_DELIVERY_QUEUE } from './patches';
 
 const lookups = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -7,10 +8,12 @@ const lookups = proxyActivities<Activities>({
 });
 
 /**
- * Delivers a resource's undelivered merchant events (the outbox), each retried on any non-2xx
- * or timeout: first after `initialSeconds`, doubling, at most hourly, for up to 3 days.
+ * Delivered a resource's undelivered merchant events (the outbox), each retried on any non-2xx
+ * or timeout: first after `initialSeconds`, doubling, at most hourly, for up to 3 days. Since
+ * EVENT_DELIVERY_QUEUE the delivery workflow does (decision 0069): nothing to do here.
  */
 export async function deliverEvents(resourceId: string, initialSeconds: number): Promise<void> {
+  if (patched(EVENT_DELIVERY_QUEUE)) return;
   const eventIds = await lookups.undeliveredEventIds(resourceId);
   await deliverEventIds(eventIds, initialSeconds);
 }

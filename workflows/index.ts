@@ -8,3 +8,4 @@ export { subscriptionWorkflow } from './subscription';
 export { merchantEventsWorkflow } from './merchantEvents';
 export { outboxEmailWorkflow } from './outboxEmail';
 export { disputeWorkflow } from './dispute';
+export { eventDeliveriesWorkflow } from './eventDeliveries';

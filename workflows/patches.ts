@@ -272,3 +272,14 @@ export const SUBSCRIPTION_STUCK = 'subscription-stuck-v1';
  * as undecided, and the lost run may never have sent it. Asked only on that answer.
  */
 export const SUBSCRIPTION_UNDECIDED_NOT_FOUND = 'subscription-undecided-not-found-v1';
+
+// issue 43: deliveries on their own queue (decision 0069)
+
+/**
+ * A record's workflow no longer delivers its events (its own queue's slots, retried for days):
+ * every event's deliveries are delivery jobs, written with the event, and delivered by the
+ * merchant's delivery workflow on the delivery queue. Asked where a run would hand its events
+ * on (deliverEvents at a payment's, refund's or dispute's end, a payment's announce, a
+ * subscription's follow): runs that reached none of them before carry no marker.
+ */
+export const EVENT_DELIVERY_QUEUE = 'event-delivery-queue-v1';

@@ -250,6 +250,9 @@ export class MerchantEvent {
   createdAt!: Date;
 }
 
+/** The body of the `fan_out_deliveries` trigger (Migration20261203000000DeliveryJobs). */
+const FAN_OUT_DELIVERIES_SQL = `if new.callback_url is not null then insert into delivery_jobs (id, merchant_id, environment, event_id, endpoint_id, url, status, attempts, next_attempt_at, created_at, updated_at) values ('dj_' || replace(gen_random_uuid()::text, '-', ''), new.merchant_id, new.environment, new.id, null, new.callback_url, 'pending', 0, now(), now(), now()); end if; insert into delivery_jobs (id, merchant_id, environment, event_id, endpoint_id, url, status, attempts, next_attempt_at, created_at, updated_at) select 'dj_' || replace(gen_random_uuid()::text, '-', ''), w.merchant_id, w.environment, new.id, w.id, null, 'pending', 0, now(), now(), now() from webhook_endpoints w where w.merchant_id = new.merchant_id and w.environment = new.environment and w.status = 'enabled' and (w.enabled_events @> '["*"]'::jsonb or w.enabled_events @> jsonb_build_array(new.type) or w.enabled_events @> jsonb_build_array(split_part(new.type, '.', 1) || '.*')); return null;`;
+
 export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
   class: MerchantEvent,
   tableName: 'merchant_events',
@@ -286,6 +289,17 @@ export const MerchantEventSchema = new EntitySchema<MerchantEvent>({
       events: ['insert'],
       forEach: 'row',
       body: `insert into event_sequences as s (merchant_id, environment, object_id, last) values (new.merchant_id, new.environment, new.object_id, 0) on conflict (merchant_id, environment, object_id) do update set last = s.last; if exists (select 1 from merchant_events e where e.dedupe_key = new.dedupe_key) then return new; end if; update event_sequences set last = last + 1 where merchant_id = new.merchant_id and environment = new.environment and object_id = new.object_id returning last into new.sequence; return new;`,
+    },
+    // Every event's deliveries, in the recording transaction (decision 0069): one for the record's
+    // callbackUrl, one per enabled endpoint of its merchant and environment whose filter matches
+    // (src/rules/eventFilters.ts matchesFilter, the same three forms, tested equal). A duplicate
+    // (`on conflict do nothing`) inserts no row, so it fires no trigger and takes no delivery.
+    {
+      name: 'fan_out_deliveries',
+      timing: 'after',
+      events: ['insert'],
+      forEach: 'row',
+      body: FAN_OUT_DELIVERIES_SQL,
     },
   ],
   properties: {
@@ -859,6 +873,11 @@ export class WebhookEndpoint {
   secretCiphertext!: string;
   previousSecretCiphertext!: string | null;
   previousSecretExpiresAt!: Date | null;
+  /**
+   * Since when every delivery to it failed (null: its last one succeeded, or none yet): 3 days
+   * of it disable the endpoint (decision 0069).
+   */
+  failingSince!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -880,8 +899,118 @@ export const WebhookEndpointSchema = new EntitySchema<WebhookEndpoint>({
     secretCiphertext: { type: 'text' },
     previousSecretCiphertext: { type: 'text', nullable: true },
     previousSecretExpiresAt: { ...timestamp, nullable: true },
+    failingSince: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
+  },
+});
+
+export const DELIVERY_JOB_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+export type DeliveryJobStatus = (typeof DELIVERY_JOB_STATUSES)[number];
+
+/**
+ * One destination's share of one event (decision 0069): the record's callbackUrl (`endpoint`
+ * null, `url` set) or a webhook endpoint (its url read at each attempt). Written by the
+ * `fan_out_deliveries` trigger with the event, or by a resend; delivered by the delivery workers
+ * until it succeeds, gives up (`failed`, 3 days after it was written) or its endpoint is disabled
+ * (`cancelled`). Each attempt is an event_deliveries row.
+ */
+export class DeliveryJob {
+  id!: string;
+  merchant!: Merchant;
+  environment!: KeyEnvironment;
+  event!: MerchantEvent;
+  endpoint!: WebhookEndpoint | null;
+  url!: string | null;
+  status!: DeliveryJobStatus;
+  attempts!: number;
+  nextAttemptAt!: Date;
+  /** Held by one delivery step until then (lapses when its worker is gone). */
+  claimedUntil!: Date | null;
+  /** A resend's attempt row, shown `pending` in its 202 answer: the job's next attempt fills it. */
+  pendingDeliveryId!: string | null;
+  lastError!: string | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const DeliveryJobSchema = new EntitySchema<DeliveryJob>({
+  class: DeliveryJob,
+  tableName: 'delivery_jobs',
+  indexes: [
+    // What is due, per merchant (the delivery step and the kicker): pending rows only.
+    {
+      name: 'delivery_jobs_due_idx',
+      expression: `create index "delivery_jobs_due_idx" on "delivery_jobs" ("merchant_id", "next_attempt_at") where status = 'pending'`,
+    },
+    { properties: ['event'], name: 'delivery_jobs_event_idx' },
+    { properties: ['endpoint'], name: 'delivery_jobs_endpoint_idx' },
+  ],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade', updateRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    event: { kind: 'm:1', entity: () => MerchantEvent, deleteRule: 'cascade', updateRule: 'cascade' },
+    endpoint: {
+      kind: 'm:1',
+      entity: () => WebhookEndpoint,
+      nullable: true,
+      deleteRule: 'cascade',
+      updateRule: 'cascade',
+    },
+    url: { type: 'text', nullable: true },
+    status: { enum: true, items: () => [...DELIVERY_JOB_STATUSES] },
+    attempts: { type: 'integer', default: 0 },
+    nextAttemptAt: { ...timestamp },
+    claimedUntil: { ...timestamp, nullable: true },
+    pendingDeliveryId: { type: 'string', length: 40, nullable: true },
+    lastError: { type: 'text', nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+/**
+ * Which delivery step holds a merchant's deliveries (decision 0069): one at a time per merchant,
+ * so its EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT holds across worker processes. Renewed while
+ * it runs; lapses when its worker is gone.
+ */
+export class DeliveryLease {
+  merchant!: Merchant;
+  holder!: string;
+  until!: Date;
+}
+
+export const DeliveryLeaseSchema = new EntitySchema<DeliveryLease>({
+  class: DeliveryLease,
+  tableName: 'delivery_leases',
+  properties: {
+    merchant: { kind: 'm:1', entity: () => Merchant, primary: true, deleteRule: 'cascade', updateRule: 'cascade' },
+    holder: { type: 'string', length: 64 },
+    until: { ...timestamp },
+  },
+});
+
+/**
+ * A host of one merchant's that keeps failing (decision 0069): after a run of failures its
+ * deliveries wait until `pausedUntil` instead of taking that merchant's delivery slots.
+ */
+export class DeliveryHostPause {
+  merchant!: Merchant;
+  host!: string;
+  /** Failures in a row (reset by a success). */
+  failures!: number;
+  pausedUntil!: Date | null;
+}
+
+export const DeliveryHostPauseSchema = new EntitySchema<DeliveryHostPause>({
+  class: DeliveryHostPause,
+  tableName: 'delivery_host_pauses',
+  properties: {
+    merchant: { kind: 'm:1', entity: () => Merchant, primary: true, deleteRule: 'cascade', updateRule: 'cascade' },
+    host: { type: 'string', length: 255, primary: true },
+    failures: { type: 'integer' },
+    pausedUntil: { ...timestamp, nullable: true },
   },
 });
 
@@ -902,4 +1031,7 @@ export const entities = [
   RateLimitBucketSchema,
   WebhookEndpointSchema,
   MerchantSigningSecretSchema,
+  DeliveryJobSchema,
+  DeliveryLeaseSchema,
+  DeliveryHostPauseSchema,
 ];

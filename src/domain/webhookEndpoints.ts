@@ -117,6 +117,7 @@ export async function createWebhookEndpoint(
       ),
       previousSecretCiphertext: null,
       previousSecretExpiresAt: null,
+      failingSince: null,
       createdAt: now,
       updatedAt: now,
     });
@@ -163,6 +164,8 @@ export async function updateWebhookEndpoint(
   if (change.enabledEvents !== undefined) fields.enabledEvents = unique(change.enabledEvents);
   if (change.description !== undefined) fields.description = change.description;
   if (change.status !== undefined) fields.status = change.status;
+  // Re-enabled: its failing streak starts over (3 more days before it is disabled again).
+  if (change.status === 'enabled' && endpoint.status === 'disabled') fields.failingSince = null;
   if (Object.keys(fields).length > 0) {
     tx.assign(endpoint, { ...fields, updatedAt: new Date() });
     await tx.flush();

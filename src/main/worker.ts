@@ -12,7 +12,9 @@ import { requestIdClientOptions } from '../temporal/requestId';
 import { createWorkers } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
-import { workerTaskQueues } from '../temporal/taskQueues';
+import { deliveryTaskQueue, workerTaskQueues } from '../temporal/taskQueues';
+import { startDeliveryKicker } from '../temporal/deliveryKicker';
+import { createDeadlineResolver } from '../net/deadlineResolver';
 import { workflowCacheSettings } from '../temporal/workflowCache';
 import { promoteWorkerVersion } from '../temporal/deploymentVersion';
 import {
@@ -106,6 +108,9 @@ async function main(): Promise<void> {
     publicBaseUrl: config.publicBaseUrl,
     client,
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
+    deliveryConcurrencyPerMerchant: config.EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT,
+    // Within each attempt's 10 s, off libuv's thread pool (decision 0069).
+    resolveHost: createDeadlineResolver(),
     privateTestCallbacks: config.NODE_ENV !== 'production' || config.ALLOW_PRIVATE_CALLBACKS,
     productionProfile: config.NODE_ENV === 'production',
     refundPollInitialSeconds: config.REFUND_POLL_INITIAL_SECONDS,
@@ -128,6 +133,18 @@ async function main(): Promise<void> {
       : {}),
     workflowCache,
   });
+  // A process that delivers events wakes the delivery workflows of merchants with due deliveries.
+  const deliveries = deliveryTaskQueue(config.TEMPORAL_TASK_QUEUE);
+  const kicker = taskQueues.includes(deliveries)
+    ? startDeliveryKicker({
+        orm,
+        client,
+        taskQueue: deliveries,
+        logger,
+        intervalMs: config.EVENT_DELIVERY_POLL_MS,
+        ...(config.EVENT_DELIVERY_MERCHANTS ? { merchantIds: () => config.EVENT_DELIVERY_MERCHANTS ?? [] } : {}),
+      })
+    : undefined;
   const preloaded = workflowThreadsPreloaded();
   logger.info(
     {
@@ -168,6 +185,7 @@ async function main(): Promise<void> {
   };
   await Promise.all([...workers.map((worker) => worker.run()), promotion()]);
   if (liveness) clearInterval(liveness);
+  await kicker?.stop();
   logger.info('worker stopped');
   await orm.close();
   await connection.close();

@@ -9,9 +9,16 @@ export interface ResolvedAddress {
   family: number;
 }
 
-/** Every address a host name has (the system resolver by default; tests inject their own). */
-export type ResolveHost = (host: string) => Promise<ResolvedAddress[]>;
+/**
+ * Every address a host name has (the system resolver by default; tests inject their own).
+ * `timeoutMs` is the time the caller can wait; a resolver may ignore it (the system one does).
+ */
+export type ResolveHost = (host: string, opts?: { timeoutMs?: number }) => Promise<ResolvedAddress[]>;
 
+/**
+ * getaddrinfo on libuv's thread pool: honours /etc/hosts, but not `timeoutMs` (see
+ * src/net/deadlineResolver.ts for one that does).
+ */
 export const systemResolveHost: ResolveHost = (host) => dnsLookup(host, { all: true, verbatim: true });
 
 /** The host of a URL as a resolver or isIP takes it: IPv6 literals without their brackets. */
@@ -20,10 +27,14 @@ export function urlHost(url: URL): string {
 }
 
 /** The addresses of a URL's host: an IP literal is its own, a name is resolved once. */
-export async function resolveUrlHost(url: URL, resolveHost: ResolveHost): Promise<ResolvedAddress[]> {
+export async function resolveUrlHost(
+  url: URL,
+  resolveHost: ResolveHost,
+  opts?: { timeoutMs?: number },
+): Promise<ResolvedAddress[]> {
   const host = urlHost(url);
   const family = isIP(host);
-  return family !== 0 ? [{ address: host, family }] : resolveHost(host);
+  return family !== 0 ? [{ address: host, family }] : resolveHost(host, opts);
 }
 
 export class PostTimeoutError extends Error {

@@ -171,6 +171,18 @@ export function merchantEventsWorkflowSummary(e: MerchantEventsSummaryInput): Wo
   };
 }
 
+/** The delivery workflow of one merchant (decision 0069): one run at a time, continued as new. */
+export function eventDeliveriesWorkflowSummary(e: { merchantId: string }): WorkflowSummary {
+  return {
+    staticSummary: summaryLine([`Event deliveries`, `merchant ${e.merchantId}`]),
+    staticDetails: details('Event deliveries of one merchant', [
+      ['Merchant', e.merchantId],
+      ['Delivers', 'every pending event to its callbackUrl and matching webhook endpoints, a few at a time'],
+      ['What to read', 'GET /events/{id} shows each attempt; pending deliveries are rows of delivery_jobs'],
+    ]),
+  };
+}
+
 export function emailRelayWorkflowSummary(e: { emailId: string; merchantId: string }): WorkflowSummary {
   return {
     staticSummary: summaryLine([`Customer email ${e.emailId}`, `merchant ${e.merchantId}`]),

@@ -11,13 +11,23 @@ export function subscriptionTaskQueue(taskQueue: string): string {
   return `${taskQueue}-subscriptions`;
 }
 
-/** What a worker process polls (WORKER_ROLE): both queues, or one, so each scales on its own. */
-export const WORKER_ROLES = ['all', 'payments', 'subscriptions'] as const;
+/**
+ * Deliveries of events to merchants (callbackUrls and webhook endpoints; decision 0069) run on a
+ * queue of their own and, in production, in worker processes of their own (WORKER_ROLE
+ * `deliveries`): a merchant's server that hangs holds delivery slots, never a money movement's.
+ */
+export function deliveryTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-deliveries`;
+}
+
+/** What a worker process polls (WORKER_ROLE): every queue, or one, so each scales on its own. */
+export const WORKER_ROLES = ['all', 'payments', 'subscriptions', 'deliveries'] as const;
 export type WorkerRole = (typeof WORKER_ROLES)[number];
 
 /** The task queues a worker of `role` polls. */
 export function workerTaskQueues(role: WorkerRole, taskQueue: string): string[] {
   if (role === 'payments') return [taskQueue];
   if (role === 'subscriptions') return [subscriptionTaskQueue(taskQueue)];
-  return [taskQueue, subscriptionTaskQueue(taskQueue)];
+  if (role === 'deliveries') return [deliveryTaskQueue(taskQueue)];
+  return [taskQueue, subscriptionTaskQueue(taskQueue), deliveryTaskQueue(taskQueue)];
 }

@@ -13,7 +13,8 @@ import { OutcomeHintListener } from '../../src/db/outcomeHints';
 import { createLogger } from '../../src/logger';
 import { createMerchant } from '../../src/domain/merchants';
 import { createWorkers } from '../../src/worker';
-import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
+import { deliveryTaskQueue, workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
+import { startDeliveryKicker } from '../../src/temporal/deliveryKicker';
 import { ProviderRegistry, type ProviderSettings } from '../../src/providers/registry';
 import { createSandbox, type SandboxOptions } from '../../dev/sandbox/server';
 import type { ProviderRequestLog, SandboxStore } from '../../dev/sandbox/state';
@@ -174,8 +175,26 @@ export function basicAuth(publicKey: string, secretKey: string): string {
   return `Basic ${Buffer.from(`${publicKey}:${secretKey}`).toString('base64')}`;
 }
 
+/**
+ * The merchants this test file made: its delivery kickers wake only theirs (test files share one
+ * database; each delivers its own merchants' events with its own keys). Jest gives every test
+ * file its own copy of this module.
+ */
+const testMerchantIds = new Set<string>();
+
+/** Adds a merchant made without createTestMerchant to this file's deliveries. */
+export function registerTestMerchant(merchantId: string): void {
+  testMerchantIds.add(merchantId);
+}
+
+/** This file's merchants so far (for a worker process: EVENT_DELIVERY_MERCHANTS). */
+export function testMerchants(): readonly string[] {
+  return [...testMerchantIds];
+}
+
 export async function createTestMerchant(orm: MikroORM, name = 'Test Merchant'): Promise<TestMerchant> {
   const { merchant, apiKey, secretKey } = await createMerchant(orm.em.fork(), { name, email: 'merchant@example.com' });
+  registerTestMerchant(merchant.id);
   return {
     merchantId: merchant.id,
     apiKeyId: apiKey.id,
@@ -222,11 +241,12 @@ export async function startTestWorker(
     interceptors: clientInterceptors(),
   });
   const client = new Client({ connection: clientConnection, namespace: 'default', ...requestIdClientOptions });
+  const taskQueues = workerTaskQueues(opts.role ?? 'all', opts.taskQueue);
   const workers = await createWorkers({
     connection,
     namespace: 'default',
     taskQueue: opts.taskQueue,
-    taskQueues: workerTaskQueues(opts.role ?? 'all', opts.taskQueue),
+    taskQueues,
     orm,
     logger: opts.logger ?? testLogger,
     providers: opts.providers ?? testProviders(orm),
@@ -242,7 +262,20 @@ export async function startTestWorker(
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
   const running = workers.map((worker) => worker.run().catch(() => undefined));
+  // As a worker process that delivers events does (src/main/worker.ts), for this file's merchants.
+  const deliveries = deliveryTaskQueue(opts.taskQueue);
+  const kicker = taskQueues.includes(deliveries)
+    ? startDeliveryKicker({
+        orm,
+        client,
+        taskQueue: deliveries,
+        logger: opts.logger ?? testLogger,
+        intervalMs: 100,
+        merchantIds: testMerchants,
+      })
+    : undefined;
   const stop = async () => {
+    await kicker?.stop();
     for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     await Promise.all(running);
     await clientConnection.close();

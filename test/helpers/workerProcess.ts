@@ -2,7 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { WORKER_NODE_ARGS } from '../../dev/stack/stackParts';
 import { testStack } from '../setup/stackInfo';
-import { SANDBOX_API_KEY, SANDBOX_WEBHOOK_SECRET, TEST_PROVIDER_SECRETS_KEY, type PaymentStack } from './stack';
+import {
+  SANDBOX_API_KEY,
+  SANDBOX_WEBHOOK_SECRET,
+  TEST_PROVIDER_SECRETS_KEY,
+  testMerchants,
+  type PaymentStack,
+} from './stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -37,6 +43,8 @@ export function startWorkerProcess(
       WORKER_VERSIONING: 'false',
       // Test files run side by side: no fixed metrics port (test/integration/metrics.test.ts sets one).
       WORKER_METRICS_PORT: '0',
+      // Test files share one database: this process wakes only this file's merchants' deliveries.
+      EVENT_DELIVERY_MERCHANTS: testMerchants().join(','),
       ...extraEnv,
     },
   });

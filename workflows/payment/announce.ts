@@ -1,4 +1,5 @@
-import { log, proxyActivities, startChild } from '@temporalio/workflow';
+import { log, patched, proxyActivities, startChild } from '@temporalio/workflow';
+import { EVENT_DELIVERY_QUEUE } from '../patches';
 import type { Activities } from '../../activities';
 import { merchantEventsWorkflowSummary } from '../../src/rules/workflowSummaries';
 import { merchantEventsWorkflow } from '../merchantEvents';
@@ -19,6 +20,8 @@ const lookups = proxyActivities<Activities>({
  */
 export async function announce(s: PaymentState): Promise<void> {
   s.announce = false;
+  // Since EVENT_DELIVERY_QUEUE the merchant's delivery workflow delivers them (decision 0069).
+  if (patched(EVENT_DELIVERY_QUEUE)) return;
   if (s.input.callbacks === false) return;
   const eventIds = await lookups.undeliveredEventIds(s.paymentId);
   if (eventIds.length === 0) return;

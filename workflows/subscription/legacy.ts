@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -20,6 +21,7 @@ import {
   type SubscriptionStatus,
 } from '../../src/rules/subscriptionPlan';
 import { failureType } from '../failures';
+import { EVENT_DELIVERY_QUEUE } from '../patches';
 import { merchantEventsWorkflow } from '../merchantEvents';
 import { attemptOptions, patientActivities } from '../providerActivities';
 import { SubscriptionStatusKey } from '../searchAttributes';
@@ -145,7 +147,8 @@ export async function legacySubscriptionWorkflow(
         .catch(() => undefined) // gave up after a day: the outbox row says why
         .finally(() => pendingSends--);
     }
-    if (input.callbacks && outbox.eventIds.length > 0) {
+    // Since EVENT_DELIVERY_QUEUE the merchant's delivery workflow delivers them (decision 0069).
+    if (input.callbacks && outbox.eventIds.length > 0 && !patched(EVENT_DELIVERY_QUEUE)) {
       pendingSends++;
       void startChild(merchantEventsWorkflow, {
         workflowId: `${subscriptionWorkflowId(subscriptionId)}-events-${outbox.eventIds[0]}`,

@@ -1,4 +1,5 @@
-import { log, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, patched, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { EVENT_DELIVERY_QUEUE } from '../patches';
 import type { Outbox, SubscriptionStatus } from '../../src/rules/subscriptionPlan';
 import { merchantEventsWorkflowSummary } from '../../src/rules/workflowSummaries';
 import { merchantEventsWorkflow } from '../merchantEvents';
@@ -29,7 +30,8 @@ export function follow(s: SubscriptionState, outbox: Outbox | null | undefined):
     });
     inBackground(s, sent, 'email not sent (gave up after a day; the outbox row says why)', { emailId });
   }
-  if (s.input.callbacks && outbox.eventIds.length > 0) {
+  // Since EVENT_DELIVERY_QUEUE the merchant's delivery workflow delivers them (decision 0069).
+  if (s.input.callbacks && outbox.eventIds.length > 0 && !patched(EVENT_DELIVERY_QUEUE)) {
     const subscriptionId = s.input.subscriptionId;
     const externalId = s.input.externalId ?? workflowInfo().typedSearchAttributes.get(ExternalIdKey);
     inBackground(

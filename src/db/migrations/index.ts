@@ -20,6 +20,7 @@ import { Migration20261201020000InvoiceProcessingIndex } from './Migration202612
 import { Migration20261202000000EventLog } from './Migration20261202000000EventLog';
 import { Migration20261202010000SigningSecrets } from './Migration20261202010000SigningSecrets';
 import { Migration20261202020000WebhookEndpoints } from './Migration20261202020000WebhookEndpoints';
+import { Migration20261203000000DeliveryJobs } from './Migration20261203000000DeliveryJobs';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -44,4 +45,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261202000000EventLog', class: Migration20261202000000EventLog },
   { name: 'Migration20261202010000SigningSecrets', class: Migration20261202010000SigningSecrets },
   { name: 'Migration20261202020000WebhookEndpoints', class: Migration20261202020000WebhookEndpoints },
+  { name: 'Migration20261203000000DeliveryJobs', class: Migration20261203000000DeliveryJobs },
 ];
