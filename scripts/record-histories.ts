@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -24,6 +24,7 @@ import { disputeWorkflowId } from '../workflows/disputeApi';
 import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
 import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
 import { StuckKey } from '../workflows/searchAttributes';
+import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'gaps') await recordGaps();
     if (which === 'all' || which === 'subscription-stuck') await recordSubscriptionStuck();
     if (which === 'all' || which === 'revived-collections') await recordRevivedCollections();
+    if (which === 'all' || which === 'event-deliveries') await recordEventDeliveries();
   } finally {
     await globalTeardown();
   }
@@ -959,3 +961,79 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * Deliveries on their own queue (issue 43, decision 0069): a payment, a refund and a subscription
+ * whose runs hand their events over (patch event-delivery-queue-v1), and the merchant's delivery
+ * workflow delivering them to a callbackUrl that fails once and to a webhook endpoint, woken by
+ * the kicker, ended once idle.
+ */
+async function recordEventDeliveries(): Promise<void> {
+  const stack = await startPaymentStack('record-deliveries', { callbackRetryInitialSeconds: 1, billingDaySeconds: 1 });
+  const receiver = await startCallbackReceiver([500]);
+  const endpointReceiver = await startCallbackReceiver();
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Recorder');
+    const api = (method: string, path: string, body?: unknown) =>
+      call(stack.api.baseUrl, method, path, merchant.auth, body);
+    await api('POST', '/webhook-endpoints', { url: endpointReceiver.url, enabledEvents: ['payment.*', 'refund.*'] });
+    const payment = await api('POST', '/payments', {
+      amount: 100,
+      currency: 'USD',
+      externalId: `deliveries-${Date.now()}`,
+      customer: { email: 'r@example.com' },
+      cardToken: 'tok_success',
+      callbackUrl: receiver.url,
+    });
+    const paymentId = payment.body.id as string;
+    const refund = await api('POST', `/payments/${paymentId}/refund`, { externalId: `r-${Date.now()}`, amount: 100 });
+    const refundId = refund.body.id as string;
+    const subs = subscriptionClient(stack, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', callbackUrl: receiver.url });
+    const subscriptionId = created.body.id as string;
+    await subs.untilPaid(subscriptionId, 2);
+    await subs.cancel(subscriptionId);
+    // The payment's two events, the refund's two, the subscription's: each to the callbackUrl
+    // (the first failing once), the payment's and refund's to the endpoint too.
+    await eventually(
+      async () => endpointReceiver.received.length,
+      (n) => n >= 3,
+      30_000,
+      250,
+    );
+    await eventually(
+      async () => receiver.received.length,
+      (n) => n >= 6,
+      30_000,
+      250,
+    );
+    const workflowIds: Array<[string, string]> = [
+      ['payment-events-handed-to-delivery-queue', paymentWorkflowId(paymentId)],
+      ['refund-events-handed-to-delivery-queue', refundWorkflowId(refundId)],
+      ['subscription-events-handed-to-delivery-queue', subscriptionWorkflowId(subscriptionId)],
+    ];
+    for (const [name, workflowId] of workflowIds) {
+      const handle = stack.api.client.workflow.getHandle(workflowId);
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (s) => s !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, workflowId);
+    }
+    // The delivery workflow ends a minute after its last delivery.
+    const deliveries = stack.api.client.workflow.getHandle(eventDeliveriesWorkflowId(merchant.merchantId));
+    await eventually(
+      async () => (await deliveries.describe()).status.name,
+      (s) => s !== 'RUNNING',
+      120_000,
+      500,
+    );
+    await exportHistory('event-deliveries-retried-then-idle', deliveries.workflowId);
+  } finally {
+    await endpointReceiver.close();
+    await receiver.close();
+    await stack.close();
+  }
+}
