@@ -387,7 +387,16 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
     const emailId = endpoint ? await endpointFailed(endpoint.id) : null;
     workerMetrics.callback(refused ? 'refused' : 'failed');
     logger.info(
-      { eventId: event.id, type: event.type, endpointId: job.endpoint_id, attempts, failure, final },
+      {
+        merchantId: job.merchant_id,
+        eventId: event.id,
+        type: event.type,
+        objectId: event.objectId,
+        endpointId: job.endpoint_id,
+        attempts,
+        failure,
+        final,
+      },
       'event delivery failed',
     );
     return { outcome: refused ? 'refused' : 'failed', emailId };

@@ -33,7 +33,7 @@ describe('repeats of settled records', () => {
       externalId: `settled-${Date.now()}`,
       customer: { email: 'c@example.com' },
       cardToken: 'tok_success',
-      // Nothing listens: the callbacks are retried, so both workflows stay open (Updates reach them).
+      // Nothing listens: the callbacks are retried, by the delivery workflow (decision 0069).
       callbackUrl: 'http://127.0.0.1:9/callbacks',
     };
     const first = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, body);
@@ -47,7 +47,14 @@ describe('repeats of settled records', () => {
       200,
     );
 
-    expect((await stack.api.client.workflow.getHandle(paymentWf).describe()).status.name).toBe('RUNNING');
+    // The run ends once settled (its events are the delivery workflow's): the answers below
+    // cannot come from it.
+    await eventually(
+      async () => (await stack.api.client.workflow.getHandle(paymentWf).describe()).status.name,
+      (s) => s === 'COMPLETED',
+      15_000,
+      200,
+    );
     const before = await updateEvents(paymentWf);
     for (let i = 0; i < 3; i++) {
       const again = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, body);
@@ -66,7 +73,12 @@ describe('repeats of settled records', () => {
       15_000,
       200,
     );
-    expect((await stack.api.client.workflow.getHandle(refundWf).describe()).status.name).toBe('RUNNING');
+    await eventually(
+      async () => (await stack.api.client.workflow.getHandle(refundWf).describe()).status.name,
+      (s) => s === 'COMPLETED',
+      15_000,
+      200,
+    );
     const refundUpdates = await updateEvents(refundWf);
     const replay = await call(stack.api.baseUrl, 'POST', `/payments/${paymentId}/refund`, merchant.auth, refundBody);
     expect(replay.status).toBe(200);

@@ -78,10 +78,10 @@ describe('workflows in the Temporal UI: summaries, status, and the request id', 
   });
   afterAll(() => stack?.close());
 
-  it('a payment: summary and details, its status search attribute, and one request id in the answer, the memo and the worker log lines', async () => {
+  it('a payment: summary and details, its status search attribute, one request id in the answer and the memo; its failed callback logged by the delivery step', async () => {
     const requestId = unique('req-payment');
     const externalId = unique('order');
-    // The first callback fails: the delivery activity logs it, then delivers on its retry.
+    // The first callback fails: the delivery step logs it, then delivers on its retry.
     const receiver = await startCallbackReceiver([500]);
     try {
       const res = await send(
@@ -114,12 +114,13 @@ describe('workflows in the Temporal UI: summaries, status, and the request id', 
       // The answer may come from the record before the workflow's next task moves the attribute.
       await statusBecomes(workflowId, PaymentStatusKey, 'settled');
 
-      // The worker's line about the failed callback carries the request id and the workflow.
+      // The failed callback is the merchant's delivery workflow's (decision 0069, not started by
+      // the request): its line names the event's object, the payment.
       const failed = await eventually(
-        async () => linesFor(requestId).filter((l) => l.msg === 'merchant callback failed; will retry'),
+        async () => lines.filter((l) => l.msg === 'event delivery failed' && l.objectId === paymentId),
         (found) => found.length > 0,
       );
-      expect(failed[0]).toMatchObject({ requestId, workflowId, failure: 'HTTP 500' });
+      expect(failed[0]).toMatchObject({ merchantId: merchant.merchantId, failure: 'HTTP 500', endpointId: null });
       await eventually(
         async () => receiver.received.length,
         (n) => n >= 2,
