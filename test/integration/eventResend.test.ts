@@ -325,6 +325,39 @@ describe('event resend and endpoint delivery lifecycle', () => {
     });
   });
 
+  it('is documented: 202 with ResentEvent, a strict body, 404, 409 webhook_endpoint_disabled', async () => {
+    type Op = {
+      operationId: string;
+      requestBody: { content: { 'application/json': { schema: Json } } };
+      responses: Record<string, { description: string; content: { 'application/json': { schema: Json } } }>;
+    };
+    const doc = (await (await fetch(`${stack.api.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Op>>;
+      info: { description: string };
+      components: { schemas: Record<string, Json> };
+    };
+    const op = doc.paths['/events/{eventId}/resend']!.post!;
+    expect(op.operationId).toBe('resendEvent');
+    expect(op.responses['200']).toBeUndefined();
+    expect(op.responses['202']!.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ResentEvent',
+    });
+    expect(doc.components.schemas.ResentEvent).toMatchObject({
+      properties: { deliveries: { type: 'array', items: { $ref: '#/components/schemas/EventDelivery' } } },
+    });
+    expect(op.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      properties: { endpointId: { type: 'string', maxLength: 64 } },
+      additionalProperties: false,
+    });
+    expect(op.responses['400']!.description).toContain('`validation_error`');
+    expect(op.responses['404']!.description).toContain('`not_found`');
+    expect(op.responses['409']!.description).toBe('Conflict: `webhook_endpoint_disabled`');
+    expect(doc.info.description).toContain('- `webhook_endpoint_disabled` (409): ');
+    // Every other route still answers 200.
+    expect(doc.paths['/events/{eventId}']!.get!.responses['200']).toBeDefined();
+  });
+
   describe('endpoint disabled, enabled again, deleted', () => {
     const failingSince = async (endpointId: string) =>
       (
