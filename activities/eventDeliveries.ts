@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { MerchantEvent, WebhookEndpoint, type KeyEnvironment } from '../src/db/entities';
 import { signingSecrets, SigningSecretUnusable } from '../src/domain/signingSecrets';
-import { revealEndpointSecrets } from '../src/domain/webhookEndpoints';
+import { revealEndpointSecrets, stopEndpointDeliveries } from '../src/domain/webhookEndpoints';
 import { recordEmail } from '../src/domain/emails';
 import { signAll } from '../src/providers/signature';
 import { eventBody } from '../src/domain/events';
@@ -230,11 +230,8 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
       await tx.execute(`update webhook_endpoints set status = 'disabled', updated_at = now() where id = ?`, [
         endpointId,
       ]);
-      await tx.execute(
-        `update delivery_jobs set status = 'cancelled', last_error = 'endpoint disabled', updated_at = now()
-          where endpoint_id = ? and status = 'pending'`,
-        [endpointId],
-      );
+      // Its resends' announced attempts end too (decision 0070), not only its jobs.
+      await stopEndpointDeliveries(tx, endpointId, 'endpoint disabled');
       logger.warn(
         { endpointId, merchantId: endpoint.merchant.id },
         'webhook endpoint disabled after 3 days of failures',

@@ -75,6 +75,11 @@ export const ERROR_CODES = {
     description:
       'The merchant already has 16 webhook endpoints in this environment (`details.limit`); delete one first.',
   },
+  webhook_endpoint_disabled: {
+    status: 409,
+    description:
+      'The webhook endpoint named is disabled (`details.endpointId`): nothing is sent to it; enable it first (PATCH `status: enabled`).',
+  },
   amount_exceeds_refundable: {
     status: 422,
     description: 'The amount exceeds the remaining refundable balance (`details.amountRefundable`).',

@@ -67,8 +67,12 @@ export function buildOpenApi(routes: RouteDef<any, any, any>[], serverUrl?: stri
 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
+    const success = route.successStatus ?? 200;
     const responses: Record<string, unknown> = {
-      200: { description: 'OK', content: { 'application/json': { schema: toSchema(route.response, 'output') } } },
+      [success]: {
+        description: success === 202 ? 'Accepted' : 'OK',
+        content: { 'application/json': { schema: toSchema(route.response, 'output') } },
+      },
     };
     // Each code's status comes from the one table (src/errors.ts); the route names its codes.
     const codes = new Set<ErrorCode>(route.errors);

@@ -30,6 +30,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   response: z.ZodType;
+  /** The status of a success (PRODUCT.md, "API conventions": 200; `POST /events/{id}/resend`: 202). */
+  successStatus?: 200 | 202;
   /**
    * The error codes this route can answer, for the docs: codes only; each one's status comes
    * from the one table (src/errors.ts).
@@ -73,7 +75,7 @@ export function mountRoutes(
         ctx,
       };
       ctx.body = await route.handler(input);
-      ctx.status = 200;
+      ctx.status = route.successStatus ?? 200;
     };
     // A body is read only where the route takes one: a GET or DELETE body has no meaning and is
     // ignored (docs/decisions.md, "HTTP"), and reads skip the reader ("Performance").

@@ -110,15 +110,20 @@ export async function findEvent(
   );
   return {
     ...eventOfRow(row),
-    deliveries: deliveries.map((d) => ({
-      endpointId: (d.endpoint_id as string | null) ?? null,
-      url: d.url as string,
-      attempt: Number(d.attempt),
-      status: d.status as EventDeliveryStatus,
-      httpStatus: d.http_status === null ? null : Number(d.http_status),
-      error: (d.error as string | null) ?? null,
-      durationMs: d.duration_ms === null ? null : Number(d.duration_ms),
-      at: new Date(d.at as Date).toISOString(),
-    })),
+    deliveries: deliveries.map(deliveryOfRow),
+  };
+}
+
+/** An event_deliveries row (endpoint_id, url, attempt, status, http_status, error, duration_ms, at) as the API shows it. */
+export function deliveryOfRow(d: Record<string, unknown>): EventDeliveryView {
+  return {
+    endpointId: (d.endpoint_id as string | null) ?? null,
+    url: d.url as string,
+    attempt: Number(d.attempt),
+    status: d.status as EventDeliveryStatus,
+    httpStatus: d.http_status === null || d.http_status === undefined ? null : Number(d.http_status),
+    error: (d.error as string | null) ?? null,
+    durationMs: d.duration_ms === null || d.duration_ms === undefined ? null : Number(d.duration_ms),
+    at: new Date(d.at as Date).toISOString(),
   };
 }

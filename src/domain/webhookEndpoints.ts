@@ -12,7 +12,8 @@ import type { RecordScope } from './scope';
  * Webhook endpoints (PRODUCT.md, "Events, webhook endpoints and deliveries"; decision 0068):
  * per merchant and environment, at most MAX_WEBHOOK_ENDPOINTS. The signing secret is returned
  * only by create and rotate-secret and stored only encrypted (PROVIDER_SECRETS_KEY, AAD bound to
- * the merchant, environment and endpoint). Delivery to endpoints is not here.
+ * the merchant, environment and endpoint). Delivery is activities/eventDeliveries.ts (0069); disabling
+ * or deleting an endpoint stops its pending deliveries here (0070).
  */
 
 export const MAX_WEBHOOK_ENDPOINTS = 16;
@@ -145,39 +146,76 @@ export async function findWebhookEndpoint(
   return em.fork().findOne(WebhookEndpoint, { id, merchant: scope.merchantId, environment: scope.environment });
 }
 
-/** Applies the fields given; another merchant's or environment's endpoint is not found. */
+/**
+ * An endpoint's pending deliveries stop (decision 0070): its pending jobs are cancelled, and an
+ * attempt a resend announced (`pending`, not yet begun) is `failed` with `reason`, so GET
+ * /events/{id} never shows it pending for ever. An attempt in flight ends as it ends (its answer
+ * overwrites the row). Run in the transaction that disables or deletes the endpoint.
+ */
+export async function stopEndpointDeliveries(tx: EntityManager, endpointId: string, reason: string): Promise<void> {
+  await tx.execute(
+    `update event_deliveries set status = 'failed', error = ?
+      where status = 'pending'
+        and id in (select pending_delivery_id from delivery_jobs
+                    where endpoint_id = ? and status = 'pending' and pending_delivery_id is not null)`,
+    [reason, endpointId],
+  );
+  await tx.execute(
+    `update delivery_jobs set status = 'cancelled', last_error = ?, updated_at = now()
+      where endpoint_id = ? and status = 'pending'`,
+    [reason, endpointId],
+  );
+}
+
+/**
+ * Applies the fields given; another merchant's or environment's endpoint is not found. Disabled:
+ * its pending deliveries stop at once (a later re-enable resumes only new ones).
+ */
 export async function updateWebhookEndpoint(
   em: EntityManager,
   scope: RecordScope,
   id: string,
   change: WebhookEndpointChange,
 ): Promise<WebhookEndpoint> {
-  const tx = em.fork();
-  const endpoint = await tx.findOne(WebhookEndpoint, {
-    id,
-    merchant: scope.merchantId,
-    environment: scope.environment,
+  return em.fork().transactional(async (tx) => {
+    const endpoint = await tx.findOne(
+      WebhookEndpoint,
+      { id, merchant: scope.merchantId, environment: scope.environment },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!endpoint) throw webhookEndpointNotFound();
+    const fields: Partial<WebhookEndpoint> = {};
+    if (change.url !== undefined) fields.url = change.url;
+    if (change.enabledEvents !== undefined) fields.enabledEvents = unique(change.enabledEvents);
+    if (change.description !== undefined) fields.description = change.description;
+    if (change.status !== undefined) fields.status = change.status;
+    // Re-enabled: its failing streak starts over (3 more days before it is disabled again).
+    if (change.status === 'enabled' && endpoint.status === 'disabled') fields.failingSince = null;
+    const disabling = change.status === 'disabled' && endpoint.status === 'enabled';
+    if (Object.keys(fields).length > 0) {
+      tx.assign(endpoint, { ...fields, updatedAt: new Date() });
+      await tx.flush();
+    }
+    if (disabling) await stopEndpointDeliveries(tx, id, 'endpoint disabled');
+    return endpoint;
   });
-  if (!endpoint) throw webhookEndpointNotFound();
-  const fields: Partial<WebhookEndpoint> = {};
-  if (change.url !== undefined) fields.url = change.url;
-  if (change.enabledEvents !== undefined) fields.enabledEvents = unique(change.enabledEvents);
-  if (change.description !== undefined) fields.description = change.description;
-  if (change.status !== undefined) fields.status = change.status;
-  // Re-enabled: its failing streak starts over (3 more days before it is disabled again).
-  if (change.status === 'enabled' && endpoint.status === 'disabled') fields.failingSince = null;
-  if (Object.keys(fields).length > 0) {
-    tx.assign(endpoint, { ...fields, updatedAt: new Date() });
-    await tx.flush();
-  }
-  return endpoint;
 }
 
+/**
+ * Deletes the endpoint: its delivery jobs go with it (cascade), so nothing more is sent to it;
+ * its attempts so far stay on their events (GET /events/{id}), a resend's announced one `failed`.
+ */
 export async function deleteWebhookEndpoint(em: EntityManager, scope: RecordScope, id: string): Promise<void> {
-  const deleted = await em
-    .fork()
-    .nativeDelete(WebhookEndpoint, { id, merchant: scope.merchantId, environment: scope.environment });
-  if (deleted === 0) throw webhookEndpointNotFound();
+  await em.fork().transactional(async (tx) => {
+    const endpoint = await tx.findOne(
+      WebhookEndpoint,
+      { id, merchant: scope.merchantId, environment: scope.environment },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!endpoint) throw webhookEndpointNotFound();
+    await stopEndpointDeliveries(tx, id, 'endpoint deleted');
+    await tx.nativeDelete(WebhookEndpoint, { id });
+  });
 }
 
 /**

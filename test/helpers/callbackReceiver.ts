@@ -13,16 +13,19 @@ export interface ReceivedCallback {
     data: Record<string, unknown>;
   };
   signature: string | undefined;
+  /** `X-Event-Id`. */
+  eventId: string | undefined;
   receivedAt: number;
 }
 
 /**
  * A merchant's callback endpoint: a real HTTP server on loopback that records every POST and
- * answers with the next scripted status (200 once the script runs out).
+ * answers with the next scripted status (then `respondWith`'s, 200 unless changed).
  */
 export async function startCallbackReceiver(script: number[] = []) {
   const received: ReceivedCallback[] = [];
   const statuses = [...script];
+  let otherwise = 200;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -32,9 +35,10 @@ export async function startCallbackReceiver(script: number[] = []) {
         body,
         json: JSON.parse(body) as ReceivedCallback['json'],
         signature: req.headers['x-signature'] as string | undefined,
+        eventId: req.headers['x-event-id'] as string | undefined,
         receivedAt: Date.now(),
       });
-      res.statusCode = statuses.shift() ?? 200;
+      res.statusCode = statuses.shift() ?? otherwise;
       res.end();
     });
   });
@@ -43,6 +47,10 @@ export async function startCallbackReceiver(script: number[] = []) {
   return {
     url: `http://127.0.0.1:${port}/callbacks`,
     received,
+    /** The status answered once the script has run out (default 200). */
+    respondWith: (status: number) => {
+      otherwise = status;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

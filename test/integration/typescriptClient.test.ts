@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { signingSecrets } from '../../src/domain/signingSecrets';
 import { quickstart } from '../../clients/typescript/examples/quickstart';
-import { createPaymentsClient, type Dispute } from '../../clients/typescript/src';
+import { webhookEndpointsExample } from '../../clients/typescript/examples/webhookEndpoints';
+import { createPaymentsClient, verifyCallbackSignature, type Dispute } from '../../clients/typescript/src';
 import { eventually } from '../helpers/http';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -60,6 +61,52 @@ describe('typed TypeScript client', () => {
     const refunds = await stack.ledger('refund', result.payment.id);
     expect(refunds.map((e) => [e.status, e.amount])).toEqual([['succeeded', 10]]);
     expect(lines[0]).toBe(`payment ${result.payment.id}: succeeded 25.5 EUR`);
+  });
+
+  it('runs the README webhook endpoint example: delivered, secret rotated, resent with both signatures, both verified', async () => {
+    const merchant = await createTestMerchant(stack.orm, 'Client webhook endpoints');
+    const lines: string[] = [];
+    const result = await webhookEndpointsExample({
+      baseUrl: stack.api.baseUrl,
+      publicKey: merchant.publicKey,
+      secretKey: merchant.secretKey,
+      log: (line) => lines.push(line),
+    });
+    const [first, again] = result.received;
+    expect(result.received).toHaveLength(2);
+    expect(first!.valid).toBe(true);
+    expect(again!.valid).toBe(true);
+    // The same event once more: its id and body unchanged.
+    expect(again!.eventId).toBe(first!.eventId);
+    expect(again!.body).toBe(first!.body);
+    expect(result.resent.deliveries).toEqual([
+      expect.objectContaining({ endpointId: result.endpoint.id, attempt: 2, status: 'pending', httpStatus: null }),
+    ]);
+    // During the overlap: one `v1` per secret, the new one first; either secret alone verifies it.
+    const v1 = again!.signature.split(',').filter((p) => p.startsWith('v1='));
+    expect(again!.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(v1).toHaveLength(2);
+    expect(verifyCallbackSignature(again!.body, again!.signature, result.newSecret)).toBe(true);
+    expect(verifyCallbackSignature(again!.body, again!.signature, result.endpoint.secret)).toBe(true);
+    expect(verifyCallbackSignature(again!.body, again!.signature, [`${result.newSecret}x`])).toBe(false);
+    expect(verifyCallbackSignature(again!.body, again!.signature, [])).toBe(false);
+    // Before the rotation: the one secret only.
+    expect(first!.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifyCallbackSignature(first!.body, first!.signature, result.newSecret)).toBe(false);
+    expect(lines).toContain(`redelivered ${first!.eventId}: signature valid`);
+    const api = createPaymentsClient({
+      baseUrl: stack.api.baseUrl,
+      publicKey: merchant.publicKey,
+      secretKey: merchant.secretKey,
+    });
+    const shown = await eventually(
+      () => api.GET('/events/{eventId}', { params: { path: { eventId: first!.eventId } } }),
+      (r) => r.data?.deliveries.length === 2 && r.data.deliveries.every((d) => d.status === 'succeeded'),
+    );
+    expect(shown.data!.deliveries.map((d) => [d.endpointId, d.attempt, d.httpStatus])).toEqual([
+      [result.endpoint.id, 1, 200],
+      [result.endpoint.id, 2, 200],
+    ]);
   });
 
   it('documents the dispute routes (paths, schemas, 409 dispute_not_updatable)', async () => {

@@ -71,6 +71,7 @@ describe('the error vocabulary', () => {
       charge_disputed: 409,
       dispute_not_updatable: 409,
       webhook_endpoint_limit: 409,
+      webhook_endpoint_disabled: 409,
       amount_exceeds_refundable: 422,
       concurrent_request: 409,
       subscription_not_updatable: 409,

@@ -29,34 +29,44 @@ export function createPaymentsClient(options: PaymentsClientOptions): Client<pat
 }
 
 /**
- * Checks a callback's `X-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` against
- * the merchant's webhook secret of that environment (accepted when any `v1` matches: during a
- * rotation a delivery carries one per secret), on the raw body exactly as received, in constant time; a
- * signature older (or newer) than `toleranceSeconds` is refused, so a captured callback cannot be
- * replayed later.
+ * Checks a delivery's `X-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` (a
+ * callbackUrl's or a webhook endpoint's) on the raw body exactly as received, in constant time.
+ * `secrets`: the secret, or several (during a rotation overlap: the new one and the old one);
+ * accepted when any `v1` of the header matches any of them (a delivery during a rotation carries
+ * one `v1` per secret: `t=<unix>,v1=<new>,v1=<old>`). A signature older (or newer) than
+ * `toleranceSeconds` is refused, so a captured delivery cannot be replayed later.
  */
 export function verifyCallbackSignature(
   rawBody: string,
   signatureHeader: string | null | undefined,
-  webhookSecret: string,
+  secrets: string | readonly string[],
   toleranceSeconds = 300,
   nowMs = Date.now(),
 ): boolean {
   if (!signatureHeader) return false;
   let timestamp = NaN;
-  const macs: string[] = [];
+  const macs: Buffer[] = [];
   for (const part of signatureHeader.split(',')) {
     const [key, ...rest] = part.trim().split('=');
     const value = rest.join('=');
     if (key === 't') timestamp = Number(value);
     // Several `v1` during a secret rotation (the new secret's and the old one's): any may match.
-    else if (key === 'v1' && /^[0-9a-f]{64}$/.test(value)) macs.push(value);
+    else if (key === 'v1' && /^[0-9a-f]{64}$/.test(value)) macs.push(Buffer.from(value, 'hex'));
   }
   if (!Number.isSafeInteger(timestamp) || macs.length === 0) return false;
   if (Math.abs(nowMs / 1000 - timestamp) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', Buffer.from(webhookSecret, 'utf8')).update(`${timestamp}.${rawBody}`).digest();
-  return macs.some((mac) => timingSafeEqual(expected, Buffer.from(mac, 'hex')));
+  const candidates = (typeof secrets === 'string' ? [secrets] : secrets).filter((s) => s.length > 0);
+  // Every pair is compared (no early exit), so the time taken does not tell which one matched.
+  let matched = false;
+  for (const secret of candidates) {
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestamp}.${rawBody}`).digest();
+    for (const mac of macs) if (timingSafeEqual(expected, mac)) matched = true;
+  }
+  return matched;
 }
+
+/** The same check under the name of what it verifies for webhook endpoints. */
+export const verifyWebhookSignature = verifyCallbackSignature;
 
 /** Walks every page of a list (`nextCursor` until null), yielding its items. */
 export async function* allPages<T>(

@@ -118,6 +118,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/{eventId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event once more (the same id and body), to one endpoint or to all its destinations.
+         * @description 202 with the new attempts, `pending`; each is delivered within moments and retried like any delivery, whether earlier deliveries succeeded or not. `{ "endpointId": "we_..." }`: that endpoint (404 `not_found` when it is not the caller's, 409 `webhook_endpoint_disabled` when disabled). `{}`: the record's callbackUrl if the event has one, and every endpoint the event was delivered to that still exists and is enabled; none: 202 with `deliveries: []`. The attempts show on GET /events/{id}.
+         */
+        post: operations["resendEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merchant/api-keys": {
         parameters: {
             query?: never;
@@ -631,6 +651,10 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds
              */
             updatedAt: string;
+        };
+        ResentEvent: {
+            /** @description the new attempts, `pending`: one per destination (none when the event has nowhere to go) */
+            deliveries: components["schemas"]["EventDelivery"][];
         };
         Subscription: {
             amount: number;
@@ -1268,6 +1292,108 @@ export interface operations {
             };
             /** @description Not found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resendEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `we_...`: resend to this endpoint only (enabled, of the caller; its filter need not match). Absent: the callbackUrl and every endpoint the event went to that is still enabled */
+                    endpointId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResentEvent"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `webhook_endpoint_disabled` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,6 +5,7 @@ import { errors } from '../../errors';
 import { isId } from '../../ids';
 import { MERCHANT_EVENT_FAMILIES, MERCHANT_EVENT_TYPES } from '../../domain/events';
 import { findEvent, listEvents } from '../../domain/eventLog';
+import { resendEvent } from '../../domain/eventResend';
 import { CursorCodec } from '../cursor';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { timestamp } from '../schemas';
@@ -62,6 +63,26 @@ export const eventWithDeliveriesSchema = z
 
 const eventParams = z.object({ eventId: z.string() });
 
+export const resendEventBody = z
+  .object({
+    endpointId: z
+      .string()
+      .max(64)
+      .optional()
+      .describe(
+        '`we_...`: resend to this endpoint only (enabled, of the caller; its filter need not match). Absent: the callbackUrl and every endpoint the event went to that is still enabled',
+      ),
+  })
+  .strict();
+
+export const resendEventResponse = z
+  .object({
+    deliveries: z
+      .array(eventDeliverySchema)
+      .describe('the new attempts, `pending`: one per destination (none when the event has nowhere to go)'),
+  })
+  .meta({ id: 'ResentEvent' });
+
 const PAGINATION =
   'Newest first (by creation time, then id). A page holds at most `limit` items; `nextCursor` fetches the next one and is null on the last. A cursor is bound to its list, its filters and the caller: another one, or one altered, is 400 `validation_error`. Events are kept 30 days.';
 
@@ -117,6 +138,23 @@ export function eventRoutes(deps: { em: EntityManager; settings: ListSettings })
         if (!event) throw errors.notFound('Event');
         return event;
       },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/events/{eventId}/resend',
+      operationId: 'resendEvent',
+      tag: 'Events',
+      summary: 'Send an event once more (the same id and body), to one endpoint or to all its destinations.',
+      description:
+        '202 with the new attempts, `pending`; each is delivered within moments and retried like any delivery, whether earlier deliveries succeeded or not. `{ "endpointId": "we_..." }`: that endpoint (404 `not_found` when it is not the caller\'s, 409 `webhook_endpoint_disabled` when disabled). `{}`: the record\'s callbackUrl if the event has one, and every endpoint the event was delivered to that still exists and is enabled; none: 202 with `deliveries: []`. The attempts show on GET /events/{id}.',
+      params: eventParams,
+      body: resendEventBody,
+      response: resendEventResponse,
+      successStatus: 202,
+      errors: ['validation_error', ...AUTH_ERRORS, 'not_found', 'webhook_endpoint_disabled'],
+      handler: async ({ params, body, caller }) => ({
+        deliveries: await resendEvent(deps.em, caller, params.eventId, { endpointId: body.endpointId }),
+      }),
     }),
   ];
 }
