@@ -26,8 +26,8 @@ import {
  * on it with frontend, history, matching and worker services as separate processes (plus its
  * UI), the provider sandbox, API_PROCESSES API processes sharing one port through Node's
  * cluster module, WORKER_PROCESSES workers and DELIVERY_WORKER_PROCESSES event delivery workers
- * (clusterWorkerKinds: each kind polls its own task queues). Every one of them is supervised: a process that
- * dies is restarted with backoff and a loud line. The pids are published in
+ * (clusterWorkerKinds: each kind polls its own task queues). Every one of them is supervised: a
+ * process that dies is restarted with backoff and a loud line. The pids are published in
  * $DATA_DIR/cluster.json (for `npm run chaos` and for operators).
  */
 const startedAt = Date.now();
