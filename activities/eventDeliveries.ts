@@ -367,7 +367,7 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
         pauses.delete(host);
       }
       if (endpoint) await exec(`update webhook_endpoints set failing_since = null where id = ?`, [endpoint.id]);
-      workerMetrics.callback('delivered');
+      workerMetrics.eventDelivery('succeeded', durationMs / 1000);
       return { outcome: 'succeeded', emailId: null };
     }
     // Refused: retrying would not change the answer for long enough to matter.
@@ -382,7 +382,7 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
       if (until) pauses.set(host, until);
     }
     const emailId = endpoint ? await endpointFailed(endpoint.id) : null;
-    workerMetrics.callback(refused ? 'refused' : 'failed');
+    workerMetrics.eventDelivery(refused ? 'refused' : 'failed', durationMs / 1000);
     logger.info(
       {
         merchantId: job.merchant_id,

@@ -116,6 +116,7 @@ function sampleCpu(clusterPid: number, file: ClusterFile): CpuSample {
   if (file.pids.sandbox) roots.set(file.pids.sandbox, 'sandbox');
   for (const pid of Object.values(file.pids.api)) if (pid) roots.set(pid, 'api');
   for (const pid of Object.values(file.pids.worker)) if (pid) roots.set(pid, 'worker');
+  for (const pid of Object.values(file.pids.deliveryWorker ?? {})) if (pid) roots.set(pid, 'delivery worker');
   for (const [service, pid] of Object.entries(file.pids.temporal)) if (pid) roots.set(pid, `temporal ${service}`);
   roots.set(process.pid, LOAD_GENERATOR);
 

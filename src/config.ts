@@ -59,6 +59,12 @@ export const envSchema = z.object({
   /** `npm run cluster`: API processes sharing PORT (Node's cluster module) and worker processes. */
   API_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
   WORKER_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * `npm run cluster`: event delivery workers (WORKER_ROLE `deliveries`) beside the
+   * WORKER_PROCESSES, which then poll every queue but the delivery one (`payments-subscriptions`);
+   * 0: none, the WORKER_PROCESSES poll every queue (`all`). Decision 0071.
+   */
+  DELIVERY_WORKER_PROCESSES: z.coerce.number().int().min(0).max(64).default(1),
 
   // Production services: when set, the embedded parts are skipped.
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
@@ -147,8 +153,9 @@ export const envSchema = z.object({
   WORKER_HEALTH_FILE: z.string().min(1).optional(),
   /**
    * The task queues a worker polls (src/temporal/taskQueues.ts): `all` (TEMPORAL_TASK_QUEUE, its
-   * subscription queue and its delivery queue), `payments` (the main queue only), `subscriptions`
-   * or `deliveries`, so renewal workers and event deliveries scale apart from checkout's.
+   * subscription queue and its delivery queue), `payments` (the main queue only), `subscriptions`,
+   * `deliveries`, or `payments-subscriptions` (every queue but the delivery one, beside
+   * `deliveries` workers), so renewal workers and event deliveries scale apart from checkout's.
    */
   WORKER_ROLE: z.enum(WORKER_ROLES).default('all'),
   /**

@@ -4,12 +4,20 @@ import { sleep } from './client';
 
 /**
  * The faults of a chaos run, on a timetable: SIGKILL of a random worker every ~10 s and of an
- * API process every ~30 s, one restart of each Temporal service and of PostgreSQL, and sandbox
+ * API process every ~30 s, one of an event delivery worker, one restart of each Temporal service
+ * and of PostgreSQL, and sandbox
  * fault windows (unavailable, timeout, invalid, decline) switched on and off. The cluster's
  * supervisor brings every killed process back; the run measures how long that takes.
  */
 export type KillKind =
-  'worker' | 'api' | 'temporal-history' | 'temporal-matching' | 'temporal-frontend' | 'temporal-worker' | 'postgres';
+  | 'worker'
+  | 'delivery-worker'
+  | 'api'
+  | 'temporal-history'
+  | 'temporal-matching'
+  | 'temporal-frontend'
+  | 'temporal-worker'
+  | 'postgres';
 
 export interface Kill {
   kind: KillKind;
@@ -36,9 +44,13 @@ export function defaultFaultPlan(durationMs: number): FaultPlan {
     workerEveryMs: 10_000,
     apiEveryMs: 30_000,
     oneOffs: short
-      ? [{ kind: 'temporal-history', at: 0.45 }]
+      ? [
+          { kind: 'temporal-history', at: 0.45 },
+          { kind: 'delivery-worker', at: 0.6 },
+        ]
       : [
           { kind: 'temporal-history', at: 0.2 },
+          { kind: 'delivery-worker', at: 0.3 },
           { kind: 'temporal-matching', at: 0.35 },
           { kind: 'postgres', at: 0.5 },
           { kind: 'temporal-frontend', at: 0.65 },
@@ -103,11 +115,13 @@ export async function runFaults(opts: FaultsOptions): Promise<Kill[]> {
     const pool: Array<number | undefined> =
       kind === 'worker'
         ? Object.values(cluster.pids.worker)
-        : kind === 'api'
-          ? Object.values(cluster.pids.api)
-          : kind === 'postgres'
-            ? [cluster.pids.postgres]
-            : [cluster.pids.temporal[kind.slice('temporal-'.length)]];
+        : kind === 'delivery-worker'
+          ? Object.values(cluster.pids.deliveryWorker ?? {})
+          : kind === 'api'
+            ? Object.values(cluster.pids.api)
+            : kind === 'postgres'
+              ? [cluster.pids.postgres]
+              : [cluster.pids.temporal[kind.slice('temporal-'.length)]];
     const candidates = pool.filter(alive);
     if (candidates.length === 0) {
       opts.log(`chaos: no live ${kind} process to kill (still restarting)`);

@@ -10,6 +10,7 @@ import { clusterFilePath, type ClusterFile } from './clusterFile';
 import { AggregatorRegistry } from 'prom-client';
 import { startMetricsServer } from '../../src/metrics/server';
 import {
+  clusterWorkerKinds,
   metricsEndpoints,
   prepareStack,
   ROOT,
@@ -24,8 +25,9 @@ import {
  * `npm run cluster`: the production shape on one machine. PostgreSQL, the real Temporal server
  * on it with frontend, history, matching and worker services as separate processes (plus its
  * UI), the provider sandbox, API_PROCESSES API processes sharing one port through Node's
- * cluster module, and WORKER_PROCESSES workers. Every one of them is supervised: a process that
- * dies is restarted with backoff and a loud line. The pids are published in
+ * cluster module, WORKER_PROCESSES workers and DELIVERY_WORKER_PROCESSES event delivery workers
+ * (clusterWorkerKinds: each kind polls its own task queues). Every one of them is supervised: a
+ * process that dies is restarted with backoff and a loud line. The pids are published in
  * $DATA_DIR/cluster.json (for `npm run chaos` and for operators).
  */
 const startedAt = Date.now();
@@ -47,7 +49,10 @@ async function main(): Promise<void> {
 
   const supervised: Supervised[] = [];
   const cleanups: Array<() => Promise<void>> = [];
-  const pids: ClusterFile['pids'] = { api: {}, worker: {}, temporal: {} };
+  const pids: ClusterFile['pids'] = { api: {}, worker: {}, deliveryWorker: {}, temporal: {} };
+  const workerKinds = clusterWorkerKinds(config);
+  const workerProcesses = workerKinds.reduce((n, k) => n + k.count, 0);
+  const deliveryWorkers = config.DELIVERY_WORKER_PROCESSES;
   let stopping = false;
   let published: Omit<ClusterFile, 'pids'> | undefined;
   const publish = () => {
@@ -133,7 +138,15 @@ async function main(): Promise<void> {
       databaseUrl,
       mailDir: config.SMTP_URL ? null : path.join(config.dataDir, 'mail'),
       demoMerchant: demo,
-      metrics: metricsEndpoints(config, config.WORKER_PROCESSES),
+      metrics: (() => {
+        // Worker #i's endpoint, then delivery worker #j's (slot WORKER_PROCESSES + j).
+        const { api, workers } = metricsEndpoints(config, workerProcesses);
+        return {
+          api,
+          workers: workers.slice(0, config.WORKER_PROCESSES),
+          deliveryWorkers: workers.slice(config.WORKER_PROCESSES),
+        };
+      })(),
     };
     publish();
 
@@ -180,19 +193,31 @@ async function main(): Promise<void> {
       });
       if (metrics) cleanups.push(metrics.close);
     }
-    for (let i = 1; i <= config.WORKER_PROCESSES; i++) {
-      const slot = `worker#${i}`;
-      // Each worker its own metrics port (WORKER_METRICS_PORT + i - 1), kept across its restarts.
-      const workerEnv = { ...childEnv, WORKER_METRICS_PORT: String(workerMetricsPort(config, i)) };
-      keep(
-        slot,
-        () => startEntry('worker', workerEnv, logTo('worker')),
-        (child) => (pids.worker[slot] = child.pid),
-      );
+    for (const { kind, role, count, firstSlot } of workerKinds) {
+      for (let i = 1; i <= count; i++) {
+        const slot = `${kind}#${i}`;
+        // Each worker its own metrics port (WORKER_METRICS_PORT + its slot - 1), kept across its restarts.
+        const workerEnv = {
+          ...childEnv,
+          WORKER_ROLE: role,
+          WORKER_METRICS_PORT: String(workerMetricsPort(config, firstSlot + i - 1)),
+        };
+        const kindPids = kind === 'worker' ? pids.worker : pids.deliveryWorker;
+        keep(
+          slot,
+          () => startEntry('worker', workerEnv, logTo(kind)),
+          (child) => (kindPids[slot] = child.pid),
+        );
+      }
     }
 
     await waitUntilReady(`http://127.0.0.1:${config.PORT}/readyz`);
-    await waitForWorkers({ ...config, temporalAddress }, { since: startedAt, count: config.WORKER_PROCESSES });
+    // Every kind's queues polled by all of its processes: the delivery queue by the delivery workers.
+    await Promise.all(
+      workerKinds.map(({ role, count }) =>
+        waitForWorkers({ ...config, temporalAddress }, { since: startedAt, count, role }),
+      ),
+    );
 
     say(
       readyBanner({
@@ -201,10 +226,13 @@ async function main(): Promise<void> {
         demo,
         temporalUi: temporalServer.uiUrl ?? '(not available: the UI server could not be built; see the log above)',
         logsDir,
-        workers: config.WORKER_PROCESSES,
+        workers: workerProcesses,
         extraLines: [
           `Processes    PostgreSQL, Temporal ${temporalServer.services.map((s) => s.name).join('/')}, ` +
-            `API x${config.API_PROCESSES}, worker x${config.WORKER_PROCESSES}, sandbox (pids: ${clusterFilePath(config.dataDir)})`,
+            `API x${config.API_PROCESSES}, worker x${config.WORKER_PROCESSES}` +
+            (deliveryWorkers > 0 ? `, delivery worker x${deliveryWorkers}` : '') +
+            `, sandbox (pids: ${clusterFilePath(config.dataDir)})`,
+          `Workers      ${workerKinds.map((k) => `${k.kind} x${k.count}: WORKER_ROLE=${k.role}`).join('; ')}`,
         ],
       }),
     );

@@ -84,9 +84,10 @@ export async function startClusterChild(opts: ClusterChildOptions = {}): Promise
     LOG_LEVEL: 'warn',
     ...opts.env,
   };
-  // Worker #i's metrics on WORKER_METRICS_PORT + i - 1: a run of free ports (the default count is 2).
-  env.WORKER_METRICS_PORT =
-    opts.env?.WORKER_METRICS_PORT ?? String(await freeLoopbackPortRange(Number(env.WORKER_PROCESSES || 2)));
+  // Worker #i's metrics on WORKER_METRICS_PORT + i - 1, then the delivery workers': a run of free
+  // ports (the default counts are 2 and 1).
+  const workerProcesses = Number(env.WORKER_PROCESSES || 2) + Number(env.DELIVERY_WORKER_PROCESSES || 1);
+  env.WORKER_METRICS_PORT = opts.env?.WORKER_METRICS_PORT ?? String(await freeLoopbackPortRange(workerProcesses));
   // Bound to loopback: only this tool scrapes them.
   env.METRICS_HOST = opts.env?.METRICS_HOST ?? '127.0.0.1';
   // The cluster runs its own database, Temporal server, sandbox and mail catcher.

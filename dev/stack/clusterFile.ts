@@ -10,14 +10,19 @@ export interface ClusterFile {
   databaseUrl: string;
   mailDir: string | null;
   demoMerchant: { merchantId: string; publicKey: string; secretKey: string };
-  /** Prometheus endpoints: the API's (aggregated over its processes) and worker #i's at index i - 1. */
-  metrics: { api: string | null; workers: string[] };
+  /**
+   * Prometheus endpoints: the API's (aggregated over its processes), worker #i's at index i - 1 of
+   * `workers`, delivery worker #j's at index j - 1 of `deliveryWorkers`.
+   */
+  metrics: { api: string | null; workers: string[]; deliveryWorkers: string[] };
   /** Rewritten whenever a process (re)starts. */
   pids: {
     postgres?: number;
     sandbox?: number;
     api: Record<string, number | undefined>;
     worker: Record<string, number | undefined>;
+    /** The event delivery workers (WORKER_ROLE `deliveries`; decision 0071), `delivery-worker#j`. */
+    deliveryWorker: Record<string, number | undefined>;
     temporal: Record<string, number | undefined>;
   };
 }

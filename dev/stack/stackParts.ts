@@ -11,7 +11,7 @@ import { sealSigningSecrets } from '../../src/domain/signingSecrets';
 import { ProviderSecrets } from '../../src/providers/secrets';
 import { startMailCatcher } from '../mail/catcher';
 import { temporalClientOptions } from '../../src/temporal/connection';
-import { workerTaskQueues } from '../../src/temporal/taskQueues';
+import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ownChild } from '../infra/processes';
 import { metricsUrl } from '../../src/metrics/address';
 
@@ -137,15 +137,49 @@ async function hasCurrentVersion(connection: Connection, config: Config): Promis
   }
 }
 
-/** Waits until `count` workers started after `since` poll each of the stack's task queues. */
+/**
+ * The kinds of worker process `npm run cluster` runs (decision 0071): WORKER_PROCESSES workers of
+ * every queue but the delivery one, and DELIVERY_WORKER_PROCESSES delivery workers, so a merchant's
+ * slow server holds a delivery worker's slots, never a payment's; without delivery workers (0),
+ * the workers poll every queue.
+ */
+export interface ClusterWorkerKind {
+  /** The supervisor's name of its processes (`worker#1`, `delivery-worker#1`) and its log file. */
+  kind: 'worker' | 'delivery-worker';
+  role: WorkerRole;
+  count: number;
+  /** Slot #i's metrics port is workerMetricsPort(config, firstSlot + i - 1). */
+  firstSlot: number;
+}
+
+export function clusterWorkerKinds(
+  config: Pick<Config, 'WORKER_PROCESSES' | 'DELIVERY_WORKER_PROCESSES'>,
+): ClusterWorkerKind[] {
+  if (config.DELIVERY_WORKER_PROCESSES === 0) {
+    return [{ kind: 'worker', role: 'all', count: config.WORKER_PROCESSES, firstSlot: 1 }];
+  }
+  return [
+    { kind: 'worker', role: 'payments-subscriptions', count: config.WORKER_PROCESSES, firstSlot: 1 },
+    {
+      kind: 'delivery-worker',
+      role: 'deliveries',
+      count: config.DELIVERY_WORKER_PROCESSES,
+      firstSlot: config.WORKER_PROCESSES + 1,
+    },
+  ];
+}
+
+/**
+ * Waits until `count` workers started after `since` poll each task queue of `role` (default: the
+ * stack's WORKER_ROLE, which its workers share).
+ */
 export async function waitForWorkers(
   config: Config,
-  opts: { since: number; count?: number; timeoutMs?: number },
+  opts: { since: number; count?: number; timeoutMs?: number; role?: WorkerRole },
 ): Promise<void> {
   const count = opts.count ?? 1;
   const timeoutMs = opts.timeoutMs ?? 180_000;
-  // The stack's workers share its configuration, so its WORKER_ROLE.
-  const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
+  const taskQueues = workerTaskQueues(opts.role ?? config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
   const connection = await Connection.connect(temporalClientOptions(config));
   /** Pollers of an earlier run linger in the list for minutes: only fresh ones count. */
   const freshPollers = async (taskQueue: string) => {

@@ -13,6 +13,7 @@ import { OutcomeHintListener } from '../db/outcomeHints';
 import { collectProcessMetrics, renderApiMetrics } from '../metrics/api';
 import { registerBacklogGauges } from '../metrics/backlog';
 import { registerStuckWorkflowGauge } from '../metrics/stuckWorkflows';
+import { registerDeliveryGauges } from '../metrics/deliveries';
 import { startMetricsServer, type MetricsServer } from '../metrics/server';
 import { metricsUrl } from '../metrics/address';
 
@@ -59,6 +60,7 @@ async function main(): Promise<void> {
   // sharing PORT: there the cluster primary serves them all, aggregated (dev/stack/cluster.ts).
   registerBacklogGauges(orm, logger);
   registerStuckWorkflowGauge(client, logger);
+  registerDeliveryGauges(orm, logger);
   collectProcessMetrics();
   let metrics: MetricsServer | null = null;
   if (cluster.isWorker) {

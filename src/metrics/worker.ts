@@ -16,7 +16,13 @@ import { noopMetricMeter, type MetricCounter, type MetricHistogram, type MetricM
 export const PAYMENT_OUTCOMES = ['succeeded', 'failed', 'voided', 'rejected'] as const;
 export const REFUND_OUTCOMES = ['succeeded', 'failed'] as const;
 export const SUBSCRIPTION_CHARGE_OUTCOMES = ['succeeded', 'failed'] as const;
-export const CALLBACK_OUTCOMES = ['delivered', 'failed', 'refused'] as const;
+/**
+ * What one delivery attempt of an event (to a record's callbackUrl or a webhook endpoint) came to:
+ * a 2xx answer; a failure retried later (or the last one, 3 days after the event); refused (a
+ * target that may not be called, never retried). Deliveries deferred (their host paused) or
+ * cancelled (endpoint disabled, event pruned) are not attempts and are not counted.
+ */
+export const EVENT_DELIVERY_OUTCOMES = ['succeeded', 'failed', 'refused'] as const;
 export const EMAIL_OUTCOMES = ['sent', 'failed'] as const;
 export const PROVIDER_OPERATIONS = [
   'createPayment',
@@ -32,7 +38,7 @@ export const PROVIDER_OPERATIONS = [
 export type PaymentOutcome = (typeof PAYMENT_OUTCOMES)[number];
 export type RefundOutcome = (typeof REFUND_OUTCOMES)[number];
 export type SubscriptionChargeOutcome = (typeof SUBSCRIPTION_CHARGE_OUTCOMES)[number];
-export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];
+export type EventDeliveryOutcome = (typeof EVENT_DELIVERY_OUTCOMES)[number];
 export type EmailOutcome = (typeof EMAIL_OUTCOMES)[number];
 export type ProviderOperation = (typeof PROVIDER_OPERATIONS)[number];
 
@@ -45,13 +51,17 @@ export const WORKER_METRIC_NAMES = {
   providerErrors: 'provider_call_errors_total',
   ambiguous: 'provider_ambiguous_outcomes_total',
   reconcileRetries: 'reconciliation_retries_total',
-  callbacks: 'merchant_callback_deliveries_total',
+  eventDeliveries: 'event_deliveries_total',
+  eventDeliveryDuration: 'event_delivery_duration_seconds',
   emails: 'emails_total',
   processStart: 'process_start_time_seconds',
 } as const;
 
 /** Bucket bounds (seconds) of the provider call histogram: PROVIDER_TIMEOUT_MS defaults to 3 s. */
 export const PROVIDER_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Bucket bounds (seconds) of the delivery attempt histogram: an attempt is cut at 10 s. */
+export const EVENT_DELIVERY_DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** A counter with one fixed label, its series made up front (so each reads 0 before its first event). */
 class LabelledCounter<L extends string> {
@@ -83,12 +93,14 @@ class WorkerMetrics {
   readonly payments: LabelledCounter<PaymentOutcome>;
   readonly refunds: LabelledCounter<RefundOutcome>;
   readonly subscriptionCharges: LabelledCounter<SubscriptionChargeOutcome>;
-  readonly callbacks: LabelledCounter<CallbackOutcome>;
+  readonly eventDeliveries: LabelledCounter<EventDeliveryOutcome>;
   readonly emails: LabelledCounter<EmailOutcome>;
   readonly ambiguous: LabelledCounter<string>;
   readonly reconcileRetries: LabelledCounter<string>;
   private readonly providerDuration: MetricHistogram;
   private readonly providerErrors: MetricCounter;
+  private readonly deliveryDuration = new Map<string, MetricHistogram>();
+  private readonly eventDeliveryDuration: MetricHistogram;
   private readonly durationSeries = new Map<string, MetricHistogram>();
   private readonly errorSeries = new Map<string, MetricCounter>();
 
@@ -106,10 +118,16 @@ class WorkerMetrics {
       'outcome',
       SUBSCRIPTION_CHARGE_OUTCOMES,
     );
-    this.callbacks = new LabelledCounter(
-      counter(n.callbacks, 'Merchant callback delivery attempts, by outcome'),
+    this.eventDeliveries = new LabelledCounter(
+      counter(n.eventDeliveries, 'Event delivery attempts (callbackUrls and webhook endpoints), by outcome'),
       'outcome',
-      CALLBACK_OUTCOMES,
+      EVENT_DELIVERY_OUTCOMES,
+    );
+    this.eventDeliveryDuration = meter.createHistogram(
+      n.eventDeliveryDuration,
+      'float',
+      's',
+      'Event delivery attempt duration (name resolution to answer; cut at 10 s), by outcome',
     );
     this.emails = new LabelledCounter(counter(n.emails, 'Customer email sends, by outcome'), 'outcome', EMAIL_OUTCOMES);
     this.ambiguous = new LabelledCounter(
@@ -134,6 +152,16 @@ class WorkerMetrics {
     meter
       .createGauge(n.processStart, 'float', 's', 'Start time of the process since the Unix epoch')
       .set(Math.round(Date.now() / 1000 - process.uptime()));
+  }
+
+  eventDelivery(outcome: EventDeliveryOutcome, seconds: number): void {
+    this.eventDeliveries.inc(outcome);
+    let duration = this.deliveryDuration.get(outcome);
+    if (!duration) {
+      duration = this.eventDeliveryDuration.withTags({ outcome });
+      this.deliveryDuration.set(outcome, duration);
+    }
+    duration.record(seconds);
   }
 
   providerCall(processor: string, operation: ProviderOperation, seconds: number, errorKind: string | null): void {
@@ -167,7 +195,8 @@ export const workerMetrics = {
   payment: (outcome: PaymentOutcome) => current.payments.inc(outcome),
   refund: (outcome: RefundOutcome) => current.refunds.inc(outcome),
   subscriptionCharge: (outcome: SubscriptionChargeOutcome) => current.subscriptionCharges.inc(outcome),
-  callback: (outcome: CallbackOutcome) => current.callbacks.inc(outcome),
+  /** One delivery attempt of an event, with how long it took. */
+  eventDelivery: (outcome: EventDeliveryOutcome, seconds: number) => current.eventDelivery(outcome, seconds),
   email: (outcome: EmailOutcome) => current.emails.inc(outcome),
   /** An attempt ended without a known outcome (timeout, invalid answer, an earlier call outstanding). */
   ambiguous: (reason: string) => current.ambiguous.inc(reason),

@@ -2,7 +2,12 @@ import { Runtime, type RuntimeOptions } from '@temporalio/worker';
 import type { Logger } from '../logger';
 import { temporalSdkLogger } from '../temporal/sdkLogger';
 import { bindAddress, metricsUrl } from './address';
-import { installWorkerMetrics, PROVIDER_DURATION_BUCKETS, WORKER_METRIC_NAMES } from './worker';
+import {
+  EVENT_DELIVERY_DURATION_BUCKETS,
+  installWorkerMetrics,
+  PROVIDER_DURATION_BUCKETS,
+  WORKER_METRIC_NAMES,
+} from './worker';
 
 /** Seconds; the SDK's own buckets jump from 1 s to 5 s. */
 const SCHEDULE_TO_START_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -36,6 +41,7 @@ export function installWorkerRuntime(opts: { logger: Logger; host: string; port:
               useSecondsForDurations: true,
               histogramBucketOverrides: {
                 [WORKER_METRIC_NAMES.providerDuration]: PROVIDER_DURATION_BUCKETS,
+                [WORKER_METRIC_NAMES.eventDeliveryDuration]: EVENT_DELIVERY_DURATION_BUCKETS,
                 // Finer than the SDK's defaults around 1 s: the alert on workflow-task p95 reads them.
                 workflow_task_schedule_to_start_latency: SCHEDULE_TO_START_BUCKETS,
                 activity_schedule_to_start_latency: SCHEDULE_TO_START_BUCKETS,

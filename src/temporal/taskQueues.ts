@@ -20,8 +20,12 @@ export function deliveryTaskQueue(taskQueue: string): string {
   return `${taskQueue}-deliveries`;
 }
 
-/** What a worker process polls (WORKER_ROLE): every queue, or one, so each scales on its own. */
-export const WORKER_ROLES = ['all', 'payments', 'subscriptions', 'deliveries'] as const;
+/**
+ * What a worker process polls (WORKER_ROLE): every queue, or one, so each scales on its own; or
+ * every queue but the delivery queue (`payments-subscriptions`), beside `deliveries` workers of
+ * their own (decision 0071: `npm run cluster`, docker-compose.yml).
+ */
+export const WORKER_ROLES = ['all', 'payments', 'subscriptions', 'deliveries', 'payments-subscriptions'] as const;
 export type WorkerRole = (typeof WORKER_ROLES)[number];
 
 /** The task queues a worker of `role` polls. */
@@ -29,5 +33,6 @@ export function workerTaskQueues(role: WorkerRole, taskQueue: string): string[] 
   if (role === 'payments') return [taskQueue];
   if (role === 'subscriptions') return [subscriptionTaskQueue(taskQueue)];
   if (role === 'deliveries') return [deliveryTaskQueue(taskQueue)];
+  if (role === 'payments-subscriptions') return [taskQueue, subscriptionTaskQueue(taskQueue)];
   return [taskQueue, subscriptionTaskQueue(taskQueue), deliveryTaskQueue(taskQueue)];
 }

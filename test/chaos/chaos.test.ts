@@ -4,8 +4,8 @@ import { formatReport } from '../../dev/chaos/report';
 
 /**
  * The short chaos run CI keeps (`npm run chaos` is the long one): about 60 s of load against a
- * real cluster while workers, an API process and the Temporal history service are killed and
- * sandbox faults come and go; then every money invariant is checked against the ledger, the
+ * real cluster while workers, a delivery worker, an API process and the Temporal history service
+ * are killed and sandbox faults come and go; then every money invariant is checked against the ledger, the
  * database and the mail folder. The load includes the processor lifecycle: 3-D Secure,
  * processing and disputed payments, and subscriptions on `tok_processing` / `tok_3ds_offsession`.
  */
@@ -25,9 +25,11 @@ describe('chaos (short)', () => {
     expect(kills('worker').length).toBeGreaterThanOrEqual(3);
     expect(kills('api').length).toBeGreaterThanOrEqual(1);
     expect(kills('temporal-history')).toHaveLength(1);
+    // An event delivery worker (WORKER_ROLE deliveries, decision 0071) is killed once too.
+    expect(kills('delivery-worker')).toHaveLength(1);
     // Every killed process came back, and money moved again after each kill.
     expect(report.kills.filter((k) => k.recoveredAt === undefined)).toEqual([]);
-    for (const kind of ['worker', 'api', 'temporal-history']) {
+    for (const kind of ['worker', 'delivery-worker', 'api', 'temporal-history']) {
       expect(report.restarts[kind]).toBeGreaterThanOrEqual(kills(kind).length);
     }
     // The load really ran: payments captured, refunds and subscriptions acknowledged.

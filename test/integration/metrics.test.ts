@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { migrate } from '../../src/db/orm';
-import { Invoice, Payment, Refund } from '../../src/db/entities';
+import { Invoice, Merchant, Payment, Refund } from '../../src/db/entities';
+import { recordEvent } from '../../src/domain/events';
 import { freeLoopbackPort } from '../../dev/infra/ports';
 import { stopProcess } from '../../dev/infra/processes';
 import { startMailCatcher, type MailCatcher } from '../../dev/mail/catcher';
@@ -19,6 +20,7 @@ import {
   openTestOrm,
   SANDBOX_API_KEY,
   SANDBOX_WEBHOOK_SECRET,
+  TEST_PROVIDER_SECRETS_KEY,
   uniqueTaskQueue,
   type TestMerchant,
 } from '../helpers/stack';
@@ -109,6 +111,8 @@ describe('metrics endpoints of the API and worker processes', () => {
       SANDBOX_URL: sandbox.url,
       SANDBOX_API_KEY,
       SANDBOX_WEBHOOK_SECRET,
+      // Webhook endpoints' signing secrets are stored only encrypted.
+      PROVIDER_SECRETS_KEY: TEST_PROVIDER_SECRETS_KEY,
       PUBLIC_BASE_URL: apiUrl,
       SMTP_URL: `smtp://127.0.0.1:${mail.port}`,
       HOST: '127.0.0.1',
@@ -302,7 +306,76 @@ describe('metrics endpoints of the API and worker processes', () => {
     }
   }, 70_000);
 
+  it('API: event deliveries pending and overdue, endpoints failing and disabled, by environment', async () => {
+    const other = await createTestMerchant(orm, 'Metrics deliveries');
+    const as = (method: string, p: string, body?: unknown) => call(apiUrl, method, p, other.auth, body);
+    const failing = await as('POST', '/webhook-endpoints', { url: receiver.url, enabledEvents: ['*'] });
+    const disabled = await as('POST', '/webhook-endpoints', { url: receiver.url, enabledEvents: ['*'] });
+    expect([failing.status, disabled.status]).toEqual([200, 200]);
+    const [failingId, disabledId] = [failing, disabled].map((r) => (r.body as { id: string }).id);
+    expect((await as('PATCH', `/webhook-endpoints/${disabledId}`, { status: 'disabled' })).status).toBe(200);
+    const sql = orm.em.getConnection();
+    // A delivery step that holds the merchant's lease and delivers nothing (own database): its
+    // deliveries, due 10 minutes ago, stay where they are.
+    await sql.execute(
+      `insert into delivery_leases (merchant_id, holder, until) values (?, 'metrics-test', now() + interval '1 hour')`,
+      [other.merchantId],
+    );
+    try {
+      const em = orm.em.fork();
+      recordEvent(em, {
+        merchant: em.getReference(Merchant, other.merchantId),
+        type: 'payment.succeeded',
+        resourceId: 'pay_metrics',
+        dedupeKey: `metrics-overdue-${Date.now()}`,
+        callbackUrl: receiver.url,
+        environment: 'test',
+        data: { id: 'pay_metrics' },
+      });
+      await em.flush();
+      // Two destinations: the record's callbackUrl and the enabled endpoint.
+      await sql.execute(
+        `update delivery_jobs set next_attempt_at = now() - interval '10 minutes' where merchant_id = ?`,
+        [other.merchantId],
+      );
+      await sql.execute(`update webhook_endpoints set failing_since = now() - interval '50 hours' where id = ?`, [
+        failingId,
+      ]);
+      const after = await eventually(
+        () => scrape(apiMetrics),
+        (s) =>
+          sumOf(s, 'event_deliveries_overdue', { environment: 'test' }) === 2 &&
+          sumOf(s, 'webhook_endpoints_failing', { environment: 'test' }) === 1,
+        25_000,
+        500,
+      );
+      expect(sumOf(after, 'event_deliveries_pending', { environment: 'test' })).toBeGreaterThanOrEqual(2);
+      expect(sumOf(after, 'event_deliveries_overdue', { environment: 'live' })).toBe(0);
+      expect(sumOf(after, 'webhook_endpoints_disabled', { environment: 'test' })).toBe(1);
+      expect(sumOf(after, 'webhook_endpoints_disabled', { environment: 'live' })).toBe(0);
+      const failingFor = sumOf(after, 'webhook_endpoints_failing_seconds', { environment: 'test' });
+      expect(failingFor).toBeGreaterThanOrEqual(50 * 3600);
+      expect(failingFor).toBeLessThan(50 * 3600 + 120);
+      expect(sumOf(after, 'webhook_endpoints_failing_seconds', { environment: 'live' })).toBe(0);
+    } finally {
+      // Deleting the endpoints takes their jobs; the callback's job goes with the merchant's lease.
+      for (const id of [failingId, disabledId]) await as('DELETE', `/webhook-endpoints/${id}`);
+      await sql.execute(`delete from delivery_jobs where merchant_id = ?`, [other.merchantId]);
+      await sql.execute(`delete from delivery_leases where merchant_id = ?`, [other.merchantId]);
+    }
+    await eventually(
+      () => scrape(apiMetrics),
+      (s) =>
+        sumOf(s, 'event_deliveries_overdue') === 0 &&
+        sumOf(s, 'webhook_endpoints_failing') === 0 &&
+        sumOf(s, 'webhook_endpoints_disabled') === 0,
+      25_000,
+      500,
+    );
+  }, 70_000);
+
   it('worker: the SDK metrics and ours on one endpoint; money movements counted once each', async () => {
+    const since = new Date();
     const before = await scrape(workerMetrics);
     // The Temporal SDK's own metrics, in seconds.
     for (const name of [
@@ -368,27 +441,14 @@ describe('metrics endpoints of the API and worker processes', () => {
     await faults({});
     expect((await call(apiUrl, 'DELETE', `/subscriptions/${subId}`, merchant.auth)).status).toBe(200);
 
-    // Everything recorded has reached its metric: callbacks delivered, emails sent.
+    // Everything recorded has reached its metric: every delivery ended, emails sent.
+    const count = async (query: string) =>
+      Number((await orm.em.getConnection().execute<Array<{ n: number }>>(query))[0]!.n);
     const em = () => orm.em.fork();
     await eventually(
       async () =>
-        Number(
-          (
-            await orm.em
-              .getConnection()
-              .execute<Array<{ n: number }>>(
-                `select count(*)::int as n from delivery_jobs where status = 'pending' and merchant_id = ?`,
-                [merchant.merchantId],
-              )
-          )[0]!.n,
-        ) +
-        Number(
-          (
-            await orm.em
-              .getConnection()
-              .execute<Array<{ n: number }>>(`select count(*)::int as n from emails where sent_at is null`)
-          )[0]!.n,
-        ),
+        (await count(`select count(*)::int as n from delivery_jobs where status = 'pending'`)) +
+        (await count(`select count(*)::int as n from emails where sent_at is null`)),
       (n) => n === 0,
       30_000,
       250,
@@ -396,9 +456,10 @@ describe('metrics endpoints of the API and worker processes', () => {
     const after = await scrape(workerMetrics);
 
     // The ledger, from this process's own database (the warm-up payment was before `before`).
-    const settled = await em().find(Payment, { merchant: merchant.merchantId });
+    // (The warm-up may have paid more than once while the worker was loading: before `before`.)
+    const settled = await em().find(Payment, { merchant: merchant.merchantId, createdAt: { $gte: since } });
     const succeeded = settled.filter((p) => ['succeeded', 'partially_refunded', 'refunded'].includes(p.status));
-    expect(succeeded).toHaveLength(4); // warm-up + 2 + the reconciled one
+    expect(succeeded).toHaveLength(3); // 2 + the reconciled one
     expect(delta(before, after, 'payments_total', { outcome: 'succeeded' })).toBe(3);
     expect(delta(before, after, 'payments_total', { outcome: 'failed' })).toBe(1);
     expect(delta(before, after, 'payments_total', { outcome: 'rejected' })).toBe(1);
@@ -418,26 +479,23 @@ describe('metrics endpoints of the API and worker processes', () => {
     expect(delta(before, after, 'subscription_charges_total', { outcome: 'succeeded' })).toBe(paidInvoices);
     expect(delta(before, after, 'subscription_charges_total', { outcome: 'failed' })).toBe(declinedAttempts);
 
-    // Callbacks: every attempt counted (the receiver failed the first one once).
-    const [{ delivered, attempts }] = (await orm.em
-      .getConnection()
-      .execute<Array<{ delivered: number; attempts: number }>>(
-        `select count(*) filter (where d.status = 'succeeded')::int as delivered, count(*)::int as attempts
-         from event_deliveries d join merchant_events e on e.id = d.event_id
-        where e.merchant_id = ? and d.endpoint_id is null`,
-        [merchant.merchantId],
-      )) as [{ delivered: number; attempts: number }];
-    expect(sumOf(after, 'merchant_callback_deliveries_total', { outcome: 'delivered' })).toBe(delivered);
-    expect(sumOf(after, 'merchant_callback_deliveries_total', { outcome: 'failed' })).toBe(attempts - delivered);
-    expect(attempts - delivered).toBeGreaterThanOrEqual(1);
-    expect(receiver.received.length).toBe(attempts);
+    // Event deliveries: every attempt counted, by outcome, and timed (the receiver failed the
+    // first one once). Own database: every attempt since the worker started.
+    const delivered = await count(`select count(*)::int as n from event_deliveries where status = 'succeeded'`);
+    const failedAttempts = await count(`select count(*)::int as n from event_deliveries where status = 'failed'`);
+    expect(sumOf(after, 'event_deliveries_total', { outcome: 'succeeded' })).toBe(delivered);
+    expect(sumOf(after, 'event_deliveries_total', { outcome: 'failed' })).toBe(failedAttempts);
+    expect(sumOf(after, 'event_deliveries_total', { outcome: 'refused' })).toBe(0);
+    expect(failedAttempts).toBeGreaterThanOrEqual(1);
+    expect(receiver.received.length).toBe(delivered + failedAttempts);
+    expect(sumOf(after, 'event_delivery_duration_seconds_count')).toBe(delivered + failedAttempts);
+    expect(sumOf(after, 'event_delivery_duration_seconds_bucket', { outcome: 'succeeded', le: '+Inf' })).toBe(
+      delivered,
+    );
+    expect(after.some((s) => s.name === 'merchant_callback_deliveries_total')).toBe(false);
 
     // Emails: every one sent (receipts, the decline notice, the cancellation).
-    const sent = (
-      await orm.em
-        .getConnection()
-        .execute<Array<{ n: number }>>(`select count(*)::int as n from emails where sent_at is not null`)
-    )[0]!.n;
+    const sent = await count(`select count(*)::int as n from emails where sent_at is not null`);
     expect(sent).toBeGreaterThanOrEqual(3);
     expect(sumOf(after, 'emails_total', { outcome: 'sent' })).toBe(sent);
     expect(sumOf(after, 'emails_total', { outcome: 'failed' })).toBe(0);

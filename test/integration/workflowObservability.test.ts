@@ -6,7 +6,15 @@ import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { refundWorkflowId } from '../../workflows/refundApi';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
-import { PaymentStatusKey, RefundStatusKey, SubscriptionStatusKey } from '../../workflows/searchAttributes';
+import { eventDeliveriesWorkflowId } from '../../workflows/eventDeliveriesApi';
+import { deliveryTaskQueue } from '../../src/temporal/taskQueues';
+import { MerchantEvent } from '../../src/db/entities';
+import {
+  MerchantIdKey,
+  PaymentStatusKey,
+  RefundStatusKey,
+  SubscriptionStatusKey,
+} from '../../workflows/searchAttributes';
 
 /**
  * Issue 13, item 3: a workflow explains itself in the Temporal UI without its history (a static
@@ -78,10 +86,10 @@ describe('workflows in the Temporal UI: summaries, status, and the request id', 
   });
   afterAll(() => stack?.close());
 
-  it('a payment: summary and details, its status search attribute, one request id in the answer and the memo; its failed callback logged by the delivery step', async () => {
+  it("a payment: summary and details, its status search attribute, and one request id in the answer, the memo and the worker log lines; its event delivered by the merchant's delivery workflow", async () => {
     const requestId = unique('req-payment');
     const externalId = unique('order');
-    // The first callback fails: the delivery step logs it, then delivers on its retry.
+    // The first delivery fails: the delivery step logs it, then delivers on its retry.
     const receiver = await startCallbackReceiver([500]);
     try {
       const res = await send(
@@ -114,17 +122,29 @@ describe('workflows in the Temporal UI: summaries, status, and the request id', 
       // The answer may come from the record before the workflow's next task moves the attribute.
       await statusBecomes(workflowId, PaymentStatusKey, 'settled');
 
-      // The failed callback is the merchant's delivery workflow's (decision 0069, not started by
-      // the request): its line names the event's object, the payment.
+      // The event is delivered by the merchant's delivery workflow on the delivery queue, woken by
+      // the delivery kicker, not by the request (decision 0069): its lines carry no request id.
       const failed = await eventually(
-        async () => lines.filter((l) => l.msg === 'event delivery failed' && l.objectId === paymentId),
+        async () => lines.filter((l) => l.msg === 'event delivery failed' && l.failure === 'HTTP 500'),
         (found) => found.length > 0,
       );
-      expect(failed[0]).toMatchObject({ merchantId: merchant.merchantId, failure: 'HTTP 500', endpointId: null });
+      expect(failed[0]).toMatchObject({ type: 'payment.succeeded', final: false });
+      expect(failed[0]!.requestId).toBeUndefined();
+      const event = await stack.orm.em.fork().findOneOrFail(MerchantEvent, { id: failed[0]!.eventId as string });
+      expect(event.resourceId).toBe(paymentId);
       await eventually(
         async () => receiver.received.length,
         (n) => n >= 2,
       );
+      const deliveriesId = eventDeliveriesWorkflowId(merchant.merchantId);
+      const deliveries = await describeWorkflow(deliveriesId);
+      expect(deliveries.d.type).toBe('eventDeliveriesWorkflow');
+      expect(deliveries.d.taskQueue).toBe(deliveryTaskQueue(stack.taskQueue));
+      expect(deliveries.summary).toBe(`Event deliveries · merchant ${merchant.merchantId}`);
+      expect(deliveries.details).toContain(`- Merchant: ${merchant.merchantId}`);
+      expect(deliveries.d.typedSearchAttributes.get(MerchantIdKey)).toBe(merchant.merchantId);
+      // Nothing of the event, its body or its destination.
+      expect(`${deliveries.summary}\n${deliveries.details}`).not.toMatch(/127\.0\.0\.1|pay_/);
       // And the API's own line about the request.
       expect(linesFor(requestId)).toContainEqual(
         expect.objectContaining({ msg: 'request', method: 'POST', path: '/payments', status: 200 }),

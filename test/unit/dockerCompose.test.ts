@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../../src/config';
 import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../../dev/stack/stackParts';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
+import { deliveryTaskQueue, workerTaskQueues } from '../../src/temporal/taskQueues';
 import { PRODUCTION_DYNAMIC_CONFIG, renderDynamicConfig } from '../../dev/infra/temporalServerConfig';
 
 /**
@@ -40,7 +41,7 @@ const PRODUCTION_ENTRY_POINTS = [
   'src/cli/index.ts',
 ];
 
-const APP_SERVICES = ['api', 'worker', 'migrate', 'provider-sandbox'];
+const APP_SERVICES = ['api', 'worker', 'worker-deliveries', 'migrate', 'provider-sandbox'];
 const REQUIRED_SERVICES = [
   'postgres',
   'temporal',
@@ -49,6 +50,7 @@ const REQUIRED_SERVICES = [
   'migrate',
   'api',
   'worker',
+  'worker-deliveries',
   'provider-sandbox',
   'smtp',
   'prometheus',
@@ -175,6 +177,42 @@ describe('docker-compose.yml', () => {
     expect(commandText(services.worker!.command)).toContain('dist/src/main/worker.js');
   });
 
+  it('runs event deliveries in workers of their own: only they poll the delivery queue (decision 0071)', () => {
+    const roleOf = (name: string) =>
+      loadConfig({ ...containerEnvironment(services[name]!).env, DATA_DIR: '/tmp/nowhere-compose-test' });
+    const deliveries = roleOf('worker-deliveries');
+    const payments = roleOf('worker');
+    expect(deliveries.WORKER_ROLE).toBe('deliveries');
+    expect(workerTaskQueues(deliveries.WORKER_ROLE, deliveries.TEMPORAL_TASK_QUEUE)).toEqual([
+      deliveryTaskQueue(deliveries.TEMPORAL_TASK_QUEUE),
+    ]);
+    expect(payments.WORKER_ROLE).toBe('payments-subscriptions');
+    expect(workerTaskQueues(payments.WORKER_ROLE, payments.TEMPORAL_TASK_QUEUE)).not.toContain(
+      deliveryTaskQueue(payments.TEMPORAL_TASK_QUEUE),
+    );
+    // Between them, every queue is polled; both on the same task queue name and Temporal.
+    expect([
+      ...workerTaskQueues(payments.WORKER_ROLE, payments.TEMPORAL_TASK_QUEUE),
+      ...workerTaskQueues(deliveries.WORKER_ROLE, deliveries.TEMPORAL_TASK_QUEUE),
+    ]).toEqual(expect.arrayContaining(workerTaskQueues('all', payments.TEMPORAL_TASK_QUEUE)));
+    expect(deliveries.TEMPORAL_TASK_QUEUE).toBe(payments.TEMPORAL_TASK_QUEUE);
+    expect(deliveries.temporalAddress).toBe(payments.temporalAddress);
+    expect(deliveries.EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT).toBe(4);
+    expect(deliveries.EVENT_DELIVERY_POLL_MS).toBe(500);
+    expect(deliveries.EVENT_DELIVERY_MERCHANTS).toBeUndefined();
+    // The same image, command, Node flags, healthcheck and dependencies as the worker; it scales too.
+    const worker = services.worker!;
+    const delivery = services['worker-deliveries']!;
+    for (const key of ['build', 'image', 'command', 'healthcheck', 'depends_on', 'restart'] as const) {
+      expect({ key, value: delivery[key] }).toEqual({ key, value: worker[key] });
+    }
+    expect(delivery).not.toHaveProperty('container_name');
+    expect(delivery).not.toHaveProperty('ports');
+    expect(containerEnvironment(delivery).env.WORKER_METRICS_PORT).toBe(
+      containerEnvironment(worker).env.WORKER_METRICS_PORT,
+    );
+  });
+
   it("`npm run worker` starts the worker with the product's Node flags (WORKER_NODE_ARGS)", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
@@ -288,6 +326,7 @@ describe('docker-compose.yml', () => {
         'temporal',
         'temporal-ui',
         'worker',
+        'worker-deliveries',
       ].sort(),
     );
     const missing = longRunning.filter(([, service]) => healthcheckText(service) === '').map(([name]) => name);
@@ -378,7 +417,12 @@ describe('docker-compose.yml', () => {
     const configOf = (name: string) =>
       loadConfig({ ...containerEnvironment(services[name]!).env, DATA_DIR: '/tmp/nowhere-compose-test' });
     expect(target('payment-api')).toMatchObject({ names: ['api'], port: configOf('api').METRICS_PORT });
-    expect(target('payment-worker')).toMatchObject({ names: ['worker'], port: configOf('worker').WORKER_METRICS_PORT });
+    expect(target('payment-worker')).toMatchObject({
+      names: ['worker', 'worker-deliveries'],
+      port: configOf('worker').WORKER_METRICS_PORT,
+    });
+    expect(configOf('worker-deliveries').WORKER_METRICS_PORT).toBe(configOf('worker').WORKER_METRICS_PORT);
+    expect(configOf('worker-deliveries').metricsHost).toBe('0.0.0.0');
     // Reachable from the prometheus container: bound on every interface of the app containers.
     expect(configOf('api').metricsHost).toBe('0.0.0.0');
     expect(configOf('worker').metricsHost).toBe('0.0.0.0');

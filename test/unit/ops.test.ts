@@ -32,6 +32,11 @@ const API_METRICS = [
   'invoices_stuck_processing',
   'refunds_stuck_pending',
   'workflows_stuck',
+  'event_deliveries_pending',
+  'event_deliveries_overdue',
+  'webhook_endpoints_disabled',
+  'webhook_endpoints_failing',
+  'webhook_endpoints_failing_seconds',
 ];
 const KNOWN = new Set<string>([...API_METRICS, ...Object.values(WORKER_METRIC_NAMES), 'up']);
 const PROMQL_WORDS = new Set([
@@ -120,7 +125,9 @@ describe('ops/prometheus', () => {
         'PaymentsStuckCreated',
         'RefundsStuckPending',
         'WorkflowsStuck',
-        'MerchantCallbackFailureRate',
+        'EventDeliveryFailureRate',
+        'EventDeliveriesOverdue',
+        'WebhookEndpointAboutToBeDisabled',
         'WorkflowTaskScheduleToStartSlow',
         'ProviderErrorRatioHigh',
         'WorkerDown',
@@ -205,7 +212,7 @@ describe('ops/grafana dashboard', () => {
     expect(unknown).toEqual([]);
   });
 
-  it('shows the money movements, the stuck records, the provider and the Temporal workers', () => {
+  it('shows the money movements, the stuck records, the provider, event deliveries and the Temporal workers', () => {
     const exprs = graphs.flatMap((p) => p.targets!.map((t) => t.expr)).join('\n');
     for (const metric of [
       'payments_total',
@@ -215,7 +222,10 @@ describe('ops/grafana dashboard', () => {
       'refunds_stuck_pending',
       'provider_call_duration_seconds_bucket',
       'provider_call_errors_total',
-      'merchant_callback_deliveries_total',
+      'event_deliveries_total',
+      'event_delivery_duration_seconds_bucket',
+      'event_deliveries_overdue',
+      'webhook_endpoints_failing',
       'emails_total',
       'http_request_duration_seconds_bucket',
       'temporal_workflow_task_schedule_to_start_latency_bucket',

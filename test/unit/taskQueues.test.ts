@@ -11,6 +11,8 @@ describe('task queues', () => {
     ['payments', ['payments']],
     ['subscriptions', ['payments-subscriptions']],
     ['deliveries', ['payments-deliveries']],
+    // Beside `deliveries` workers of their own: every queue that moves money, never the delivery one.
+    ['payments-subscriptions', ['payments', 'payments-subscriptions']],
   ] as const)('a worker of role %s polls %j', (role, queues) => {
     expect(workerTaskQueues(role, 'payments')).toEqual(queues);
   });

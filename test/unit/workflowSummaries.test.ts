@@ -1,5 +1,6 @@
 import {
   emailRelayWorkflowSummary,
+  eventDeliveriesWorkflowSummary,
   merchantEventsWorkflowSummary,
   paymentWorkflowSummary,
   refundWorkflowSummary,
@@ -132,6 +133,21 @@ describe('workflow summaries (Temporal UI user metadata)', () => {
     const sweep = sweepOrphansWorkflowSummary({ everySeconds: 60, kinds: ['payments', 'refunds'] });
     expect(sweep.staticSummary).toBe('Orphan sweep every 60 s · payments, refunds');
     for (const s of [events, relayed, email, sweep]) expectOneBoundedLine(s);
+  });
+
+  it("a merchant's delivery workflow names the merchant and where its deliveries are read", () => {
+    const s = eventDeliveriesWorkflowSummary({ merchantId: 'mer_01JZ0000000000000000000000' });
+    expect(s.staticSummary).toBe('Event deliveries · merchant mer_01JZ0000000000000000000000');
+    expect(s.staticDetails.split('\n')).toEqual([
+      '**Event deliveries of one merchant**',
+      '',
+      '- Merchant: mer_01JZ0000000000000000000000',
+      '- Delivers: every pending event to its callbackUrl and matching webhook endpoints, a few at a time',
+      '- What to read: GET /events/{id} shows each attempt; pending deliveries are rows of delivery_jobs',
+    ]);
+    expectOneBoundedLine(s);
+    // A merchant id at its longest still fits Temporal's 200 bytes.
+    expectOneBoundedLine(eventDeliveriesWorkflowSummary({ merchantId: 'mer_'.padEnd(200, 'x') }));
   });
 
   it("escapes the merchant's text: markdown, line breaks and control characters show as text", () => {
