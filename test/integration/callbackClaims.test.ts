@@ -183,4 +183,26 @@ describe('delivery steps: lease, claims, retries, concurrency, host pause', () =
     }
     for (const id of failingIds.slice(0, 5)) expect(await fixture.attemptsOf(id)).toHaveLength(1);
   });
+
+  it('attempts in flight when a host pauses do not lengthen its pause (4 at once)', async () => {
+    const failing = await receiver(Array<number>(20).fill(500), { delayMs: 100 });
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(await fixture.eventFor(failing.url));
+    const answer = await step({ concurrencyPerMerchant: 4 });
+    // The fifth failure paused it; those already POSTing when it did still ran, no new one started.
+    expect(answer.attempted).toBeGreaterThanOrEqual(5);
+    expect(answer.attempted).toBeLessThanOrEqual(8);
+    expect(failing.received).toHaveLength(answer.attempted);
+    const [pause] = await sql(
+      `select failures, paused_until from delivery_host_pauses where merchant_id = ? and host = ?`,
+      [fixture.merchantId, '127.0.0.1'],
+    );
+    // Five failures in a row: 30 s, not doubled by the failures of attempts begun before it.
+    expect(pause).toMatchObject({ failures: 5 });
+    const pausedUntil = new Date(pause!.paused_until as Date);
+    expect(pausedUntil.getTime() - Date.now()).toBeLessThanOrEqual(30_000);
+    const jobs = await Promise.all(ids.map((id) => fixture.jobOf(id)));
+    expect(jobs.filter((j) => j.attempts === 1)).toHaveLength(answer.attempted);
+    for (const job of jobs.filter((j) => j.attempts === 0)) expect(job.nextAttemptAt).toEqual(pausedUntil);
+  });
 });
