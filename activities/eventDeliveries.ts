@@ -150,15 +150,21 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
     return new Map(rows.map((r) => [r.host, new Date(r.paused_until)]));
   };
 
-  /** Counts a host's failure in a row; answers until when it is paused (null: not paused). */
+  /**
+   * Counts a host's failure in a row; answers until when it is paused (null: not paused, or
+   * paused already). An attempt begun before its host paused that fails during the pause is not
+   * counted: the pause is what its failures earned, doubled only by a failed try after it.
+   */
   const hostFailed = async (merchantId: string, host: string): Promise<Date | null> => {
     const [row] = await exec<{ failures: number }>(
       `insert into delivery_host_pauses as p (merchant_id, host, failures, paused_until) values (?, ?, 1, null)
         on conflict (merchant_id, host) do update set failures = p.failures + 1
+        where p.paused_until is null or p.paused_until <= now()
         returning failures`,
       [merchantId, host],
     );
-    const seconds = hostPauseSeconds(row?.failures ?? 1);
+    if (!row) return null;
+    const seconds = hostPauseSeconds(row.failures);
     if (seconds === 0) return null;
     const until = new Date(Date.now() + seconds * 1000);
     await exec(`update delivery_host_pauses set paused_until = ? where merchant_id = ? and host = ?`, [

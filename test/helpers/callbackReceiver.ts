@@ -18,15 +18,26 @@ export interface ReceivedCallback {
   receivedAt: number;
 }
 
+export interface CallbackReceiverOptions {
+  /** How long it holds each request before it answers (default: answers at once). */
+  delayMs?: number;
+  /** The loopback address it listens on (default 127.0.0.1; 127.0.0.2 is another host). */
+  host?: string;
+}
+
 /**
  * A merchant's callback endpoint: a real HTTP server on loopback that records every POST and
- * answers with the next scripted status (then `respondWith`'s, 200 unless changed).
+ * answers with the next scripted status (then `respondWith`'s, 200 unless changed), after
+ * `delayMs`. It counts the requests it holds at once (`maxInFlight`).
  */
-export async function startCallbackReceiver(script: number[] = []) {
+export async function startCallbackReceiver(script: number[] = [], opts: CallbackReceiverOptions = {}) {
   const received: ReceivedCallback[] = [];
   const statuses = [...script];
   let otherwise = 200;
+  const load = { inFlight: 0, maxInFlight: 0 };
   const server = http.createServer((req, res) => {
+    load.inFlight++;
+    load.maxInFlight = Math.max(load.maxInFlight, load.inFlight);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -38,18 +49,28 @@ export async function startCallbackReceiver(script: number[] = []) {
         eventId: req.headers['x-event-id'] as string | undefined,
         receivedAt: Date.now(),
       });
-      res.statusCode = statuses.shift() ?? otherwise;
-      res.end();
+      const answer = () => {
+        load.inFlight--;
+        res.statusCode = statuses.shift() ?? otherwise;
+        res.end();
+      };
+      if (opts.delayMs) setTimeout(answer, opts.delayMs);
+      else answer();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/callbacks`,
+    url: `http://${host}:${port}/callbacks`,
     received,
     /** The status answered once the script has run out (default 200). */
     respondWith: (status: number) => {
       otherwise = status;
+    },
+    /** The most requests it held at once so far. */
+    get maxInFlight() {
+      return load.maxInFlight;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1,14 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startDeliveryFixture } from '../helpers/merchantEventDelivery';
-import { MerchantEvent, type KeyEnvironment } from '../../src/db/entities';
+import type { KeyEnvironment } from '../../src/db/entities';
 import type { ResolvedAddress, ResolveHost } from '../../src/net/pinnedPost';
 
 /**
  * PRODUCT.md, "Production profile": a callback goes to the address that was checked. A
  * rebinding DNS answers a public address to the check and loopback to whoever asks next; the
  * delivery must connect to the first answer, never ask again. The resolver is injected (no DNS
- * server here); the HTTP servers, the database rows and the deliverer are the real ones.
+ * server here); the HTTP servers, the database rows and the delivery step are the real ones.
  */
 describe('callback delivery is pinned to the address it checked (DNS rebinding)', () => {
   let fixture: Awaited<ReturnType<typeof startDeliveryFixture>>;
@@ -49,6 +49,7 @@ describe('callback delivery is pinned to the address it checked (DNS rebinding)'
   beforeAll(async () => {
     fixture = await startDeliveryFixture('Callback pinning merchant');
   });
+  afterEach(() => fixture.reset());
   afterAll(() => fixture.close());
 
   it('never sends a live callback to the loopback address a rebinding resolver answers second', async () => {
@@ -60,12 +61,14 @@ describe('callback delivery is pinned to the address it checked (DNS rebinding)'
         [{ address: '127.0.0.1', family: 4 }],
       );
       const eventId = await eventFor('live', `http://rebind.merchant.example:${loopback.port}/cb`);
-      await expect(deliverer(resolver, false).deliverMerchantEvent(eventId)).rejects.toMatchObject({
-        type: 'callback_failed',
-      });
-      const event = await fixture.orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
-      expect(event.deliveredAt).toBeNull();
-      expect(event.lastError).toMatch(/^(timeout|network error: .*203\.0\.113\.7)/);
+      expect(await deliverer(resolver, false).deliverDueEvents()).toMatchObject({ attempted: 1 });
+      // Failed (nothing answers at the vetted address), to be retried: never sent elsewhere.
+      const job = await fixture.jobOf(eventId);
+      expect(job).toMatchObject({ status: 'pending', attempts: 1 });
+      expect(job.lastError).toMatch(/^(timeout|network error: .*203\.0\.113\.7)/);
+      expect(await fixture.attemptsOf(eventId)).toEqual([
+        expect.objectContaining({ attempt: 1, status: 'failed', httpStatus: null, error: job.lastError }),
+      ]);
       expect(loopback.hosts).toEqual([]);
       expect(resolver.asked).toEqual(['rebind.merchant.example']);
     } finally {
@@ -79,9 +82,11 @@ describe('callback delivery is pinned to the address it checked (DNS rebinding)'
     try {
       const resolver = rebindingResolver([{ address: '127.0.0.1', family: 4 }], [{ address: '127.0.0.2', family: 4 }]);
       const eventId = await eventFor('test', `http://callbacks.merchant.example:${vetted.port}/cb`);
-      await deliverer(resolver, true).deliverMerchantEvent(eventId);
-      const event = await fixture.orm.em.fork().findOneOrFail(MerchantEvent, { id: eventId });
-      expect(event.deliveredAt).not.toBeNull();
+      expect(await deliverer(resolver, true).deliverDueEvents()).toMatchObject({ attempted: 1, nextDueAt: null });
+      expect(await fixture.jobOf(eventId)).toMatchObject({ status: 'succeeded', attempts: 1, lastError: null });
+      expect(await fixture.attemptsOf(eventId)).toEqual([
+        expect.objectContaining({ attempt: 1, status: 'succeeded', httpStatus: 200, error: null }),
+      ]);
       expect(vetted.hosts).toEqual([`callbacks.merchant.example:${vetted.port}`]);
       expect(other.hosts).toEqual([]);
       expect(resolver.asked).toHaveLength(1);

@@ -193,14 +193,17 @@ describe('a delivery whose signing secret does not open', () => {
       const secret = (await signingSecrets(orm.em.fork(), testProviders(orm).secrets, merchantId, 'test')).current;
       const eventId = await fixture.eventFor(receiver.url, 'test');
       const keyless = fixture.deliverer({ providers: testProviders(orm, undefined, 2000, { secretsKey: undefined }) });
-      await expect(keyless.deliverMerchantEvent(eventId)).rejects.toMatchObject({
-        type: 'signing_secret_unusable',
-        nonRetryable: false,
-      });
+      const failed = await keyless.deliverDueEvents();
       expect(receiver.received).toHaveLength(0);
+      const job = await fixture.jobOf(eventId);
+      expect(job).toMatchObject({ status: 'pending', attempts: 1, lastError: 'signing_secret_unusable' });
+      expect(failed.nextDueAt).toBe(job.nextAttemptAt.toISOString());
 
-      await fixture.deliverer().deliverMerchantEvent(eventId);
+      // Its retry, once due.
+      await new Promise((resolve) => setTimeout(resolve, Date.parse(failed.nextDueAt!) - Date.now() + 50));
+      expect(await fixture.deliverer().deliverDueEvents()).toMatchObject({ attempted: 1, nextDueAt: null });
       expect(receiver.received).toHaveLength(1);
+      expect(await fixture.jobOf(eventId)).toMatchObject({ status: 'succeeded', attempts: 2, lastError: null });
       const [delivered] = receiver.received;
       expect(verify(secret, delivered!.body, delivered!.signature)).toBe(true);
     } finally {

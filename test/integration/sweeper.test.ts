@@ -17,7 +17,7 @@ import {
 import { sweepOrphanPaymentsWorkflow } from '../../workflows/sweepPayments';
 import { paymentWorkflowId } from '../../workflows/paymentApi';
 import { ensureSchedules, SWEEP_ARGS } from '../../src/temporal/schedules';
-import { Email, Invoice, Merchant, MerchantEvent, Subscription } from '../../src/db/entities';
+import { DeliveryJob, Email, Invoice, Merchant, Subscription } from '../../src/db/entities';
 import { recordEmail } from '../../src/domain/emails';
 import { recordEvent } from '../../src/domain/events';
 import { subscriptionEmail } from '../../src/domain/subscriptionEmails';
@@ -31,7 +31,8 @@ import { disputeWorkflowId } from '../../workflows/disputeApi';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
 import { emailRelayWorkflowId } from '../../src/temporal/outboxEmailGateway';
 import { outboxEmailWorkflow } from '../../workflows/outboxEmail';
-import { merchantEventRelayWorkflowId } from '../../src/temporal/merchantEventsGateway';
+import { createMerchant } from '../../src/domain/merchants';
+import { eventDeliveriesWorkflowId } from '../../workflows/eventDeliveriesApi';
 
 /** The orphan sweeper: paged, past a grace age, skipping records with a workflow, each examined once. */
 describe('orphan sweeper', () => {
@@ -193,18 +194,20 @@ describe('orphan sweeper', () => {
    * recorded the invoice paid, with its receipt and `charge_succeeded` event, but before the
    * workflow task completed loses the activity's marker; a cancel arriving first ends the run
    * without it ever learning those rows' ids (found by `npm run chaos`). Here the rows are
-   * recorded as the charge records them, for a subscription whose workflow has ended.
+   * recorded as the charge records them, for a subscription whose workflow has ended. Its event
+   * needs no relay: the event's delivery job is written with it (decision 0069); the sweep only
+   * wakes the deliveries of a merchant whose jobs no kicker looked at.
    */
   describe('outbox relay', () => {
     const unsent = async (merchantId: string) => {
       const em = stack.orm.em.fork();
       return (
         (await em.count(Email, { merchant: merchantId, sentAt: null })) +
-        (await em.count(MerchantEvent, { merchant: merchantId, deliveredAt: null }))
+        (await em.count(DeliveryJob, { merchant: merchantId, status: 'pending' }))
       );
     };
 
-    it('sends an email and delivers an event recorded by a lost run, once, however often it sweeps', async () => {
+    it('sends an email recorded by a lost run, once, however often it sweeps; its event is delivered by the merchant’s deliveries, once', async () => {
       const receiver = await startCallbackReceiver();
       try {
         const relayMerchant = await createTestMerchant(stack.orm, 'Relay merchant');
@@ -215,7 +218,7 @@ describe('orphan sweeper', () => {
         await subs.until(id, (s) => s.status === 'active', 60_000);
         expect((await subs.cancel(id, '?notify=false')).status).toBeLessThan(300);
         await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).result();
-        // What the run itself recorded went out (its event by a child of its own): none is a candidate.
+        // What the run itself recorded went out (its events by the merchant's delivery workflow): none is a candidate.
         await eventually(
           () => unsent(relayMerchant.merchantId),
           (n) => n === 0,
@@ -223,19 +226,10 @@ describe('orphan sweeper', () => {
           250,
         );
         const mailBefore = subs.mail(id).length;
-        // The run's own deliveries ran in children of the subscription, each with its summary.
-        const ownEvents = await stack.orm.em.fork().find(MerchantEvent, { resourceId: id });
-        const childSummaries = await Promise.all(
-          ownEvents.map((e) =>
-            stack.api.client.workflow
-              .getHandle(`${subscriptionWorkflowId(id)}-events-${e.id}`)
-              .describe()
-              .then((d) => d.staticSummary())
-              .catch(() => undefined),
-          ),
-        );
-        expect(childSummaries.filter(Boolean)[0]).toMatch(
-          new RegExp(`^Merchant callbacks?: \\d+ events? of ${id} · merchant ${relayMerchant.merchantId}$`),
+        // The merchant's deliveries run in one workflow of its own, on the delivery queue, with its summary.
+        const deliveriesRun = stack.api.client.workflow.getHandle(eventDeliveriesWorkflowId(relayMerchant.merchantId));
+        expect(await (await deliveriesRun.describe()).staticSummary()).toBe(
+          `Event deliveries · merchant ${relayMerchant.merchantId}`,
         );
 
         // The lost renewal's rows: the receipt and the event its charge records.
@@ -262,21 +256,23 @@ describe('orphan sweeper', () => {
           await tx.flush();
           return { emailId: email.id, eventId: event.id };
         });
-        await sleep(1100);
-
-        const runSweep = () => sweep({ merchantId: relayMerchant.merchantId });
-        const relayed = (r: SweepResult) => [r.emails, r.merchantEvents];
-        expect(relayed(await runSweep())).toEqual([1, 1]);
-        const receipts = () => stack.mail().filter((m) => m.messageId.includes(emailId));
+        // The event needs no relay: its delivery job was written with it, and the delivery
+        // kicker wakes the merchant's deliveries once it is committed.
         const deliveries = () => receiver.received.filter((r) => r.json.id === eventId);
         await eventually(
-          async () => receipts().length,
+          async () => deliveries().length,
           (n) => n > 0,
           60_000,
           250,
         );
+        await sleep(1100);
+
+        const runSweep = () => sweep({ merchantId: relayMerchant.merchantId });
+        const relayed = (r: SweepResult) => [r.emails, r.merchantEvents];
+        expect(relayed(await runSweep())).toEqual([1, 0]);
+        const receipts = () => stack.mail().filter((m) => m.messageId.includes(emailId));
         await eventually(
-          async () => deliveries().length,
+          async () => receipts().length,
           (n) => n > 0,
           60_000,
           250,
@@ -284,19 +280,16 @@ describe('orphan sweeper', () => {
         expect(receipts()).toEqual([expect.objectContaining({ to: 'customer@example.com' })]);
         expect(receipts()[0]!.subject).toMatch(/^Payment receipt:/);
         expect(deliveries().map((d) => d.json.type)).toEqual(['subscription.charge_succeeded']);
-        // Each relay says what it is in the Temporal UI (never the recipient).
+        // The relay says what it is in the Temporal UI (never the recipient).
         const summaryOf = async (workflowId: string) =>
           (await stack.api.client.workflow.getHandle(workflowId).describe()).staticSummary();
         expect(await summaryOf(emailRelayWorkflowId(emailId))).toBe(
           `Customer email ${emailId} · merchant ${relayMerchant.merchantId}`,
         );
-        expect(await summaryOf(merchantEventRelayWorkflowId(eventId))).toBe(
-          `Merchant callback: subscription.charge_succeeded of ${id} · merchant ${relayMerchant.merchantId}`,
-        );
         const em = stack.orm.em.fork();
         expect(await em.findOneOrFail(Email, { id: emailId })).toMatchObject({ sentAt: expect.any(Date), attempts: 1 });
-        expect(await em.findOneOrFail(MerchantEvent, { id: eventId })).toMatchObject({
-          deliveredAt: expect.any(Date),
+        expect(await em.findOneOrFail(DeliveryJob, { event: eventId })).toMatchObject({
+          status: 'succeeded',
           attempts: 1,
         });
 
@@ -420,51 +413,79 @@ describe('orphan sweeper', () => {
       expect(sent(held)).toHaveLength(0);
     }, 120_000);
 
-    it('leaves an event a delivery holds (its claim) to that delivery; relays it once the claim lapsed', async () => {
+    it('wakes the deliveries of a merchant no kicker looks at: its overdue jobs, counted, never one a step holds', async () => {
       const receiver = await startCallbackReceiver();
       try {
-        const relayMerchant = await createTestMerchant(stack.orm, 'Relay merchant (held)');
-        const em = stack.orm.em.fork();
-        // A test payment: a live one's callback would never reach a loopback receiver.
-        const resourceId = paymentRow(em, relayMerchant.merchantId, { status: 'succeeded' }).id;
-        const event = recordEvent(em, {
-          merchant: em.getReference(Merchant, relayMerchant.merchantId),
-          type: 'payment.succeeded',
-          resourceId,
-          dedupeKey: `${resourceId}:payment.succeeded`,
-          callbackUrl: receiver.url,
-          environment: 'test',
-          data: { id: resourceId },
+        // Not one of this file's merchants: the worker's delivery kicker never wakes its deliveries
+        // (as a merchant's jobs are left when no delivery worker's kicker runs).
+        const { merchant: unkicked } = await createMerchant(stack.orm.em.fork(), {
+          name: 'Unkicked merchant',
+          email: 'merchant@example.com',
         });
-        await em.flush();
-        const claimFor = (interval: string) =>
-          stack.orm.em
-            .getConnection()
-            .execute(`update merchant_events set claimed_until = now() + interval '${interval}' where id = ?`, [
-              event.id,
-            ]);
+        const merchantId = unkicked.id;
+        const eventOf = async (name: string) => {
+          const em = stack.orm.em.fork();
+          // A test payment: a live one's callback would never reach a loopback receiver.
+          const resourceId = paymentRow(em, merchantId, { status: 'succeeded' }).id;
+          const event = recordEvent(em, {
+            merchant: em.getReference(Merchant, merchantId),
+            type: 'payment.succeeded',
+            resourceId,
+            dedupeKey: `${resourceId}:payment.succeeded:${name}`,
+            callbackUrl: receiver.url,
+            environment: 'test',
+            data: { id: resourceId },
+          });
+          await em.flush();
+          return event.id;
+        };
+        const first = await eventOf('first');
+        const second = await eventOf('second');
+        const sql = (text: string, values: unknown[]) => stack.orm.em.getConnection().execute(text, values);
+        const jobOf = (eventId: string) => stack.orm.em.fork().findOneOrFail(DeliveryJob, { event: eventId });
+        const received = () => receiver.received.map((r) => r.json.id);
+
+        // Due, but younger than the grace age: a kicker would have woken it by now; not the sweep's.
+        expect(await sweep({ merchantId, graceSeconds: 60 })).toMatchObject({ merchantEvents: 0 });
         await sleep(1500); // past the grace age
-        // A delivery is POSTing it (unattempted until it records its outcome): not the relay's.
-        await claimFor('1 hour');
-        expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ merchantEvents: 0 });
-        // Its worker was lost and the claim lapsed: relayed, and delivered once.
-        await claimFor('-1 second');
-        expect(await sweep({ merchantId: relayMerchant.merchantId })).toMatchObject({ merchantEvents: 1 });
+        // A delivery step holds the merchant's lease (it is delivering): not the sweep's.
+        await sql(
+          `insert into delivery_leases (merchant_id, holder, until) values (?, 'lost', now() + interval '1 hour')`,
+          [merchantId],
+        );
+        expect(await sweep({ merchantId })).toMatchObject({ merchantEvents: 0 });
+        // The step's worker was lost and its lease lapsed; one job is still claimed by it (mid-POST).
+        await sql(`update delivery_leases set until = now() - interval '1 second' where merchant_id = ?`, [merchantId]);
+        await sql(`update delivery_jobs set claimed_until = now() + interval '1 hour' where event_id = ?`, [second]);
+        expect(await sweep({ merchantId })).toMatchObject({ merchantEvents: 1 });
         await eventually(
-          async () => receiver.received.length,
-          (n) => n > 0,
+          async () => (await jobOf(first)).status,
+          (status) => status === 'succeeded',
           60_000,
           250,
         );
-        expect(receiver.received.map((r) => r.json.id)).toEqual([event.id]);
-        // The receiver has the POST a moment before the worker records its outcome.
-        const recorded = await eventually(
-          () => stack.orm.em.fork().findOneOrFail(MerchantEvent, { id: event.id }),
-          (e) => e.attempts > 0,
-          10_000,
-          100,
+        expect(received()).toEqual([first]);
+        expect(await jobOf(first)).toMatchObject({ attempts: 1, claimedUntil: null });
+        expect(await jobOf(second)).toMatchObject({ status: 'pending', attempts: 0 });
+        // The woken workflow is the merchant's deliveries.
+        const run = await stack.api.client.workflow.getHandle(eventDeliveriesWorkflowId(merchantId)).describe();
+        expect(await run.staticSummary()).toBe(`Event deliveries · merchant ${merchantId}`);
+
+        // The claim lapsed: the next sweep wakes the merchant's (sleeping) run for it.
+        await sql(`update delivery_jobs set claimed_until = now() - interval '1 second' where event_id = ?`, [second]);
+        expect(await sweep({ merchantId })).toMatchObject({ merchantEvents: 1 });
+        await eventually(
+          async () => (await jobOf(second)).status,
+          (status) => status === 'succeeded',
+          60_000,
+          250,
         );
-        expect(recorded).toMatchObject({ attempts: 1, claimedUntil: null });
+        expect(received()).toEqual([first, second]);
+        expect(await jobOf(second)).toMatchObject({ attempts: 1, claimedUntil: null });
+        // Delivered: nothing left for a sweep; nothing arrives twice.
+        expect(await sweep({ merchantId })).toMatchObject({ merchantEvents: 0 });
+        await sleep(1500);
+        expect(received()).toEqual([first, second]);
       } finally {
         await receiver.close();
       }
