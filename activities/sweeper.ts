@@ -194,13 +194,16 @@ const orphanKinds = {
   // or scoped to other merchants). Was: the relay of each undelivered event (decision 0013).
   merchantEvents: kind<OutboxCandidate>({
     watermarked: false,
+    // Each merchant once a page: its first such job after the cursor.
     candidates: (byMerchant) =>
-      `select j.id, j.created_at, j.merchant_id from delivery_jobs j
+      `select id, created_at, merchant_id from (
+         select distinct on (j.merchant_id) j.id, j.created_at, j.merchant_id from delivery_jobs j
           where j.status = 'pending' and (j.claimed_until is null or j.claimed_until < now())
             and (j.created_at, j.id) > (?, ?) and j.next_attempt_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and j.merchant_id = ?' : ''}
             and not exists (select 1 from delivery_leases l where l.merchant_id = j.merchant_id and l.until > now())
-          order by j.created_at, j.id limit ?`,
+          order by j.merchant_id, j.created_at, j.id
+       ) due order by created_at, id limit ?`,
     start: ({ eventDeliveries }, row) => eventDeliveries.wake(row.merchant_id),
   }),
   // Open: its workflow follows it until the processor decides (started by the webhook that
