@@ -943,6 +943,11 @@ export const DeliveryJobSchema = new EntitySchema<DeliveryJob>({
       name: 'delivery_jobs_due_idx',
       expression: `create index "delivery_jobs_due_idx" on "delivery_jobs" ("merchant_id", "next_attempt_at") where status = 'pending'`,
     },
+    // What is due, of every merchant (the kicker, every EVENT_DELIVERY_POLL_MS).
+    {
+      name: 'delivery_jobs_next_attempt_idx',
+      expression: `create index "delivery_jobs_next_attempt_idx" on "delivery_jobs" ("next_attempt_at") where status = 'pending'`,
+    },
     { properties: ['event'], name: 'delivery_jobs_event_idx' },
     { properties: ['endpoint'], name: 'delivery_jobs_endpoint_idx' },
   ],

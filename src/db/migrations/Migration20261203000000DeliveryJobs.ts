@@ -17,6 +17,9 @@ export class Migration20261203000000DeliveryJobs extends Migration {
     this.addSql(
       `create index "delivery_jobs_due_idx" on "delivery_jobs" ("merchant_id", "next_attempt_at") where status = 'pending';`,
     );
+    this.addSql(
+      `create index "delivery_jobs_next_attempt_idx" on "delivery_jobs" ("next_attempt_at") where status = 'pending';`,
+    );
     this.addSql(`create index "delivery_jobs_event_idx" on "delivery_jobs" ("event_id");`);
     this.addSql(`create index "delivery_jobs_endpoint_idx" on "delivery_jobs" ("endpoint_id");`);
     this.addSql(
