@@ -4,12 +4,17 @@ import { newId } from '../ids';
 
 /**
  * Records an email in the outbox inside the caller's transaction; `dedupeKey` makes a retried
- * transaction record it once. Sending is the `sendEmail` activity's job.
+ * transaction record it once. Sending is the `sendEmail` activity's job, unless `claimSeconds` is
+ * given: the row is then inserted claimed for that long (`attempts` 1, as the mailer's claim sets
+ * it) for the caller to send right after the commit (a {@link ClaimedEmail}); anyone else finds it
+ * busy until the claim is released or lapses.
  */
 export function recordEmail(
   em: EntityManager,
   input: { merchant: Merchant; dedupeKey: string; to: string; subject: string; text: string },
+  options?: { claimSeconds: number },
 ): Email {
+  const now = new Date();
   return em.create(Email, {
     id: newId('email'),
     merchant: input.merchant,
@@ -17,11 +22,11 @@ export function recordEmail(
     to: input.to,
     subject: clippedSubject(input.subject),
     text: input.text,
-    attempts: 0,
+    attempts: options ? 1 : 0,
     sentAt: null,
-    claimedUntil: null,
+    claimedUntil: options ? new Date(now.getTime() + options.claimSeconds * 1000) : null,
     lastError: null,
-    createdAt: new Date(),
+    createdAt: now,
   });
 }
 

@@ -18,8 +18,8 @@ import { toMajor } from '../rules/money';
 import { declineTypeOf, type DeclineType } from '../rules/declines';
 import type { SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
 import { presentInvoice } from './invoices';
-import { clippedSubject, recordEmail, recordWithheldEmail, type ClaimedEmail, type EmailProfile } from './emails';
-import { asTestModeEmail, subscriptionEmailRecipient, usualRecipient } from '../rules/emailRecipient';
+import { recordEmail, recordWithheldEmail, type ClaimedEmail, type EmailProfile } from './emails';
+import { asTestModeEmail, subscriptionEmailRecipient } from '../rules/emailRecipient';
 import { recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
 import {
@@ -484,7 +484,17 @@ class OutboxWriter {
     }
   }
 
-  email(kind: SubscriptionEmailKind, suffix: string, facts: Parameters<typeof subscriptionEmail>[2]): void {
+  /**
+   * Records an email to the subscription's recipient (decision 0066). `claimSeconds`: the row is
+   * inserted claimed for that long, as the mailer claims one, and answered for the caller to send
+   * at once (null when nothing is to be sent: nobody to write to, or withheld).
+   */
+  email(
+    kind: SubscriptionEmailKind,
+    suffix: string,
+    facts: Parameters<typeof subscriptionEmail>[2],
+    claimSeconds?: number,
+  ): ClaimedEmail | null {
     const s = this.subscription;
     // A change that records emails is always given a profile: never guess where one goes.
     if (!this.profile) throw new Error(`subscription email ${kind} recorded without an email profile`);
@@ -494,7 +504,7 @@ class OutboxWriter {
       customerEmail: s.customer?.email,
       merchantEmail: s.merchant.email,
     });
-    if (recipient.kind === 'none') return; // nobody to write to; the merchant still gets its callback
+    if (recipient.kind === 'none') return null; // nobody to write to; the merchant still gets its events
     const dedupeKey = this.key(suffix);
     this.emailKeys.push(dedupeKey);
     const content = subscriptionEmail(kind, s, facts);
@@ -504,11 +514,16 @@ class OutboxWriter {
         dedupeKey,
         ...asTestModeEmail(content, recipient.onBehalfOf),
       });
-      return;
+      return null;
     }
     const addressed = recipient.kind === 'merchant_test' ? asTestModeEmail(content, recipient.onBehalfOf) : content;
-    const email = recordEmail(this.tx, { merchant: s.merchant, dedupeKey, to: recipient.to, ...addressed });
+    const email = recordEmail(
+      this.tx,
+      { merchant: s.merchant, dedupeKey, to: recipient.to, ...addressed },
+      claimSeconds === undefined ? undefined : { claimSeconds },
+    );
     this.recordedEmailIds.push(email.id);
+    return claimSeconds === undefined ? null : { id: email.id, to: email.to, subject: email.subject, text: email.text };
   }
 
   async ids(): Promise<{ emailIds: string[]; eventIds: string[] }> {
@@ -855,93 +870,6 @@ export type ChargeResult =
   | { kind: 'paid'; transactionId: string }
   | { kind: 'declined'; transactionId: string | null; failureCode: string; failureMessage: string };
 
-/**
- * A renewal's capture in one statement (issue 12; the general path below took about ten round
- * trips through the ORM): under the subscription's row lock, the invoice paid, an `active` or
- * `past_due` subscription active (a cancelled one stays so), and the receipt email, all or
- * nothing. Only for subscriptions without a callbackUrl that are already active, past due or
- * cancelled: activation and merchant events (whose payload is the subscription's view) stay on
- * the general path. Answers null, having changed nothing, whenever the general path must decide
- * (the attempt recorded already, a concurrent change, another status).
- *
- * The receipt's text is written from the invoice and subscription as the caller loaded them:
- * it names only what never changes on them, plus this charge's transaction id.
- */
-async function recordRenewalPaid(
-  em: EntityManager,
-  invoice: InvoiceForCharge,
-  attempt: number,
-  transactionId: string,
-  claimReceiptSeconds: number | null,
-  profile: EmailProfile,
-): Promise<AppliedCharge | null> {
-  const s = invoice.subscription;
-  if (s.callbackUrl || !RENEWAL_STATUSES.includes(s.status)) return null;
-  // The statement addresses the receipt as always (customer, else merchant); a record whose
-  // emails go elsewhere (decision 0066) takes the general path, which asks the rule.
-  if (!usualRecipient({ production: profile.production, environment: s.environment })) return null;
-  const now = new Date();
-  const emailId = newId('email');
-  const receipt = subscriptionEmail('receipt', s, { invoice: { ...invoice, providerTransactionId: transactionId } });
-  const subject = clippedSubject(receipt.subject);
-  const [row] = await preparedRows(em, RECORD_RENEWAL_PAID, [
-    s.id,
-    attempt,
-    now,
-    transactionId,
-    invoice.id,
-    emailId,
-    `${s.id}:email:receipt:${invoice.id}`,
-    subject,
-    receipt.text,
-    claimReceiptSeconds,
-  ]);
-  const status = row?.status as SubscriptionStatus | null | undefined;
-  if (!status) return null;
-  workerMetrics.subscriptionCharge('succeeded');
-  const to = row!.emailed_to as string | null;
-  const paid: AppliedCharge = { kind: 'paid', outbox: { status, emailIds: to ? [emailId] : [], eventIds: [] } };
-  return to && claimReceiptSeconds !== null
-    ? { ...paid, claimed: [{ id: emailId, to, subject, text: receipt.text }] }
-    : paid;
-}
-
-/** {@link recordRenewalPaid}'s statement. `$10`: seconds the receipt is inserted claimed for (null: not). */
-const RECORD_RENEWAL_PAID: PreparedStatement = {
-  name: 'record_renewal_paid',
-  text: `with sub as (
-       select s.id, s.merchant_id, s.status, coalesce(s.customer ->> 'email', m.email) as email_to
-         from subscriptions s join merchants m on m.id = s.merchant_id
-        where s.id = $1 and s.callback_url is null and s.status in ('active', 'past_due', 'cancelled')
-          for update of s
-     ), paid as (
-       update invoices set status = 'paid', attempts = $2::int, paid_at = $3::timestamptz, voided_at = null,
-              provider_transaction_id = $4::text, failure_code = null, failure_message = null,
-              decline_type = null, next_attempt_at = null, updated_at = $3::timestamptz
-         from sub
-        where invoices.id = $5 and invoices.subscription_id = sub.id
-          and invoices.status in ('open', 'requires_action', 'processing', 'void') and invoices.attempts < $2::int
-       returning invoices.id
-     ), activated as (
-       update subscriptions
-          set status = case when sub.status = 'cancelled' then sub.status else 'active' end, updated_at = $3::timestamptz
-         from sub, paid where subscriptions.id = sub.id
-       returning subscriptions.status
-     ), emailed as (
-       insert into emails (id, merchant_id, dedupe_key, "to", subject, text, attempts, claimed_until, created_at)
-       select $6::text, sub.merchant_id, $7::text, sub.email_to, $8::text, $9::text,
-              case when $10::float8 is null then 0 else 1 end, now() + make_interval(secs => $10::float8),
-              $3::timestamptz
-         from sub, paid
-        where coalesce(sub.email_to, '') <> ''
-       returning "to"
-     )
-     select (select status from activated) as status, (select "to" from emailed) as emailed_to`,
-};
-
-/** The statuses whose captures {@link recordRenewalPaid} records: no activation to report. */
-const RENEWAL_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due', 'cancelled'];
-
 export type AppliedCharge =
   | { kind: 'paid'; outbox: Outbox; claimed?: ClaimedEmail[] }
   | { kind: 'void'; outbox: Outbox }
@@ -962,23 +890,12 @@ export async function applyInvoiceCharge(
   charge: ChargeResult,
   retryDelayMs: number | null,
   /**
-   * The caller sends the receipt right after (issue 12: one statement less per renewal): when the
-   * one-statement path records it, it is inserted claimed for this many seconds, and answered in
-   * `claimed`. The general path's emails are claimed by the mailer, as before.
+   * The caller sends the receipt right after (issue 12: no claim statement of its own): a receipt
+   * this call records is inserted claimed for this many seconds, as the mailer would claim it, and
+   * answered in `claimed`. Other emails (the activation's) are claimed by the mailer, as before.
    */
   options: { claimReceiptSeconds?: number; profile: EmailProfile },
 ): Promise<AppliedCharge> {
-  if (charge.kind === 'paid' && target.status !== 'paid' && target.attempts < attempt) {
-    const fast = await recordRenewalPaid(
-      em,
-      target,
-      attempt,
-      charge.transactionId,
-      options.claimReceiptSeconds ?? null,
-      options.profile,
-    );
-    if (fast) return fast;
-  }
   const invoiceId = target.id;
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
   let applied = { kind: 'missing' } as
@@ -986,6 +903,8 @@ export async function applyInvoiceCharge(
     | { kind: 'declined'; nextAttemptAt: string | null; declineType: DeclineType };
   // Set only when this call recorded the attempt (subscription_charges_total counts it once).
   let recorded = null as SubscriptionChargeOutcome | null;
+  // The receipt this call recorded claimed (options.claimReceiptSeconds), for the caller to send.
+  let claimed = null as ClaimedEmail | null;
   const outbox = await change(em, target.subscription.id, options.profile, async (tx, s, out) => {
     const invoice = await tx.findOneOrFail(Invoice, { id: invoiceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const paid = paidChargeKeys(invoice.id);
@@ -1026,7 +945,7 @@ export async function applyInvoiceCharge(
       invoice.nextAttemptAt = null;
       if (s.status !== 'cancelled') activate(s, out);
       out.event('subscription.charge_succeeded', paid.succeeded);
-      out.email('receipt', paid.receipt, { invoice });
+      claimed = out.email('receipt', paid.receipt, { invoice }, options.claimReceiptSeconds);
       applied = { kind: 'paid' };
       recorded = 'succeeded';
       return;
@@ -1063,6 +982,7 @@ export async function applyInvoiceCharge(
   });
   if (outbox && recorded) workerMetrics.subscriptionCharge(recorded);
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
+  if (applied.kind === 'paid' && claimed) return { kind: 'paid', outbox, claimed: [claimed] };
   return { ...applied, outbox } as AppliedCharge;
 }
 

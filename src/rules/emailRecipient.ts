@@ -36,11 +36,6 @@ export function subscriptionEmailRecipient(input: {
     : { kind: 'withheld', onBehalfOf: customer };
 }
 
-/** Whether a record's emails go where they always did (the one-statement renewal path may record them). */
-export function usualRecipient(input: { production: boolean; environment: KeyEnvironment }): boolean {
-  return !input.production || input.environment === 'live';
-}
-
 /** An email's subject and text as addressed to the merchant in its customer's place. */
 export function asTestModeEmail(
   email: { subject: string; text: string },

@@ -5,6 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Email, Invoice, Merchant, MerchantEvent, Subscription } from '../../src/db/entities';
 import {
   applyInvoiceCharge,
+  findSubscriptionView,
   insertSubscription,
   loadInvoiceForCharge,
   openPeriodInvoice,
@@ -20,11 +21,13 @@ import { createMerchant } from '../../src/domain/merchants';
 import { WITHHELD_TEST_EMAIL } from '../../src/domain/emails';
 
 /**
- * The renewal's one-statement state changes (issue 12) against PostgreSQL: they record what the
- * general path records, all or nothing, once under concurrent calls, and leave every other case
- * (activation, callbacks, retries) to the general path.
+ * A renewal's state changes against PostgreSQL (decision 0032): the period's invoice opened in one
+ * statement (every other case left to the general path), and every capture recorded by the general
+ * path (amended for issue 43), once under concurrent calls: the invoice paid, one receipt (claimed
+ * for the charge to send at once when asked), one `subscription.charge_succeeded` carrying the
+ * subscription as the API answers it, with or without a callbackUrl.
  */
-describe('renewal state changes in one statement', () => {
+describe('renewal state changes', () => {
   let orm: MikroORM;
   let merchant: TestMerchant;
   let catcher: MailCatcher;
@@ -111,6 +114,11 @@ describe('renewal state changes in one statement', () => {
   const subscriptionRow = (id: string) => orm.em.fork().findOneOrFail(Subscription, { id });
   const emailsOf = (subscriptionId: string) =>
     orm.em.fork().find(Email, { dedupeKey: { $like: `${subscriptionId}:%` } }, { orderBy: { createdAt: 'asc' } });
+  const eventsOf = (subscriptionId: string, type: string) =>
+    orm.em.fork().find(MerchantEvent, { resourceId: subscriptionId, type }, { orderBy: { createdAt: 'asc' } });
+  /** The subscription as the API answers it now (GET /subscriptions/{id}). */
+  const apiView = (subscriptionId: string) =>
+    findSubscriptionView(orm.em, subscriptionId, { merchantId: merchant.merchantId, environment: 'test' });
 
   it('opens a period: the invoice and the current period, once, however many calls race', async () => {
     const sub = await subscriptionIn('active');
@@ -201,7 +209,7 @@ describe('renewal state changes in one statement', () => {
     });
   });
 
-  it('a past_due subscription paid: active, invoice paid, one receipt, once under 8 concurrent calls', async () => {
+  it('a past_due subscription paid: active, invoice paid, one receipt, one event, once under 8 concurrent calls', async () => {
     const sub = await subscriptionIn('past_due');
     const opened = await opening(sub, 1);
     const invoice = await invoiceOf(opened.invoiceId);
@@ -233,6 +241,45 @@ describe('renewal state changes in one statement', () => {
     });
     expect(paid.paidAt).not.toBeNull();
     expect((await subscriptionRow(sub.id)).status).toBe('active');
+    // No callbackUrl: the event is still recorded (the event log, decision 0065), once, with the
+    // subscription as the API answers it after the change; no callback to deliver, so no event id.
+    const events = await eventsOf(sub.id, 'subscription.charge_succeeded');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ dedupeKey: `${sub.id}:charge_succeeded:${invoice.id}`, callbackUrl: null });
+    expect(events[0]!.payload['data']).toEqual(await apiView(sub.id));
+    expect(events[0]!.payload['data']).toMatchObject({
+      status: 'active',
+      latestInvoice: { id: invoice.id, status: 'paid' },
+    });
+  });
+
+  it('renewals of a subscription without a callbackUrl: one charge_succeeded per paid invoice, carrying its view', async () => {
+    const sub = await subscriptionIn('active');
+    const invoiceIds: string[] = [];
+    for (const index of [1, 2, 3]) {
+      const opened = await opening(sub, index);
+      const invoice = await loadInvoiceForCharge(orm.em, opened.invoiceId);
+      // Retried and concurrent calls of each capture (a retried activity, a racing worker).
+      const applied = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          applyInvoiceCharge(orm.em, invoice!, 1, { kind: 'paid', transactionId: `txn_${index}` }, null, dev),
+        ),
+      );
+      for (const a of applied) expect(a).toMatchObject({ kind: 'paid', outbox: { status: 'active', eventIds: [] } });
+      invoiceIds.push(opened.invoiceId);
+      // Each event carries the view of its own change: this period's invoice as the latest, paid.
+      const [event] = (await eventsOf(sub.id, 'subscription.charge_succeeded')).slice(-1);
+      expect(event!.payload['data']).toEqual(await apiView(sub.id));
+    }
+    const events = await eventsOf(sub.id, 'subscription.charge_succeeded');
+    expect(events.map((e) => e.dedupeKey)).toEqual(invoiceIds.map((id) => `${sub.id}:charge_succeeded:${id}`));
+    expect(events.map((e) => (e.payload['data'] as { latestInvoice: { id: string } }).latestInvoice.id)).toEqual(
+      invoiceIds,
+    );
+    expect(await orm.em.fork().count(Invoice, { subscription: sub.id, status: 'paid' })).toBe(3);
+    expect(await emailsOf(sub.id)).toHaveLength(3);
+    // Nothing else was recorded for a renewal (no activation: the subscription was active).
+    expect(await orm.em.fork().count(MerchantEvent, { resourceId: sub.id })).toBe(3);
   });
 
   it('a capture after a cancellation: the invoice paid (the money moved), the subscription stays cancelled', async () => {
@@ -255,6 +302,12 @@ describe('renewal state changes in one statement', () => {
     expect(paid).toMatchObject({ status: 'paid', voidedAt: null, providerTransactionId: 'txn_late' });
     expect((await subscriptionRow(sub.id)).status).toBe('cancelled');
     expect(await emailsOf(sub.id)).toHaveLength(1);
+    const events = await eventsOf(sub.id, 'subscription.charge_succeeded');
+    expect(events).toHaveLength(1);
+    expect(events[0]!.payload['data']).toMatchObject({
+      status: 'cancelled',
+      latestInvoice: { id: invoice.id, status: 'paid' },
+    });
   });
 
   it('no customer email: the receipt goes to the merchant', async () => {
@@ -263,7 +316,7 @@ describe('renewal state changes in one statement', () => {
     expect((await emailsOf(sub.id)).map((e) => e.to)).toEqual(['merchant@example.com']);
   });
 
-  it('activation and callbacks take the general path: the activated email and the events are recorded', async () => {
+  it('a first capture activates: the activated email and both events are recorded, named for the callback', async () => {
     const sub = await subscriptionIn('created', { callbackUrl: 'https://merchant.example/hooks' });
     const applied = await payingFirstAttempt(sub, 0, 'txn_first');
     expect(applied).toMatchObject({ kind: 'paid', outbox: { status: 'active' } });
@@ -275,13 +328,18 @@ describe('renewal state changes in one statement', () => {
   });
 
   it('a retried attempt already recorded answers what was recorded, and changes nothing', async () => {
-    const sub = await subscriptionIn('active');
+    const sub = await subscriptionIn('active', { callbackUrl: 'https://merchant.example/hooks' });
     const opened = await opening(sub, 1);
     const loaded = await invoiceOf(opened.invoiceId);
     const first = await applyInvoiceCharge(orm.em, loaded, 1, { kind: 'paid', transactionId: 'txn_a' }, null, dev);
     // The same (stale) invoice object again, as a retried activity that loaded it before would.
     const again = await applyInvoiceCharge(orm.em, loaded, 1, { kind: 'paid', transactionId: 'txn_b' }, null, dev);
     expect(again).toEqual(first);
+    if (first.kind !== 'paid') throw new Error('not paid');
+    // With a callbackUrl the event is named for delivery; the retry names the same one.
+    const [event] = await eventsOf(sub.id, 'subscription.charge_succeeded');
+    expect(first.outbox.eventIds).toEqual([event!.id]);
+    expect(await eventsOf(sub.id, 'subscription.charge_succeeded')).toHaveLength(1);
     expect((await invoiceOf(loaded.id)).providerTransactionId).toBe('txn_a');
     // Opening the same period again finds the invoice (the general path).
     expect(await openPeriodInvoice(orm.em.fork(), period(sub, 1), dev)).toMatchObject({
@@ -342,6 +400,26 @@ describe('renewal state changes in one statement', () => {
     expect(sent).toMatchObject({ attempts: 1, claimedUntil: null, sentAt: expect.any(Date) });
     expect(await mailer().send(email!.id)).toBe('already_sent');
     expect(caughtWith(email!.id)).toHaveLength(1);
+    // The capture recorded its event too, in the same transaction.
+    expect(await eventsOf(sub.id, 'subscription.charge_succeeded')).toHaveLength(1);
+  });
+
+  it('under concurrent captures only the call that recorded the receipt holds its claim', async () => {
+    const sub = await subscriptionIn('active');
+    const invoice = await invoiceOf((await opening(sub, 1)).invoiceId);
+    const applied = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        applyInvoiceCharge(orm.em, invoice, 1, { kind: 'paid', transactionId: 'txn_race' }, null, {
+          claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
+          ...dev,
+        }),
+      ),
+    );
+    const [email] = await emailsOf(sub.id);
+    expect(applied.filter((a) => a.kind === 'paid' && a.claimed)).toHaveLength(1);
+    for (const a of applied) expect(a).toMatchObject({ kind: 'paid', outbox: { emailIds: [email!.id] } });
+    expect(email).toMatchObject({ attempts: 1, sentAt: null });
+    expect(await eventsOf(sub.id, 'subscription.charge_succeeded')).toHaveLength(1);
   });
 
   it('a claimed receipt with no time left to send it is released at once, for the next sender', async () => {
@@ -387,7 +465,7 @@ describe('renewal state changes in one statement', () => {
       expect(applied).toEqual({ kind: 'paid', outbox: { status: 'active', emailIds: [emails[0]!.id], eventIds: [] } });
     });
 
-    it("a live renewal's receipt goes to the customer, as always (the one statement)", async () => {
+    it("a live renewal's receipt goes to the customer, as always", async () => {
       const sub = await subscriptionIn('past_due', { environment: 'live' });
       await paying(sub, 'txn_prod_live');
       const emails = await emailsOf(sub.id);

@@ -1,4 +1,4 @@
-import { asTestModeEmail, subscriptionEmailRecipient, usualRecipient } from '../../src/rules/emailRecipient';
+import { asTestModeEmail, subscriptionEmailRecipient } from '../../src/rules/emailRecipient';
 
 /** Decision 0066: where a subscription email goes, decided in one place. */
 describe('subscriptionEmailRecipient', () => {
@@ -21,7 +21,6 @@ describe('subscriptionEmailRecipient', () => {
     expect(subscriptionEmailRecipient({ production, environment, customerEmail: '', merchantEmail: null })).toEqual({
       kind: 'none',
     });
-    expect(usualRecipient({ production, environment })).toBe(true);
   });
 
   it('production, test record: the merchant, on behalf of the customer; never the customer', () => {
@@ -35,7 +34,6 @@ describe('subscriptionEmailRecipient', () => {
     expect(
       subscriptionEmailRecipient({ production: true, environment: 'test', customerEmail: undefined, merchantEmail }),
     ).toEqual({ kind: 'merchant_test', to: merchantEmail, onBehalfOf: null });
-    expect(usualRecipient({ production: true, environment: 'test' })).toBe(false);
   });
 
   it('production, test record, no merchant email: withheld, never sent to the customer', () => {
