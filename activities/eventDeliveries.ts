@@ -299,9 +299,10 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
       }
     }
     const target = endpoint?.url ?? job.url ?? '';
+    // A host is a name and port: another server on the same machine is another host.
     let host = '';
     try {
-      host = urlHost(new URL(target));
+      host = new URL(target).host;
     } catch {
       // An invalid URL is refused below, without a host.
     }

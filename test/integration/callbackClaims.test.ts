@@ -153,7 +153,7 @@ describe('delivery steps: lease, claims, retries, concurrency, host pause', () =
     expect(failing.received).toHaveLength(5);
     const [pause] = await sql(
       `select failures, paused_until from delivery_host_pauses where merchant_id = ? and host = ?`,
-      [fixture.merchantId, '127.0.0.1'],
+      [fixture.merchantId, new URL(failing.url).host],
     );
     expect(pause).toMatchObject({ failures: 5 });
     const pausedUntil = new Date(pause!.paused_until as Date);
@@ -195,7 +195,7 @@ describe('delivery steps: lease, claims, retries, concurrency, host pause', () =
     expect(failing.received).toHaveLength(answer.attempted);
     const [pause] = await sql(
       `select failures, paused_until from delivery_host_pauses where merchant_id = ? and host = ?`,
-      [fixture.merchantId, '127.0.0.1'],
+      [fixture.merchantId, new URL(failing.url).host],
     );
     // Five failures in a row: 30 s, not doubled by the failures of attempts begun before it.
     expect(pause).toMatchObject({ failures: 5 });
