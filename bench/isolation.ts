@@ -44,7 +44,8 @@ import {
  * A throw-away stack as the other benches start it (bench/stack.ts: embedded PostgreSQL, the
  * Temporal dev server, the migrations, the production build), then the sandbox, the API, one
  * worker of role `payments-subscriptions` and one of role `deliveries` (the production shape,
- * decision 0071), each a process of its own; the receivers run in this process:
+ * decision 0071), each a process of its own; the merchants' endpoints run in this process (the
+ * chaos run's, dev/chaos/endpoints.ts):
  *   1. baseline: B has a webhook endpoint for payment.succeeded on a receiver that answers 200 at
  *      once; BENCH_ISOLATION_N (300) token POST /payments of B, one at a time (after
  *      BENCH_ISOLATION_WARMUP (30)): p50 and p95, and how soon each of B's events arrived.
