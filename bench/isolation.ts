@@ -283,14 +283,14 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - t0) / 1000;
     const cpuCores = cpuBetween(cpuBefore, sampleCpu(), seconds);
     // B's events of these payments, at its endpoint (give the last ones a few seconds).
-    const lags = async () =>
+    const lags = () =>
       bReceived()
         .filter((r) => answeredAt.has(r.objectId))
         .map((r) => r.atMonotonic - answeredAt.get(r.objectId)!);
-    let lag = await lags();
+    let lag = lags();
     for (let i = 0; i < 20 && lag.length < answeredAt.size; i++) {
       await sleep(500);
-      lag = await lags();
+      lag = lags();
     }
     samples.set(name, ms);
     const sorted = [...ms].sort((x, y) => x - y);
@@ -385,7 +385,7 @@ async function main(): Promise<void> {
       `${aPause.secondsAfterEvents} s after its events: ${aPause.attempts} attempts on ${aPause.jobsAttempted} jobs, ` +
       `${aPause.timeouts} timeouts, host failures ${aPause.hostFailures}, ` +
       (aPause.pausedForS === null ? 'host NOT paused' : `host paused for ${aPause.pausedForS} s more`) +
-      `, ${aPause.jobsWaitingWithoutAnAttempt} jobs waiting without an attempt spent`,
+      `, ${aPause.jobsWaitingWithoutAnAttempt} never-attempted jobs deferred past the pause`,
   );
 
   // 3. The baseline again, A's endpoint disabled (its pending deliveries cancelled): the two
