@@ -540,6 +540,13 @@ export function cpuBetween(before: CpuSample, after: CpuSample, seconds: number)
   return result;
 }
 
+/** CPU cores one process of this benchmark (by pid) used between two samples (1.0 = one core busy). */
+export function pidCores(before: CpuSample, after: CpuSample, pid: number | undefined, seconds: number): number {
+  if (pid === undefined) return 0;
+  const delta = (after.procs.get(pid)?.ticks ?? 0) - (before.procs.get(pid)?.ticks ?? 0);
+  return Number((delta / clockTicks / seconds).toFixed(2));
+}
+
 /** Resident set size per group (KiB), summed over its processes (PostgreSQL: shared memory counts once per backend). */
 export function rssByGroup(sample: CpuSample): Record<string, number> {
   const rss: Record<string, number> = {};

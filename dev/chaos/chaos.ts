@@ -7,7 +7,9 @@ import { startClusterChild } from '../stack/clusterChild';
 import { ROOT } from '../stack/stackParts';
 import { Recorder, sleep, type ChaosMerchant } from './client';
 import { defaultFaultPlan, runFaults, setSandboxFaults, type FaultPlan } from './faults';
-import { LIFECYCLE_CARDS, checkInvariants } from './invariants';
+import { LIFECYCLE_CARDS, checkDeliveryIsolation, checkInvariants } from './invariants';
+import { startAnsweringEndpoint, startHangingEndpoint } from './endpoints';
+import { DEFAULT_DELIVERY_CONCURRENCY_PER_MERCHANT } from '../../src/rules/deliverySchedule';
 import { checkMetrics, watchMetrics } from './metricsCheck';
 import { runLoad } from './load';
 import type { ChaosReport } from './report';
@@ -53,10 +55,26 @@ async function createMerchant(env: NodeJS.ProcessEnv, name: string): Promise<Cha
   return { id: out.merchant.id, publicKey: out.apiKey.publicKey, secretKey: out.apiKey.secretKey };
 }
 
+/** A webhook endpoint of the merchant for every event type (`*`), at `url`. */
+async function createEndpoint(apiUrl: string, merchant: ChaosMerchant, url: string): Promise<void> {
+  const res = await fetch(`${apiUrl}/webhook-endpoints`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${merchant.publicKey}:${merchant.secretKey}`).toString('base64')}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ url, enabledEvents: ['*'], description: 'chaos' }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  if (res.status !== 200) throw new Error(`POST /webhook-endpoints: ${res.status} ${await res.text()}`);
+}
+
 /**
  * A chaos run: starts `npm run cluster` in its own data dir and ports (short billing day), runs
  * the load and the faults for `durationS`, lets every record settle, then checks the money
- * invariants against the ledger, the database and the mail folder, and stops the cluster.
+ * invariants against the ledger, the database and the mail folder, and stops the cluster. A third
+ * merchant's webhook endpoint (every event type) hangs, and chaos-a's answers at once: invariant 8
+ * holds the hanging one to its concurrency and the other to being served meanwhile (decision 0072).
  */
 /** The lifecycle traffic as recorded: payments by lifecycle card and status, disputes by status. */
 function lifecycleCounts(db: Awaited<ReturnType<typeof readDatabase>>): NonNullable<ChaosReport['lifecycle']> {
@@ -79,6 +97,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const { env, restarts, file: cluster } = clusterChild;
   let metricsWatch: ReturnType<typeof watchMetrics> | undefined;
   let ledgerWatch: ReturnType<typeof watchLedgerOpen> | undefined;
+  // Issue 43: a merchant whose endpoint hangs, and another merchant's endpoint that answers.
+  const hanging = await startHangingEndpoint();
+  const answering = await startAnsweringEndpoint();
   try {
     const clusterStartS = (Date.now() - started) / 1000;
     opts.log(`chaos: cluster ready in ${clusterStartS.toFixed(0)} s; creating merchants`);
@@ -86,7 +107,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       await createMerchant(env, 'chaos-a'),
       await createMerchant(env, 'chaos-b'),
     ];
-    const merchantIds = merchants.map((m) => m.id);
+    // Its endpoint (every event type) hangs; chaos-a's answers at once (decision 0072).
+    const hangingMerchant = await createMerchant(env, 'chaos-hanging');
+    await createEndpoint(cluster.apiUrl, hangingMerchant, hanging.url);
+    await createEndpoint(cluster.apiUrl, merchants[0], `${answering.base}/chaos-a`);
+    const merchantIds = [...merchants, hangingMerchant].map((m) => m.id);
 
     // The workers' counters through the run (kills included), held against the database after it.
     metricsWatch = watchMetrics(cluster.metrics?.workers ?? []);
@@ -104,6 +129,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         until,
         sandboxUrl: cluster.sandboxUrl,
         lifecycleSubscriptions: opts.lifecycleSubscriptions,
+        hangingMerchant,
       }),
       runFaults({ dataDir, sandboxUrl: cluster.sandboxUrl, until, plan, log: opts.log }),
     ]);
@@ -156,6 +182,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         },
         workerKills: kills.filter((k) => k.kind === 'worker').map((k) => k.at),
       }),
+      checkDeliveryIsolation({
+        concurrencyPerMerchant:
+          Number(env.EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT) || DEFAULT_DELIVERY_CONCURRENCY_PER_MERCHANT,
+        hanging: { maxOpen: hanging.state.maxOpen, requests: hanging.state.total, held: hanging.held },
+        answeredAt: answering.received.map((r) => r.at),
+        until: Date.now(),
+      }),
     ];
     return {
       machine:
@@ -176,5 +209,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await metricsWatch?.stop();
     await ledgerWatch?.stop();
     await clusterChild.stop();
+    await Promise.all([hanging.close(), answering.close()]);
   }
 }

@@ -5,6 +5,8 @@
  * plain data, so they are unit-tested apart from the run.
  */
 
+import type { HeldSpan } from './endpoints';
+
 export interface LedgerEntryView {
   id: string;
   type: 'capture' | 'refund' | 'dispute';
@@ -425,4 +427,51 @@ export function checkInvariants(input: InvariantInput): InvariantResult[] {
     { name: 'emails sent once', checked: input.emails.length, violations: mail, notes: resent },
     { name: 'no 500 answers', checked: input.answers, violations: errors },
   ];
+}
+
+/** What the run's two webhook endpoints saw (dev/chaos/endpoints.ts). */
+export interface DeliveryIsolationInput {
+  /** EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT of the cluster. */
+  concurrencyPerMerchant: number;
+  /** The hanging merchant's endpoint: the most requests it held at once, all it got, when it held any. */
+  hanging: { maxOpen: number; requests: number; held: HeldSpan[] };
+  /** When another merchant's answering endpoint received each delivery (epoch ms). */
+  answeredAt: number[];
+  /** The end of the run (epoch ms): a span still held then ends there. */
+  until: number;
+}
+
+/**
+ * 8. A merchant whose endpoint hangs delays only its own deliveries (PRODUCT.md, "Isolation"):
+ * its endpoint never holds more than EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT requests at once, and
+ * another merchant's endpoint receives deliveries while it holds some. A run where the hanging
+ * endpoint was never called checked nothing: that is a violation too.
+ */
+export function checkDeliveryIsolation(input: DeliveryIsolationInput): InvariantResult {
+  const { hanging, concurrencyPerMerchant } = input;
+  const violations: string[] = [];
+  if (hanging.maxOpen > concurrencyPerMerchant) {
+    violations.push(
+      `the hanging endpoint held ${hanging.maxOpen} requests at once (limit ${concurrencyPerMerchant} per merchant)`,
+    );
+  }
+  if (hanging.requests === 0) violations.push('the hanging endpoint was never called: nothing was checked');
+  const heldMs = hanging.held.reduce((sum, s) => sum + Math.max(0, (s.to ?? input.until) - s.from), 0);
+  const whileHeld = input.answeredAt.filter((at) =>
+    hanging.held.some((s) => at >= s.from && at <= (s.to ?? input.until)),
+  ).length;
+  if (hanging.requests > 0 && whileHeld === 0) {
+    violations.push(
+      `no delivery reached the other merchant's endpoint during the ${(heldMs / 1000).toFixed(0)} s the hanging one held requests`,
+    );
+  }
+  return {
+    name: '8. a hanging endpoint delays only its merchant',
+    checked: hanging.requests + input.answeredAt.length,
+    violations,
+    notes: [
+      `hanging endpoint: ${hanging.requests} requests, at most ${hanging.maxOpen} at once, held ${(heldMs / 1000).toFixed(0)} s; ` +
+        `the other merchant's endpoint: ${input.answeredAt.length} deliveries, ${whileHeld} of them meanwhile`,
+    ],
+  };
 }

@@ -32,6 +32,12 @@ export interface LoadOptions {
    * the processor captured).
    */
   lifecycleSubscriptions?: boolean;
+  /**
+   * A third merchant whose webhook endpoint hangs (issue 43): one token-payment loop of its own, so
+   * its events keep coming, each delivery held until the attempt's 10 s run out. Its payments are
+   * checked like the others'; it is not part of the cross-merchant probes.
+   */
+  hangingMerchant?: ChaosMerchant;
 }
 
 interface Known {
@@ -475,6 +481,15 @@ export async function runLoad(opts: LoadOptions): Promise<void> {
       () => hostedPayment(pick(opts.merchants)),
     ),
   );
+  const hangingMerchant = opts.hangingMerchant;
+  if (hangingMerchant) {
+    loops.push(
+      loop(
+        () => 500 + Math.random() * 1000,
+        () => tokenPayment(hangingMerchant),
+      ),
+    );
+  }
   // Each lifecycle payment runs on by itself (its page, its settlement, its dispute take seconds),
   // so a new one starts every ~1 s per loop whatever the last one waits for.
   for (let i = 0; i < (opts.lifecycleLoops ?? 1); i++) {

@@ -1,4 +1,9 @@
-import { checkInvariants, type InvariantInput, type LedgerEntryView } from '../../dev/chaos/invariants';
+import {
+  checkDeliveryIsolation,
+  checkInvariants,
+  type InvariantInput,
+  type LedgerEntryView,
+} from '../../dev/chaos/invariants';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -319,5 +324,56 @@ describe('chaos invariants', () => {
     // A fourth copy after a copy no kill explains is a violation.
     run.deliveries.push({ messageId: '<eml_1@payments.local>', at: at('2026-01-01T00:04:10Z') });
     expect(violationsOf(run, 'emails')).toEqual(['email <eml_1@payments.local> delivered 4 times']);
+  });
+});
+
+describe('chaos invariant 8: a hanging endpoint delays only its merchant', () => {
+  const t0 = Date.parse('2026-01-01T00:00:00Z');
+  const isolated = () => ({
+    concurrencyPerMerchant: 4,
+    // Held from 2 s to 22 s (two rounds of 10 s attempts), then a probe from 52 s, still held at the end.
+    hanging: {
+      maxOpen: 4,
+      requests: 9,
+      held: [
+        { from: t0 + 2_000, to: t0 + 22_000 },
+        { from: t0 + 52_000, to: null },
+      ],
+    },
+    answeredAt: [t0 + 1_000, t0 + 5_000, t0 + 30_000, t0 + 55_000],
+    until: t0 + 60_000,
+  });
+
+  it('holds when the hanging endpoint stays within the concurrency and the other endpoint is served meanwhile', () => {
+    const result = checkDeliveryIsolation(isolated());
+    expect(result.violations).toEqual([]);
+    expect(result.checked).toBe(13);
+    expect(result.notes).toEqual([
+      "hanging endpoint: 9 requests, at most 4 at once, held 28 s; the other merchant's endpoint: 4 deliveries, 2 of them meanwhile",
+    ]);
+  });
+
+  it('catches more requests held at once than the concurrency', () => {
+    const input = isolated();
+    input.hanging.maxOpen = 5;
+    expect(checkDeliveryIsolation(input).violations).toEqual([
+      'the hanging endpoint held 5 requests at once (limit 4 per merchant)',
+    ]);
+  });
+
+  it('catches another merchant starved while the endpoint hangs', () => {
+    const input = isolated();
+    input.answeredAt = [t0 + 1_000, t0 + 30_000];
+    expect(checkDeliveryIsolation(input).violations).toEqual([
+      "no delivery reached the other merchant's endpoint during the 28 s the hanging one held requests",
+    ]);
+  });
+
+  it('catches a run whose hanging endpoint was never called', () => {
+    const input = isolated();
+    input.hanging = { maxOpen: 0, requests: 0, held: [] };
+    expect(checkDeliveryIsolation(input).violations).toEqual([
+      'the hanging endpoint was never called: nothing was checked',
+    ]);
   });
 });
