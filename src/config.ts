@@ -209,6 +209,12 @@ export const envSchema = z.object({
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: limit(10),
   /** Failed authentications per client address at once; 0 disables that limit. */
   RATE_LIMIT_AUTH_FAILURES_BURST: limit(20),
+  /**
+   * Proxies in front of the API whose X-Forwarded-For entries are trusted (0: none, the socket's
+   * peer is the client): the failed-authentication limit counts the address the farthest of them
+   * saw. Never more than there are, or a client picks the address it is counted under.
+   */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
 });
 
 export type Env = z.infer<typeof envSchema>;

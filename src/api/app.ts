@@ -37,6 +37,8 @@ export interface ApiSettings extends PaymentSettings, RefundSettings, Subscripti
   publicBaseUrl?: string;
   /** Absent: no rate limits (tests that do not test them). */
   rateLimit?: RateLimitSettings;
+  /** TRUST_PROXY_HOPS (absent: 0, X-Forwarded-For is not read). */
+  trustProxyHops?: number;
   /** WORKFLOW_STUCK_AFTER_SECONDS, given to the payment, refund, dispute and subscription workflows (absent: an hour). */
   stuckAfterSeconds?: number;
   /** PROVIDER_SECRETS_KEY (base64): webhook endpoint secrets are stored encrypted with it. */
@@ -93,7 +95,10 @@ export function allRoutes(
 
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
-  app.proxy = true;
+  // X-Forwarded-For is read only behind proxies the operator vouches for, and only their entries.
+  const hops = deps.settings.trustProxyHops ?? 0;
+  app.proxy = hops > 0;
+  app.maxIpsCount = hops;
   // The error middleware answers every error; Koa's default handler would print stacks.
   app.silent = true;
 

@@ -37,8 +37,9 @@ const freshAddress = () => `198.51.${process.pid % 250}.${++addressSeq}`;
 describe('rate limits', () => {
   let orm: MikroORM;
   const apis: TestApi[] = [];
-  const start = async (rateLimit: RateLimitSettings) => {
-    const api = await startTestApi({ orm, settings: { rateLimit } });
+  /** Behind one trusted proxy (TRUST_PROXY_HOPS=1) unless told: a test picks its address by X-Forwarded-For. */
+  const start = async (rateLimit: RateLimitSettings, trustProxyHops = 1) => {
+    const api = await startTestApi({ orm, settings: { rateLimit, trustProxyHops } });
     apis.push(api);
     return api;
   };
@@ -134,7 +135,7 @@ describe('rate limits', () => {
   describe('failed authentications per client address', () => {
     const settings = { ...OFF, authFailuresPerMinute: 6, authFailuresBurst: 3 };
 
-    it('answers 429 past the budget, to right credentials too, while other addresses go on', async () => {
+    it('answers 429 past the budget to refused keys; a key that verifies is never refused; other addresses go on', async () => {
       const api = await start(settings);
       const merchant = await createTestMerchant(orm, 'Guessed');
       const wrong = basicAuth(merchant.publicKey, `${merchant.secretKey}x`);
@@ -154,11 +155,24 @@ describe('rate limits', () => {
       expect(Number(h.retryAfter)).toBeLessThanOrEqual(10);
       expect(Number(h.reset)).toBeGreaterThanOrEqual(Number(h.retryAfter));
 
-      // While blocked, even the right key is refused from there (guessing must not go on)...
-      expect((await request(api, merchant.auth, address)).status).toBe(429);
-      // ...however the client writes X-Forwarded-For: the nearest proxy's entry counts.
+      // While the address is over its budget, the right key still answers (issue 44: an address
+      // can be shared or spoofed; a valid key is never locked out by someone else's failures).
+      expect((await request(api, merchant.auth, address)).status).toBe(200);
+      // ...and however the client writes X-Forwarded-For, the trusted proxy's entry counts.
       expect((await request(api, wrong, `10.1.2.3, ${address}`)).status).toBe(429);
       // Another address is not affected.
+      expect((await request(api, wrong, freshAddress())).status).toBe(401);
+    });
+
+    it('without trusted proxies (TRUST_PROXY_HOPS=0, the default) X-Forwarded-For is ignored: the socket counts', async () => {
+      const api = await start(settings, 0);
+      const merchant = await createTestMerchant(orm, 'Behind no proxy');
+      const wrong = basicAuth(merchant.publicKey, `${merchant.secretKey}x`);
+      // A fresh header per attempt does not buy a fresh budget: all come from the same socket peer.
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await request(api, wrong, freshAddress())).status);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      // Nor does a spoofed header block anyone: the valid key answers.
       expect((await request(api, merchant.auth, freshAddress())).status).toBe(200);
     });
 

@@ -15,13 +15,14 @@ export interface AuthLimits {
 }
 
 /**
- * The client's address: the one the nearest proxy saw (the last `X-Forwarded-For` entry, as the
- * app trusts proxies), else the socket's peer. The last entry, not the first: the first is
- * whatever the client wrote, so a client could pick a fresh address per attempt.
+ * The client's address: behind TRUST_PROXY_HOPS trusted proxies, the one the farthest of them saw
+ * (the first of the last TRUST_PROXY_HOPS `X-Forwarded-For` entries: Koa keeps only those);
+ * otherwise, or without the header, the socket's peer. Entries before those are whatever the
+ * client wrote, so a client could pick a fresh address per attempt, or someone else's.
  */
 export function clientAddress(ctx: AppContext): string {
   const forwarded = ctx.request.ips;
-  const address = forwarded.length > 0 ? forwarded[forwarded.length - 1]! : (ctx.req.socket.remoteAddress ?? '');
+  const address = forwarded.length > 0 ? forwarded[0]! : (ctx.req.socket.remoteAddress ?? '');
   // Bounded key length whatever a header carries.
   return address.length <= 64 ? address : createHash('sha256').update(address).digest('hex');
 }
@@ -31,18 +32,19 @@ export function authenticate(authenticator: Authenticator, limits: AuthLimits = 
   const failures = apiMetrics().authFailures;
   return async (ctx, next) => {
     const header = ctx.get('Authorization') || undefined;
-    // An address over its failed-authentication budget is refused before its credentials are
-    // checked, right ones included: otherwise guessing would go on at full speed.
     const address = authFailures ? `addr:${clientAddress(ctx)}` : '';
-    const blocked = authFailures?.blocked(address);
-    if (blocked) throw tooManyFailures(blocked);
     try {
+      // Credentials that verify are never refused, whatever the address's failures (an address
+      // can be shared or spoofed; a secret of 256 random bits is not guessed by retrying).
       ctx.state.caller = await authenticator.authenticate(header);
     } catch (err) {
       // A refusal (401 / 403); a database outage is no authentication failure.
       if (err instanceof AppError) failures.inc({ code: err.code });
-      // Presented credentials that are refused (401) count against the address; none at all do not.
+      // Presented credentials that are refused (401) count against the address; none at all do
+      // not. Over the budget the refusal is 429 (with when to retry) instead of 401.
       if (authFailures && header !== undefined && err instanceof AppError && err.status === 401) {
+        const blocked = authFailures.blocked(address);
+        if (blocked) throw tooManyFailures(blocked);
         const decision = await authFailures.consume(address);
         if (!decision.allowed) throw tooManyFailures(decision);
       }
