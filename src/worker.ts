@@ -7,6 +7,7 @@ import type { ProviderRegistry } from './providers/registry';
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflowBundle';
 import { requestIdActivityInterceptors } from './temporal/requestId';
+import { databaseErrorScrubbingInterceptors } from './temporal/activityErrors';
 import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
 import { deliveryTaskQueue } from './temporal/taskQueues';
 import { workflowCacheOptions, type WorkflowCacheSettings } from './temporal/workflowCache';
@@ -92,6 +93,12 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   return workers;
 }
 
+/**
+ * Every activity's interceptors: its request id in its log lines; its database errors scrubbed
+ * before they reach history (decision 0074).
+ */
+export const ACTIVITY_INTERCEPTORS = [requestIdActivityInterceptors, databaseErrorScrubbingInterceptors];
+
 /** Merchants whose deliveries one delivery worker runs at once. */
 const DELIVERY_STEP_SLOTS = 200;
 
@@ -159,7 +166,7 @@ function workerOptions(
     // The request id of the API request that started a workflow, in its activities' log lines
     // (a bundle carries the workflow interceptors itself: src/workflowBundle.ts).
     interceptors: {
-      activity: [requestIdActivityInterceptors],
+      activity: ACTIVITY_INTERCEPTORS,
       ...(deps.workflowBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
     },
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
