@@ -167,6 +167,17 @@ export async function stopEndpointDeliveries(tx: EntityManager, endpointId: stri
   );
 }
 
+/** The caller's endpoint, its row locked to the end of the transaction; another's is not found. */
+async function lockedEndpoint(tx: EntityManager, scope: RecordScope, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await tx.findOne(
+    WebhookEndpoint,
+    { id, merchant: scope.merchantId, environment: scope.environment },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
+  if (!endpoint) throw webhookEndpointNotFound();
+  return endpoint;
+}
+
 /**
  * Applies the fields given; another merchant's or environment's endpoint is not found. Disabled:
  * its pending deliveries stop at once (a later re-enable resumes only new ones).
@@ -178,12 +189,7 @@ export async function updateWebhookEndpoint(
   change: WebhookEndpointChange,
 ): Promise<WebhookEndpoint> {
   return em.fork().transactional(async (tx) => {
-    const endpoint = await tx.findOne(
-      WebhookEndpoint,
-      { id, merchant: scope.merchantId, environment: scope.environment },
-      { lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
-    if (!endpoint) throw webhookEndpointNotFound();
+    const endpoint = await lockedEndpoint(tx, scope, id);
     const fields: Partial<WebhookEndpoint> = {};
     if (change.url !== undefined) fields.url = change.url;
     if (change.enabledEvents !== undefined) fields.enabledEvents = unique(change.enabledEvents);
@@ -207,12 +213,7 @@ export async function updateWebhookEndpoint(
  */
 export async function deleteWebhookEndpoint(em: EntityManager, scope: RecordScope, id: string): Promise<void> {
   await em.fork().transactional(async (tx) => {
-    const endpoint = await tx.findOne(
-      WebhookEndpoint,
-      { id, merchant: scope.merchantId, environment: scope.environment },
-      { lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
-    if (!endpoint) throw webhookEndpointNotFound();
+    await lockedEndpoint(tx, scope, id);
     await stopEndpointDeliveries(tx, id, 'endpoint deleted');
     await tx.nativeDelete(WebhookEndpoint, { id });
   });
@@ -231,12 +232,7 @@ export async function rotateWebhookEndpointSecret(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const secrets = requireSecrets(secretsKey);
   return em.fork().transactional(async (tx) => {
-    const endpoint = await tx.findOne(
-      WebhookEndpoint,
-      { id, merchant: scope.merchantId, environment: scope.environment },
-      { lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
-    if (!endpoint) throw webhookEndpointNotFound();
+    const endpoint = await lockedEndpoint(tx, scope, id);
     const now = new Date();
     const secret = newWebhookSecret();
     const context = secretContext(endpoint, scope.merchantId);

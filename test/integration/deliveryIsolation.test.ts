@@ -1,7 +1,7 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
-import { startHangingEndpoint } from '../helpers/hangingEndpoint';
+import { startHangingEndpoint } from '../../dev/chaos/endpoints';
 import { recordEvent } from '../../src/domain/events';
 import { Merchant } from '../../src/db/entities';
 import { DEFAULT_DELIVERY_CONCURRENCY_PER_MERCHANT, HOST_PAUSE_AFTER_FAILURES } from '../../src/rules/deliverySchedule';
@@ -55,7 +55,7 @@ describe('a merchant whose endpoint hangs delays only its own deliveries', () =>
     }
     await em.flush();
     await eventually(
-      async () => hanging.open,
+      async () => hanging.state.open,
       (n) => n >= 1,
       10_000,
     );
@@ -73,7 +73,7 @@ describe('a merchant whose endpoint hangs delays only its own deliveries', () =>
       expect(res.status).toBe(200);
       expect(res.body.status).toBe('succeeded');
       answeredAt.set(res.body.id, Date.now());
-      expect(hanging.open).toBeLessThanOrEqual(DEFAULT_DELIVERY_CONCURRENCY_PER_MERCHANT);
+      expect(hanging.state.open).toBeLessThanOrEqual(DEFAULT_DELIVERY_CONCURRENCY_PER_MERCHANT);
     }
     await eventually(
       async () => receiver.received.length,
@@ -103,6 +103,6 @@ describe('a merchant whose endpoint hangs delays only its own deliveries', () =>
     const paused = await eventually(rowsOf, (r) => r.waiting >= 200 - 2 * HOST_PAUSE_AFTER_FAILURES, 40_000, 500);
     expect(paused.timeouts).toBeGreaterThanOrEqual(HOST_PAUSE_AFTER_FAILURES);
     expect(paused.attempted).toBeLessThan(2 * HOST_PAUSE_AFTER_FAILURES);
-    expect(hanging.maxOpen).toBeLessThanOrEqual(DEFAULT_DELIVERY_CONCURRENCY_PER_MERCHANT);
+    expect(hanging.state.maxOpen).toBeLessThanOrEqual(DEFAULT_DELIVERY_CONCURRENCY_PER_MERCHANT);
   }, 90_000);
 });
