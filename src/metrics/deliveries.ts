@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Gauge } from 'prom-client';
 import type { Logger } from '../logger';
+import { registerEnvironmentGauges, type EnvironmentCount } from './environmentGauges';
 
 /**
  * The state of event deliveries (decisions 0069, 0071) as gauges the alert rules read
@@ -14,25 +14,17 @@ import type { Logger } from '../logger';
  * - `webhook_endpoints_failing`: enabled endpoints whose every delivery fails (failing_since set);
  * - `webhook_endpoints_failing_seconds`: how long the longest of them has been failing (0: none);
  *   at 3 days it is disabled.
- * Counted by the API at scrape time as src/metrics/backlog.ts does (cached for CACHE_MS, pending
- * rows through the partial index delivery_jobs_due_idx; endpoints are few per merchant). A failed
- * query leaves the gauges without series; the next scrape asks again.
+ * Counted by the API at scrape time as src/metrics/backlog.ts does (src/metrics/environmentGauges.ts;
+ * pending rows through the partial index delivery_jobs_due_idx; endpoints are few per merchant).
  */
 export const EVENT_DELIVERY_OVERDUE_SECONDS = 300;
-const CACHE_MS = 15_000;
-const ENVIRONMENTS = ['test', 'live'] as const;
-
-interface Row {
-  environment: string;
-  n: number;
-}
 
 interface Snapshot {
-  pending: Row[];
-  overdue: Row[];
-  disabled: Row[];
-  failing: Row[];
-  failingSeconds: Row[];
+  pending: EnvironmentCount[];
+  overdue: EnvironmentCount[];
+  disabled: EnvironmentCount[];
+  failing: EnvironmentCount[];
+  failingSeconds: EnvironmentCount[];
 }
 
 let registered = false;
@@ -40,12 +32,9 @@ let registered = false;
 export function registerDeliveryGauges(orm: MikroORM, logger: Logger): void {
   if (registered) return;
   registered = true;
-  let cached: { at: number; snapshot: Promise<Snapshot | null> } | undefined;
-  const snapshot = (): Promise<Snapshot | null> => {
-    const now = Date.now();
-    if (cached && now - cached.at < CACHE_MS) return cached.snapshot;
-    const sql = orm.em.getConnection();
-    const taken = Promise.all([
+  const sql = orm.em.getConnection();
+  const read = (): Promise<Snapshot> =>
+    Promise.all([
       sql.execute(
         `select environment,
                 count(*)::int as pending,
@@ -62,58 +51,47 @@ export function registerDeliveryGauges(orm: MikroORM, logger: Logger): void {
                   as failing_seconds
            from webhook_endpoints group by environment`,
       ),
-    ]).then(
-      ([jobs, endpoints]) => {
-        const pick = (rows: Array<Record<string, unknown>>, column: string): Row[] =>
-          rows.map((r) => ({ environment: String(r.environment), n: Number(r[column]) }));
-        return {
-          pending: pick(jobs, 'pending'),
-          overdue: pick(jobs, 'overdue'),
-          disabled: pick(endpoints, 'disabled'),
-          failing: pick(endpoints, 'failing'),
-          failingSeconds: pick(endpoints, 'failing_seconds'),
-        };
-      },
-      (err: unknown) => {
-        logger.warn({ err }, 'delivery gauges: query failed');
-        cached = undefined;
-        return null;
-      },
-    );
-    cached = { at: now, snapshot: taken };
-    return taken;
-  };
-  const gauge = (name: string, help: string, pick: (s: Snapshot) => Row[]) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['environment'],
-      // Every API process counts the same rows: a cluster shows one count, not their sum.
-      aggregator: 'max',
-      async collect() {
-        const s = await snapshot();
-        this.reset();
-        if (!s) return;
-        // Both environments always have a series (0 when there is nothing).
-        for (const environment of ENVIRONMENTS) this.set({ environment }, 0);
-        for (const row of pick(s)) this.set({ environment: row.environment }, row.n);
-      },
+    ]).then(([jobs, endpoints]) => {
+      const pick = (rows: Array<Record<string, unknown>>, column: string): EnvironmentCount[] =>
+        rows.map((r) => ({ environment: String(r.environment), n: Number(r[column]) }));
+      return {
+        pending: pick(jobs, 'pending'),
+        overdue: pick(jobs, 'overdue'),
+        disabled: pick(endpoints, 'disabled'),
+        failing: pick(endpoints, 'failing'),
+        failingSeconds: pick(endpoints, 'failing_seconds'),
+      };
     });
-  gauge('event_deliveries_pending', 'Event deliveries still to deliver (due or waiting for a retry)', (s) => s.pending);
-  gauge(
-    'event_deliveries_overdue',
-    `Event deliveries due for more than ${EVENT_DELIVERY_OVERDUE_SECONDS} s that no delivery step has taken`,
-    (s) => s.overdue,
-  );
-  gauge(
-    'webhook_endpoints_disabled',
-    'Webhook endpoints disabled (by their merchant, or after 3 days of failures)',
-    (s) => s.disabled,
-  );
-  gauge('webhook_endpoints_failing', 'Enabled webhook endpoints whose deliveries all fail', (s) => s.failing);
-  gauge(
-    'webhook_endpoints_failing_seconds',
-    'How long the longest-failing enabled webhook endpoint has failed (disabled at 3 days)',
-    (s) => s.failingSeconds,
-  );
+  registerEnvironmentGauges<Snapshot>({
+    what: 'delivery gauges',
+    logger,
+    read,
+    gauges: [
+      {
+        name: 'event_deliveries_pending',
+        help: 'Event deliveries still to deliver (due or waiting for a retry)',
+        pick: (s) => s.pending,
+      },
+      {
+        name: 'event_deliveries_overdue',
+        help: `Event deliveries due for more than ${EVENT_DELIVERY_OVERDUE_SECONDS} s that no delivery step has taken`,
+        pick: (s) => s.overdue,
+      },
+      {
+        name: 'webhook_endpoints_disabled',
+        help: 'Webhook endpoints disabled (by their merchant, or after 3 days of failures)',
+        pick: (s) => s.disabled,
+      },
+      {
+        name: 'webhook_endpoints_failing',
+        help: 'Enabled webhook endpoints whose deliveries all fail',
+        pick: (s) => s.failing,
+      },
+      {
+        name: 'webhook_endpoints_failing_seconds',
+        help: 'How long the longest-failing enabled webhook endpoint has failed (disabled at 3 days)',
+        pick: (s) => s.failingSeconds,
+      },
+    ],
+  });
 }
