@@ -155,25 +155,28 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
    * paused already). An attempt begun before its host paused that fails during the pause is not
    * counted: the pause is what its failures earned, doubled only by a failed try after it.
    */
-  const hostFailed = async (merchantId: string, host: string): Promise<Date | null> => {
-    const [row] = await exec<{ failures: number }>(
-      `insert into delivery_host_pauses as p (merchant_id, host, failures, paused_until) values (?, ?, 1, null)
-        on conflict (merchant_id, host) do update set failures = p.failures + 1
-        where p.paused_until is null or p.paused_until <= now()
-        returning failures`,
-      [merchantId, host],
-    );
-    if (!row) return null;
-    const seconds = hostPauseSeconds(row.failures);
-    if (seconds === 0) return null;
-    const until = new Date(Date.now() + seconds * 1000);
-    await exec(`update delivery_host_pauses set paused_until = ? where merchant_id = ? and host = ?`, [
-      until,
-      merchantId,
-      host,
-    ]);
-    return until;
-  };
+  const hostFailed = (merchantId: string, host: string): Promise<Date | null> =>
+    // The count and the pause are written under the row's lock, in one transaction: a failure
+    // that lands between them (attempts in flight at once) sees the pause and is not counted.
+    orm.em.fork().transactional(async (tx) => {
+      const [row] = await tx.execute<Array<{ failures: number }>>(
+        `insert into delivery_host_pauses as p (merchant_id, host, failures, paused_until) values (?, ?, 1, null)
+          on conflict (merchant_id, host) do update set failures = p.failures + 1
+          where p.paused_until is null or p.paused_until <= now()
+          returning failures`,
+        [merchantId, host],
+      );
+      if (!row) return null;
+      const seconds = hostPauseSeconds(row.failures);
+      if (seconds === 0) return null;
+      const until = new Date(Date.now() + seconds * 1000);
+      await tx.execute(`update delivery_host_pauses set paused_until = ? where merchant_id = ? and host = ?`, [
+        until,
+        merchantId,
+        host,
+      ]);
+      return until;
+    });
   const hostSucceeded = (merchantId: string, host: string) =>
     exec(`delete from delivery_host_pauses where merchant_id = ? and host = ?`, [merchantId, host]);
 
