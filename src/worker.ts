@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflowBundle';
 import { requestIdActivityInterceptors } from './temporal/requestId';
 import { databaseErrorScrubbingInterceptors } from './temporal/activityErrors';
+import { inFlightActivityInterceptors, workerShutdownOptions } from './temporal/workerShutdown';
 import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
 import { deliveryTaskQueue } from './temporal/taskQueues';
 import { workflowCacheOptions, type WorkflowCacheSettings } from './temporal/workflowCache';
@@ -95,9 +96,13 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
 
 /**
  * Every activity's interceptors: its request id in its log lines; its database errors scrubbed
- * before they reach history (decision 0074).
+ * before they reach history (decision 0074); what a forced stop leaves behind (decision 0075).
  */
-export const ACTIVITY_INTERCEPTORS = [requestIdActivityInterceptors, databaseErrorScrubbingInterceptors];
+export const ACTIVITY_INTERCEPTORS = [
+  requestIdActivityInterceptors,
+  databaseErrorScrubbingInterceptors,
+  inFlightActivityInterceptors,
+];
 
 /** Merchants whose deliveries one delivery worker runs at once. */
 const DELIVERY_STEP_SLOTS = 200;
@@ -180,6 +185,7 @@ function workerOptions(
         }
       : {}),
     ...WORKFLOW_TASK_POLLING,
+    ...workerShutdownOptions(),
     // A delivery step holds one slot per merchant for up to 50 s, mostly waiting on sockets.
     ...(taskQueue === deliveryTaskQueue(deps.taskQueue)
       ? { maxConcurrentActivityTaskExecutions: DELIVERY_STEP_SLOTS }

@@ -13,6 +13,7 @@ import { createWorkers } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
 import { deliveryTaskQueue, workerTaskQueues } from '../temporal/taskQueues';
+import { activitiesInFlight, isForcedShutdown } from '../temporal/workerShutdown';
 import { startDeliveryKicker } from '../temporal/deliveryKicker';
 import { createDeadlineResolver } from '../net/deadlineResolver';
 import { workflowCacheSettings } from '../temporal/workflowCache';
@@ -183,9 +184,28 @@ async function main(): Promise<void> {
       throw err;
     }
   };
-  await Promise.all([...workers.map((worker) => worker.run()), promotion()]);
+  let forced = false;
+  await Promise.all([
+    ...workers.map((worker) =>
+      worker.run().catch((err: unknown) => {
+        if (!isForcedShutdown(err)) throw err;
+        forced = true;
+        // Abandoned, not lost: each attempt times out on the server and is retried (decision 0075).
+        logger.warn(
+          { taskQueue: worker.options.taskQueue, activitiesInFlight: activitiesInFlight() },
+          'worker stop forced: activities still running were abandoned',
+        );
+      }),
+    ),
+    promotion(),
+  ]);
   if (liveness) clearInterval(liveness);
   await kicker?.stop();
+  if (forced) {
+    // Closing the pool would wait on the abandoned statements: the process ends here.
+    logger.info('worker stopped by force');
+    process.exit(1);
+  }
   logger.info('worker stopped');
   await orm.close();
   await connection.close();

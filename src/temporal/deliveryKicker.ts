@@ -22,6 +22,9 @@ export interface DeliveryKicker {
   stop(): Promise<void>;
 }
 
+/** How long stop() waits for a round in progress. */
+const STOP_WAIT_MS = 2000;
+
 /** Merchants that look for a delivery step at a time (the rest wait a round). */
 const MERCHANTS_PER_ROUND = 500;
 
@@ -84,7 +87,11 @@ export function startDeliveryKicker(opts: DeliveryKickerOptions): DeliveryKicker
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await round;
+      // A round waiting on a busy pool (up to its 60 s) is left to end by itself: its wake-ups
+      // are harmless, and a stopping process must not wait on it (decision 0075).
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([round, new Promise((resolve) => (waited = setTimeout(resolve, STOP_WAIT_MS)))]);
+      clearTimeout(waited);
     },
   };
 }

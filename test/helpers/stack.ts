@@ -24,6 +24,7 @@ import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
 import { clientInterceptors } from '../../src/temporal/connection';
 import type { Logger } from '../../src/logger';
+import { activitiesInFlight, isForcedShutdown } from '../../src/temporal/workerShutdown';
 
 export const testLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
 
@@ -261,7 +262,16 @@ export async function startTestWorker(
     ...(opts.productionProfile ? { productionProfile: true } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
   });
-  const running = workers.map((worker) => worker.run().catch(() => undefined));
+  const running = workers.map((worker) =>
+    worker.run().catch((err: unknown) => {
+      // A stop that outlasted the force time (decision 0075): say what it left behind.
+      if (isForcedShutdown(err)) {
+        process.stderr.write(
+          `worker on ${worker.options.taskQueue} stopped by force; activities running: ${JSON.stringify(activitiesInFlight())}\n`,
+        );
+      }
+    }),
+  );
   // As a worker process that delivers events does (src/main/worker.ts), for this file's merchants.
   const deliveries = deliveryTaskQueue(opts.taskQueue);
   const kicker = taskQueues.includes(deliveries)
@@ -279,7 +289,8 @@ export async function startTestWorker(
     for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     await Promise.all(running);
     await clientConnection.close();
-    await connection.close();
+    // After a forced stop the abandoned worker still holds the connection.
+    await connection.close().catch(() => undefined);
   };
   let stopped: Promise<void> | undefined;
   return {
