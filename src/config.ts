@@ -192,8 +192,11 @@ export const envSchema = z.object({
   WORKER_DEPLOYMENT_NAME: z.string().min(1).max(255).default('payment-platform'),
   /** Default: the build id in the bundle's manifest (its content hash, or WORKER_BUILD_ID at build time). */
   WORKER_BUILD_ID: z.string().min(1).max(255).optional(),
-  /** The worker makes its version Current at start if it is the newest; false when a deploy pipeline promotes versions. */
-  WORKER_SET_CURRENT_VERSION: flagOn,
+  /**
+   * The worker makes its version Current at start if it is the newest (development). Default off
+   * in production: the deploy step promotes (`workers:promote`, decision 0083).
+   */
+  WORKER_SET_CURRENT_VERSION: z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional(),
 
   // Verified API keys are cached at most this long; a revoked key is refused within it.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),
@@ -219,7 +222,9 @@ export const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
-export interface Config extends Env {
+export interface Config extends Omit<Env, 'WORKER_SET_CURRENT_VERSION'> {
+  /** Unset: on in development, off in production (decision 0083). */
+  WORKER_SET_CURRENT_VERSION: boolean;
   /** Absolute data directory. */
   dataDir: string;
   databaseUrl: string;
@@ -295,6 +300,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     ...env,
     PROVIDER_SECRETS_KEY:
       env.PROVIDER_SECRETS_KEY ?? (env.NODE_ENV === 'production' ? undefined : readDevSecretsKey(dataDir)),
+    WORKER_SET_CURRENT_VERSION:
+      env.WORKER_SET_CURRENT_VERSION === undefined
+        ? env.NODE_ENV !== 'production'
+        : ['true', '1', 'yes'].includes(env.WORKER_SET_CURRENT_VERSION),
     dataDir,
     databaseUrl: env.DATABASE_URL ?? stack?.databaseUrl ?? embeddedDatabaseUrl(env.PG_PORT),
     temporalAddress: env.TEMPORAL_ADDRESS ?? stack?.temporalAddress ?? `127.0.0.1:${env.TEMPORAL_PORT}`,

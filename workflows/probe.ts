@@ -1,4 +1,5 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo, setWorkflowOptions } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from './versioning';
 import type { Activities } from '../activities';
 
 const { probeDatabase } = proxyActivities<Activities>({
@@ -20,3 +21,4 @@ export async function probeWorkflow(echo: string): Promise<ProbeResult> {
   const databaseTime = await probeDatabase();
   return { workflowId: workflowInfo().workflowId, databaseTime, echo };
 }
+setWorkflowOptions(pinnedWhenVersioned, probeWorkflow);

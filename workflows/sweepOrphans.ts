@@ -1,4 +1,5 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from './versioning';
 import { SWEEP_DISPUTES, SWEEP_OUTBOX_RELAY, SWEEP_SUBSCRIPTIONS } from './patches';
 import type { Activities } from '../activities';
 import { LIVE_KINDS, ORPHAN_KINDS, type LiveKind, type OrphanKind } from '../src/rules/orphanKinds';
@@ -73,3 +74,4 @@ export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<Sw
   }
   return examined;
 }
+setWorkflowOptions(pinnedWhenVersioned, sweepOrphansWorkflow);

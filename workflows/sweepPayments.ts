@@ -1,4 +1,5 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from './versioning';
 import type { Activities } from '../activities';
 
 const acts = proxyActivities<Activities>({
@@ -13,3 +14,4 @@ const acts = proxyActivities<Activities>({
 export async function sweepOrphanPaymentsWorkflow(input: { olderThanSeconds: number; limit: number }): Promise<number> {
   return acts.startOrphanPaymentWorkflows(input.olderThanSeconds, input.limit);
 }
+setWorkflowOptions(pinnedWhenVersioned, sweepOrphanPaymentsWorkflow);

@@ -16,6 +16,7 @@ import {
   ROOT,
   readyBanner,
   startEntry,
+  promoteStackBuild,
   waitForWorkers,
   waitUntilReady,
   workerMetricsPort,
@@ -218,6 +219,7 @@ async function main(): Promise<void> {
         waitForWorkers({ ...config, temporalAddress }, { since: startedAt, count, role }),
       ),
     );
+    await promoteStackBuild({ ...config, temporalAddress });
 
     say(
       readyBanner({

@@ -14,6 +14,8 @@ import { temporalClientOptions } from '../../src/temporal/connection';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ownChild } from '../infra/processes';
 import { metricsUrl } from '../../src/metrics/address';
+import { promoteBuild } from '../../src/temporal/deploymentVersion';
+import { loadWorkflowBundle } from '../../src/workflowBundle';
 
 /** The parts `npm start` and `npm run cluster` share: child processes, readiness waits, the banner. */
 export const ROOT = path.resolve(__dirname, '../..');
@@ -200,7 +202,9 @@ export async function waitForWorkers(
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const polled = await Promise.all(taskQueues.map(freshPollers));
-      if (polled.every((n) => n >= count) && (await hasCurrentVersion(connection, config))) return;
+      // Without self-promotion the stack's own deploy step promotes once every kind polls (promoteStackBuild).
+      const routed = !config.WORKER_SET_CURRENT_VERSION || (await hasCurrentVersion(connection, config));
+      if (polled.every((n) => n >= count) && routed) return;
       await new Promise((r) => setTimeout(r, 250));
     }
     throw new Error(`Fewer than ${count} workers polled ${taskQueues.join(' and ')} within ${timeoutMs / 1000} s`);
@@ -273,4 +277,28 @@ ${(facts.extraLines ?? []).map((l) => `  ${l}\n`).join('')}
 
   Operator CLI: npm run cli -- help
 Press Ctrl-C to stop.`;
+}
+
+/**
+ * The deploy step of a stack whose workers do not promote themselves (WORKER_SET_CURRENT_VERSION
+ * off, as in production; decision 0083): once every kind polls, the build its workers run becomes
+ * current, through the same function as `workers:promote`.
+ */
+export async function promoteStackBuild(config: Config): Promise<void> {
+  if (!config.WORKER_VERSIONING || config.WORKER_SET_CURRENT_VERSION) return;
+  const bundlePath = config.WORKFLOW_BUNDLE_PATH ?? path.join(config.dataDir, 'workflow-bundle.js');
+  const buildId = config.WORKER_BUILD_ID ?? loadWorkflowBundle(bundlePath).manifest.buildId;
+  const connection = await Connection.connect(temporalClientOptions(config));
+  try {
+    await promoteBuild({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      deploymentName: config.WORKER_DEPLOYMENT_NAME,
+      buildId,
+      taskQueues: workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE),
+      identity: 'npm-run-cluster',
+    });
+  } finally {
+    await connection.close();
+  }
 }

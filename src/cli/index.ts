@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConfigError, loadConfig } from '../config';
+import { ConfigError, loadConfig, type Config } from '../config';
 import { openOrm, migrate } from '../db/orm';
 import { errorText } from '../db/dbErrors';
 import {
@@ -32,6 +32,8 @@ import {
 } from '../domain/merchantProviders';
 import { AppError } from '../errors';
 import { ProviderSecrets } from '../providers/secrets';
+import { PROMOTE_USAGE, PromoteUsageError, runPromote } from './promote';
+import { VersionNotPolled } from '../temporal/deploymentVersion';
 
 /**
  * Operator CLI: `npm run cli -- <command> [options] --json`. It reaches the database of a
@@ -67,6 +69,7 @@ Commands:
                                              new payments of that environment get no provider
                                              (test: the built-in sandbox again); existing
                                              records keep the processor that served them
+${PROMOTE_USAGE}
   db:migrate                                 apply pending database migrations (and, with
                                              PROVIDER_SECRETS_KEY, encrypt signing secrets
                                              still stored in plain text)
@@ -271,6 +274,8 @@ async function main(): Promise<number> {
     if (err instanceof ConfigError) return fail(json, 'invalid_configuration', err.message, 78);
     throw err;
   }
+  // The deploy step's promotion asks Temporal, never the database.
+  if (command === 'workers:promote') return promote(config, rest, json);
   let orm;
   try {
     orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
@@ -319,6 +324,25 @@ async function migrateAndSeal(orm: Awaited<ReturnType<typeof openOrm>>, secretsK
     migrations,
     signingSecretsEncrypted: await sealSigningSecrets(orm.em.fork(), ProviderSecrets.fromBase64(secretsKey)),
   };
+}
+
+async function promote(config: Config, argv: string[], json: boolean): Promise<number> {
+  try {
+    const result = await runPromote(config, argv);
+    if (json) process.stdout.write(`${JSON.stringify({ promotion: result })}\n`);
+    else printHuman({ promotion: result });
+    return 0;
+  } catch (err) {
+    if (err instanceof PromoteUsageError) return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
+    if (err instanceof VersionNotPolled) {
+      if (json) {
+        const error = { code: 'version_not_polled', message: err.message, missingTaskQueues: err.missingTaskQueues };
+        process.stdout.write(`${JSON.stringify({ error })}\n`);
+      } else process.stderr.write(`${err.message}\n`);
+      return 4;
+    }
+    return fail(json, 'error', errorText(err), 1);
+  }
 }
 
 function fail(json: boolean, code: string, message: string, exitCode: number): number {

@@ -180,8 +180,12 @@ async function main(): Promise<void> {
       });
       logger.info({ deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId, decision }, 'worker deployment version');
     } catch (err) {
-      for (const worker of workers) worker.shutdown();
-      throw err;
+      // Never a crash loop: a version the server refuses to promote (e.g. roles deployed
+      // separately under one deployment name) waits for the deploy step (decision 0083).
+      logger.warn(
+        { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId, err: errorText(err) },
+        'worker version not promoted; promote it with `npm run cli -- workers:promote`',
+      );
     }
   };
   let forced = false;

@@ -1,5 +1,6 @@
 import type { Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
+import { status } from '@grpc/grpc-js';
 
 type DeploymentInfo = temporal.api.deployment.v1.IWorkerDeploymentInfo;
 
@@ -69,4 +70,93 @@ export async function promoteWorkerVersion(opts: PromoteOptions): Promise<Promot
       await new Promise((r) => setTimeout(r, 500));
     }
   }
+}
+
+/** A build that some task queue of its roles has not polled yet: promoting it would strand that queue's work. */
+export class VersionNotPolled extends Error {
+  constructor(
+    readonly buildId: string,
+    readonly missingTaskQueues: string[],
+  ) {
+    super(`build ${buildId} has no worker polling ${missingTaskQueues.join(', ')}: not promoted`);
+    this.name = 'VersionNotPolled';
+  }
+}
+
+export interface PromoteBuildOptions {
+  connection: Connection;
+  namespace: string;
+  deploymentName: string;
+  buildId: string;
+  /** Every task queue of every role of the build (workerTaskQueues): each must have polled. */
+  taskQueues: string[];
+  /** 1..99: route that share of new workflows to the build (a ramp); unset: make it current. */
+  rampPercent?: number;
+  identity: string;
+}
+
+export interface PromoteBuildResult {
+  deploymentName: string;
+  buildId: string;
+  action: 'current' | 'already-current' | 'ramping';
+  rampPercent: number | null;
+  taskQueues: string[];
+}
+
+/**
+ * The deploy step's promotion (`npm run cli -- workers:promote`, decision 0083): a build becomes
+ * current, or ramps, only once a worker of the build has polled every task queue of every role,
+ * so no queue's work is routed to a version nobody runs. Roles deployed separately under one
+ * deployment name are promoted once, by this step, never by whichever worker starts first.
+ */
+export async function promoteBuild(opts: PromoteBuildOptions): Promise<PromoteBuildResult> {
+  const service = opts.connection.workflowService;
+  const polled = await service
+    .describeWorkerDeploymentVersion({
+      namespace: opts.namespace,
+      deploymentVersion: { deploymentName: opts.deploymentName, buildId: opts.buildId },
+    })
+    .then(
+      (res) =>
+        new Set(
+          (res.workerDeploymentVersionInfo?.taskQueueInfos ?? [])
+            .filter((q) => q.type === temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)
+            .map((q) => q.name),
+        ),
+      (err: unknown) => {
+        // Unknown until a worker of the build polls.
+        if ((err as { code?: number }).code === status.NOT_FOUND) return new Set<string>();
+        throw err;
+      },
+    );
+  const missing = opts.taskQueues.filter((q) => !polled.has(q));
+  if (missing.length > 0) throw new VersionNotPolled(opts.buildId, missing);
+
+  const { workerDeploymentInfo, conflictToken } = await service.describeWorkerDeployment({
+    namespace: opts.namespace,
+    deploymentName: opts.deploymentName,
+  });
+  const base = { deploymentName: opts.deploymentName, buildId: opts.buildId, taskQueues: opts.taskQueues };
+  if (opts.rampPercent !== undefined) {
+    await service.setWorkerDeploymentRampingVersion({
+      namespace: opts.namespace,
+      deploymentName: opts.deploymentName,
+      buildId: opts.buildId,
+      percentage: opts.rampPercent,
+      conflictToken,
+      identity: opts.identity,
+    });
+    return { ...base, action: 'ramping', rampPercent: opts.rampPercent };
+  }
+  if (workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === opts.buildId) {
+    return { ...base, action: 'already-current', rampPercent: null };
+  }
+  await service.setWorkerDeploymentCurrentVersion({
+    namespace: opts.namespace,
+    deploymentName: opts.deploymentName,
+    buildId: opts.buildId,
+    conflictToken,
+    identity: opts.identity,
+  });
+  return { ...base, action: 'current', rampPercent: null };
 }
