@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { secretsKeyProblem } from './providers/secrets';
 import { WORKER_ROLES } from './temporal/taskQueues';
+import { payloadKeysProblem } from './temporal/payloadCodec';
 
 /**
  * Every environment variable the processes read, validated once at start.
@@ -106,6 +107,27 @@ export const envSchema = z.object({
       const problem = value === undefined ? null : secretsKeyProblem(value);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
+  /**
+   * Encrypts every Temporal payload (workflow and activity arguments and results, updates,
+   * signals, memos) before it reaches history: `id:base64[,id:base64...]`, 32-byte keys; the first
+   * encrypts, every one listed decrypts (rotation: new key first, old ones kept while their
+   * histories are; decision 0078). Required in production; `npm start` keeps one under DATA_DIR.
+   */
+  TEMPORAL_PAYLOAD_KEYS: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      const problem = value === undefined ? null : payloadKeysProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  /**
+   * Bearer token of the codec endpoint (`/codec/decode`, `/codec/encode` on the API's port) that
+   * lets the Temporal UI show decrypted payloads to operators. Unset: open in development, off
+   * (401) in production. At least 32 characters.
+   */
+  TEMPORAL_CODEC_TOKEN: z.string().min(32).optional(),
+  /** Origins of the Temporal UI allowed to call the codec endpoint (CORS; comma-separated). Default: the embedded UI. */
+  TEMPORAL_CODEC_CORS_ORIGINS: z.string().min(1).optional(),
   /** Where the Stripe adapter sends its requests (stripe-mock in tests). */
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.stripe.com'),
 
@@ -261,9 +283,14 @@ export function devSecretsKeyPath(dataDir: string): string {
   return path.join(dataDir, 'provider-secrets.key');
 }
 
-function readDevSecretsKey(dataDir: string): string | undefined {
+/** As devSecretsKeyPath, for TEMPORAL_PAYLOAD_KEYS (decision 0078). */
+export function devPayloadKeysPath(dataDir: string): string {
+  return path.join(dataDir, 'temporal-payload.keys');
+}
+
+function readDevSecretsKey(dataDir: string, file = devSecretsKeyPath(dataDir)): string | undefined {
   try {
-    return fs.readFileSync(devSecretsKeyPath(dataDir), 'utf8').trim() || undefined;
+    return fs.readFileSync(file, 'utf8').trim() || undefined;
   } catch {
     return undefined;
   }
@@ -300,6 +327,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     ...env,
     PROVIDER_SECRETS_KEY:
       env.PROVIDER_SECRETS_KEY ?? (env.NODE_ENV === 'production' ? undefined : readDevSecretsKey(dataDir)),
+    TEMPORAL_PAYLOAD_KEYS:
+      env.TEMPORAL_PAYLOAD_KEYS ??
+      (env.NODE_ENV === 'production' ? undefined : readDevSecretsKey(dataDir, devPayloadKeysPath(dataDir))),
     WORKER_SET_CURRENT_VERSION:
       env.WORKER_SET_CURRENT_VERSION === undefined
         ? env.NODE_ENV !== 'production'
@@ -336,6 +366,8 @@ function productionRefusals(env: Env): string[] {
     'PUBLIC_BASE_URL',
     // Merchants' signing secrets are stored only encrypted under it (decision 0067).
     'PROVIDER_SECRETS_KEY',
+    // Card tokens and customer data stay out of Temporal history (decision 0078).
+    'TEMPORAL_PAYLOAD_KEYS',
   ] as const;
   for (const name of required) {
     if (env[name] === undefined) refusals.push(`${name}: required in production`);

@@ -72,6 +72,8 @@ export interface WorkerDeps {
    * unset: the SDK's defaults (a cache sized from the heap limit, 10 s).
    */
   workflowCache?: WorkflowCacheSettings;
+  /** The encryption codec (src/temporal/payloadCodec.ts, decision 0078); unset: payloads in clear. */
+  dataConverter?: WorkerOptions['dataConverter'];
 }
 
 /**
@@ -191,6 +193,7 @@ function workerOptions(
       ? { maxConcurrentActivityTaskExecutions: DELIVERY_STEP_SLOTS }
       : {}),
     ...(deps.identity ? { identity: deps.identity } : {}),
+    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     ...(deps.workflowCache ? workflowCacheOptions(deps.workflowCache, taskQueue, deps.taskQueue) : {}),
   };
 }

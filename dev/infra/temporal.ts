@@ -11,6 +11,8 @@ export interface RunningTemporal {
 export interface StartTemporalOptions {
   port: number;
   uiPort?: number;
+  /** See DevServerOptions.uiCodecEndpoint (the CLI's dev server only). */
+  uiCodecEndpoint?: string;
   dbFile?: string;
   logFile?: string;
   namespace?: string;

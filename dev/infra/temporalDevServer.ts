@@ -10,6 +10,8 @@ export interface DevServerOptions {
   port: number;
   /** Omit for a headless server (tests). */
   uiPort?: number;
+  /** The UI's remote codec (the API's /codec, decision 0078): it shows payloads decrypted. */
+  uiCodecEndpoint?: string;
   /** SQLite file; omit for an in-memory server. */
   dbFile?: string;
   logFile?: string;
@@ -47,6 +49,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
   if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
   else args.push('--headless');
+  if (opts.uiPort && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of customSearchAttributes) {

@@ -4,13 +4,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../../src/config';
+import { devPayloadKeysPath, devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../../src/config';
 import { openOrm, migrate } from '../../src/db/orm';
 import { ensureDemoMerchant, type DemoCredentials } from '../../src/domain/demo';
 import { sealSigningSecrets } from '../../src/domain/signingSecrets';
 import { ProviderSecrets } from '../../src/providers/secrets';
 import { startMailCatcher } from '../mail/catcher';
 import { temporalClientOptions } from '../../src/temporal/connection';
+import { newPayloadKeys } from '../../src/temporal/payloadCodec';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ownChild } from '../infra/processes';
 import { metricsUrl } from '../../src/metrics/address';
@@ -99,6 +100,11 @@ export async function prepareStack(
       // Read by the API, workers and CLI of this DATA_DIR (see devSecretsKeyPath).
       secretsKey = randomBytes(32).toString('base64');
       fs.writeFileSync(devSecretsKeyPath(config.dataDir), secretsKey, { mode: 0o600 });
+    }
+    if (!config.TEMPORAL_PAYLOAD_KEYS && config.NODE_ENV !== 'production') {
+      // Temporal payloads are encrypted in development too (decision 0078); kept across restarts,
+      // since histories encrypted under it outlive the processes.
+      fs.writeFileSync(devPayloadKeysPath(config.dataDir), newPayloadKeys('dev'), { mode: 0o600 });
     }
     // Signing secrets a migration left in plain text are encrypted now (decision 0067).
     if (secretsKey) await sealSigningSecrets(orm.em.fork(), ProviderSecrets.fromBase64(secretsKey));

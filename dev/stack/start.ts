@@ -4,6 +4,7 @@ import { loadConfigOrExit, stackFilePath } from '../../src/config';
 import { startEmbeddedPostgres, type RunningPostgres } from '../infra/embeddedPostgres';
 import { startTemporal, type RunningTemporal } from '../infra/temporal';
 import { supervise, type Supervised } from '../infra/supervisor';
+import { CODEC_PATH } from '../../src/api/routes/codec';
 import { prepareStack, readyBanner, startEntry, waitForWorkers, waitUntilReady } from './stackParts';
 
 /**
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
       const server: RunningTemporal = await startTemporal({
         port: config.TEMPORAL_PORT,
         uiPort: config.TEMPORAL_UI_PORT,
+        // The UI asks the API's codec endpoint to decrypt payloads (decision 0078).
+        uiCodecEndpoint: `http://localhost:${config.PORT}${CODEC_PATH}`,
         dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
         logFile: path.join(logsDir, 'temporal.log'),
         namespace: config.TEMPORAL_NAMESPACE,

@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import { codecRoutes, type CodecSettings } from './routes/codec';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
@@ -55,6 +56,8 @@ export interface AppDeps {
   settings: ApiSettings;
   /** Hints of settled payment attempts (absent: the API waits for the workflow's Update). */
   outcomes?: OutcomeHintListener;
+  /** The Temporal UI's codec endpoint (decision 0078); absent: not served. */
+  codec?: CodecSettings;
   /** Routes mounted after the product's own, through the same pipeline (used by tests). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous route list
   extraRoutes?: RouteDef<any, any, any>[];
@@ -130,6 +133,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(health.routes());
   app.use(docs.routes());
   app.use(webhooks.routes());
+  if (deps.codec) app.use(codecRoutes(deps.codec).routes());
   app.use(api.allowedMethods({ throw: true }));
   return app;
 }

@@ -8,6 +8,7 @@ import { errorText } from '../db/dbErrors';
 import { createApp } from '../api/app';
 import { temporalClientOptions } from '../temporal/connection';
 import { requestIdClientOptions } from '../temporal/requestId';
+import { codecEndpoint, payloadDataConverter } from '../temporal/payloadCodec';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { OutcomeHintListener } from '../db/outcomeHints';
 import { collectProcessMetrics, renderApiMetrics } from '../metrics/api';
@@ -24,7 +25,13 @@ async function main(): Promise<void> {
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const temporal = Connection.lazy(temporalClientOptions(config));
-  const client = new Client({ connection: temporal, namespace: config.TEMPORAL_NAMESPACE, ...requestIdClientOptions });
+  const payloads = payloadDataConverter(config.TEMPORAL_PAYLOAD_KEYS);
+  const client = new Client({
+    connection: temporal,
+    namespace: config.TEMPORAL_NAMESPACE,
+    ...requestIdClientOptions,
+    ...payloads,
+  });
   const outcomes = OutcomeHintListener.start(config.databaseUrl, logger);
   const app = createApp({
     outcomes,
@@ -33,6 +40,7 @@ async function main(): Promise<void> {
     temporal,
     providers: providerRegistryFromConfig(config, orm, { logger }),
     logger,
+    ...codecEndpoint(config, payloads.dataConverter),
     settings: {
       authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
       publicBaseUrl: config.PUBLIC_BASE_URL,

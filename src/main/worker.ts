@@ -9,6 +9,7 @@ import { errorText } from '../db/dbErrors';
 import { temporalClientOptions, temporalConnectionOptions } from '../temporal/connection';
 import { installWorkerRuntime } from '../metrics/workerRuntime';
 import { requestIdClientOptions } from '../temporal/requestId';
+import { payloadDataConverter } from '../temporal/payloadCodec';
 import { createWorkers } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { ensureSchedules } from '../temporal/schedules';
@@ -88,10 +89,13 @@ async function main(): Promise<void> {
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
   const connection = await connectWithRetry(temporalConnectionOptions(config), (msg) => logger.warn(msg));
   const clientConnection = await Connection.connect(temporalClientOptions(config));
+  // Every payload this process writes is encrypted, its own starts (the sweeper) included (decision 0078).
+  const payloads = payloadDataConverter(config.TEMPORAL_PAYLOAD_KEYS);
   const client = new Client({
     connection: clientConnection,
     namespace: config.TEMPORAL_NAMESPACE,
     ...requestIdClientOptions,
+    ...payloads,
   });
   await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
   const identity = `worker-${process.pid}@${os.hostname()}`;
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
         }
       : {}),
     workflowCache,
+    ...payloads,
   });
   // A process that delivers events wakes the delivery workflows of merchants with due deliveries.
   const deliveries = deliveryTaskQueue(config.TEMPORAL_TASK_QUEUE);

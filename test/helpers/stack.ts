@@ -23,6 +23,7 @@ import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
 import { clientInterceptors } from '../../src/temporal/connection';
+import { codecEndpoint, newPayloadKeys, payloadDataConverter } from '../../src/temporal/payloadCodec';
 import type { Logger } from '../../src/logger';
 import { activitiesInFlight, isForcedShutdown } from '../../src/temporal/workerShutdown';
 
@@ -74,6 +75,17 @@ export function testProviders(
   });
 }
 
+/**
+ * TEMPORAL_PAYLOAD_KEYS of this test file's APIs, workers and worker processes: payloads are
+ * encrypted in tests as in production (decision 0078), under a fresh key per test file.
+ */
+export const TEST_PAYLOAD_KEYS = newPayloadKeys('test');
+/** The data converter of this file's clients and workers (spread into Client options). */
+export const testPayloads = payloadDataConverter(TEST_PAYLOAD_KEYS);
+
+/** TEMPORAL_CODEC_TOKEN of the test APIs' codec endpoint (`/codec/decode`, `/codec/encode`). */
+export const TEST_CODEC_TOKEN = 'codec-token-of-the-test-apis-0123456789';
+
 /** CURSOR_SECRET of the test APIs: one for the run, so a cursor from one test API is valid on another. */
 export const TEST_CURSOR_SECRET = 'cursor-secret-of-the-test-apis-0123456789';
 
@@ -108,6 +120,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     connection: temporal,
     namespace: opts.namespace ?? 'default',
     ...requestIdClientOptions,
+    ...testPayloads,
   });
   const outcomes = OutcomeHintListener.start(opts.databaseUrl ?? testStack().databaseUrl, opts.logger ?? testLogger);
   const app = createApp({
@@ -117,6 +130,15 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     temporal,
     providers: opts.providers ?? testProviders(orm),
     logger: opts.logger ?? testLogger,
+    ...codecEndpoint(
+      {
+        NODE_ENV: 'production',
+        TEMPORAL_CODEC_TOKEN: TEST_CODEC_TOKEN,
+        TEMPORAL_CODEC_CORS_ORIGINS: undefined,
+        TEMPORAL_UI_PORT: 8233,
+      },
+      testPayloads.dataConverter,
+    ),
     settings: {
       authCacheTtlMs: 5000,
       taskQueue: 'unused',
@@ -241,7 +263,12 @@ export async function startTestWorker(
     address: stack.temporalAddress,
     interceptors: clientInterceptors(),
   });
-  const client = new Client({ connection: clientConnection, namespace: 'default', ...requestIdClientOptions });
+  const client = new Client({
+    connection: clientConnection,
+    namespace: 'default',
+    ...requestIdClientOptions,
+    ...testPayloads,
+  });
   const taskQueues = workerTaskQueues(opts.role ?? 'all', opts.taskQueue);
   const workers = await createWorkers({
     connection,
@@ -261,6 +288,7 @@ export async function startTestWorker(
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     ...(opts.productionProfile ? { productionProfile: true } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
+    ...testPayloads,
   });
   const running = workers.map((worker) =>
     worker.run().catch((err: unknown) => {

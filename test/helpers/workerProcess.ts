@@ -6,6 +6,7 @@ import {
   SANDBOX_API_KEY,
   SANDBOX_WEBHOOK_SECRET,
   TEST_PROVIDER_SECRETS_KEY,
+  TEST_PAYLOAD_KEYS,
   testMerchants,
   type PaymentStack,
 } from './stack';
@@ -35,6 +36,7 @@ export function startWorkerProcess(
       SANDBOX_WEBHOOK_SECRET,
       // The test file's key, as its in-process workers have: signing secrets they sealed open here.
       PROVIDER_SECRETS_KEY: TEST_PROVIDER_SECRETS_KEY,
+      TEMPORAL_PAYLOAD_KEYS: TEST_PAYLOAD_KEYS,
       PUBLIC_BASE_URL: stack.api.baseUrl,
       PROVIDER_TIMEOUT_MS: '8000',
       LOG_LEVEL: 'silent',

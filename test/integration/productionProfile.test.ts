@@ -37,6 +37,7 @@ describe('production profile (PRODUCT.md)', () => {
         'PUBLIC_BASE_URL',
         'CURSOR_SECRET',
         'PROVIDER_SECRETS_KEY',
+        'TEMPORAL_PAYLOAD_KEYS',
       ]) {
         expect(stderr).toContain(`  ${name}: `);
       }

@@ -4,7 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import {
+  createTestMerchant,
+  startPaymentStack,
+  testPayloads,
+  type PaymentStack,
+  type TestMerchant,
+} from '../helpers/stack';
 import { startWorkerProcess } from '../helpers/workerProcess';
 import { call, eventually } from '../helpers/http';
 import { testStack } from '../setup/stackInfo';
@@ -26,7 +32,7 @@ describe('workflow stack traces (WORKFLOW_STACK_TRACES)', () => {
     await stack.worker.stop(); // this file's workflows run on worker processes
     merchant = await createTestMerchant(stack.orm, 'Stack trace merchant');
     connection = await Connection.connect({ address: testStack().temporalAddress });
-    client = new Client({ connection, namespace: 'default' });
+    client = new Client({ connection, namespace: 'default', ...testPayloads });
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stacktrace-worker-'));
   });
   afterAll(async () => {

@@ -60,6 +60,7 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
     SANDBOX_ADMIN_TOKEN: 'admin-token-real',
     CURSOR_SECRET: 'a-real-cursor-secret-of-at-least-32-characters',
     PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+    TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 8).toString('base64')}`,
   };
 
   it('starts with every production variable set', () => {
@@ -91,6 +92,7 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
       'PUBLIC_BASE_URL',
       'CURSOR_SECRET',
       'PROVIDER_SECRETS_KEY',
+      'TEMPORAL_PAYLOAD_KEYS',
     ]) {
       expect(message).toMatch(new RegExp(`\\n  ${name}: `));
     }
@@ -106,6 +108,9 @@ describe('loadConfig in production (PRODUCT.md, "Production profile")', () => {
     ['CURSOR_SECRET', ''],
     ['CURSOR_SECRET', 'cursor-secret-for-development-only'],
     ['PROVIDER_SECRETS_KEY', ''],
+    ['TEMPORAL_PAYLOAD_KEYS', ''],
+    ['TEMPORAL_PAYLOAD_KEYS', 'k1:c2hvcnQ='],
+    ['TEMPORAL_PAYLOAD_KEYS', `k1:${Buffer.alloc(32).toString('base64')},k1:${Buffer.alloc(32).toString('base64')}`],
   ])('refuses %s=%j and names only it', (name, value) => {
     expect(() => loadConfig({ ...productionReady, [name]: value })).toThrow(
       new RegExp(`^Invalid configuration:\\n  ${name}: [^\\n]+$`),
