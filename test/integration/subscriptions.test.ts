@@ -4,7 +4,16 @@ import { signingSecrets } from '../../src/domain/signingSecrets';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { eventually } from '../helpers/http';
-import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import {
+  createTestMerchant,
+  startPaymentStack,
+  TEST_PAYLOAD_KEYS,
+  type PaymentStack,
+  type TestMerchant,
+} from '../helpers/stack';
+import { EncryptionCodec } from '../../src/temporal/payloadCodec';
+
+const testCodec = EncryptionCodec.fromEnv(TEST_PAYLOAD_KEYS);
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 
 /**
@@ -115,16 +124,21 @@ describe('subscriptions (token flow, 1 s billing day)', () => {
       for await (const run of client.list({ query: `WorkflowId = "${subscriptionWorkflowId(id)}"` })) {
         events.push(...((await client.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? []));
       }
+      // Markers' details are encrypted like every payload (decision 0078): read through the codec.
+      const markers = await Promise.all(
+        events
+          .filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED)
+          .map(async (e) => {
+            const [payload] = e.markerRecordedEventAttributes?.details?.data?.payloads ?? [];
+            return payload ? Buffer.from((await testCodec.decode([payload]))[0]?.data ?? []) : Buffer.alloc(0);
+          }),
+      );
       return (type: string) =>
         events.filter(
           (e) =>
-            (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-              e.activityTaskScheduledEventAttributes?.activityType?.name === type) ||
-            (e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED &&
-              Buffer.from(e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data ?? []).includes(
-                `"activity_type":"${type}"`,
-              )),
-        ).length;
+            e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+            e.activityTaskScheduledEventAttributes?.activityType?.name === type,
+        ).length + markers.filter((m) => m.includes(`"activity_type":"${type}"`)).length;
     };
     // The first period and two renewals, each opened and charged by one step. A local activity's
     // marker is written when its workflow task completes, after the invoice it paid is committed:

@@ -96,6 +96,7 @@ function commandText(command: Service['command']): string {
 const SHAPED_SECRETS: Record<string, string> = {
   PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
   CURSOR_SECRET: Buffer.alloc(32, 9).toString('base64'),
+  TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 5).toString('base64')}`,
 };
 
 /** `${VAR:?msg}` substituted by a dummy secret, `${VAR:-default}` by its default, `$$` by `$`. */
