@@ -6,6 +6,8 @@ import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { startClusterChild, type ClusterChild } from '../dev/stack/clusterChild';
 import type { ClusterFile } from '../dev/stack/clusterFile';
+import { devPayloadKeysPath } from '../src/config';
+import { payloadDataConverter } from '../src/temporal/payloadCodec';
 import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { OUT_DIR, ROOT, envInt, gitState, ledger, say, sleep } from './stack';
 
@@ -271,10 +273,14 @@ async function historyByWorkflowType(databaseUrl: string) {
  * Running subscription workflows are not in visibility's history columns until they close: their
  * current run's length and size from describe(), and the invoices paid so far.
  */
-async function sampleSubscriptionHistories(file: ClusterFile, subscriptionIds: string[]) {
+async function sampleSubscriptionHistories(file: ClusterFile, subscriptionIds: string[], dataDir: string) {
   const connection = await Connection.connect({ address: file.temporalAddress });
   try {
-    const client = new Client({ connection });
+    // The cluster's processes encrypt payloads under the key its DATA_DIR keeps (decision 0078).
+    const keys = fs.existsSync(devPayloadKeysPath(dataDir))
+      ? fs.readFileSync(devPayloadKeysPath(dataDir), 'utf8').trim()
+      : undefined;
+    const client = new Client({ connection, ...payloadDataConverter(keys) });
     const described = await Promise.all(
       subscriptionIds.map((id) => client.workflow.getHandle(subscriptionWorkflowId(id)).describe()),
     );
@@ -733,7 +739,7 @@ async function runCluster(workers: number): Promise<{ phases: PhaseResult[]; ext
     const [sizes, histories, subscriptionHistory] = await Promise.all([
       tableSizes(file.databaseUrl),
       historyByWorkflowType(file.databaseUrl),
-      sampleSubscriptionHistories(file, subscriptionIds.slice(0, 20)),
+      sampleSubscriptionHistories(file, subscriptionIds.slice(0, 20), cluster.dataDir),
     ]);
     say(`  subscription workflows (sample): ${JSON.stringify(subscriptionHistory)}`);
     return {

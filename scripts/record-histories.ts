@@ -14,7 +14,7 @@ import { locateTemporalCli } from '../dev/infra/temporalCli';
 import { testStack } from '../test/setup/stackInfo';
 import globalSetup from '../test/setup/globalSetup';
 import globalTeardown from '../test/setup/globalTeardown';
-import { createTestMerchant, startPaymentStack } from '../test/helpers/stack';
+import { createTestMerchant, recordPayloadsInClear, startPaymentStack } from '../test/helpers/stack';
 import { call, eventually } from '../test/helpers/http';
 import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
@@ -30,6 +30,8 @@ const OUT = path.resolve(__dirname, '../test/replay/histories');
 
 async function main(): Promise<void> {
   const which = process.argv[2] ?? 'all';
+  // Recorded histories are fixtures of the replay test, which runs them without a key (decision 0078).
+  recordPayloadsInClear();
   await globalSetup();
   try {
     if (which === 'all' || which === 'payments') await recordPaymentsAndRefunds();

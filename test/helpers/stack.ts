@@ -83,6 +83,16 @@ export const TEST_PAYLOAD_KEYS = newPayloadKeys('test');
 /** The data converter of this file's clients and workers (spread into Client options). */
 export const testPayloads = payloadDataConverter(TEST_PAYLOAD_KEYS);
 
+let payloadsInClear = false;
+/**
+ * For scripts/record-histories.ts only: the stacks of this process write payloads in clear, so the
+ * recorded histories replay without any key (test/integration/replay.test.ts; decision 0078).
+ */
+export function recordPayloadsInClear(): void {
+  payloadsInClear = true;
+}
+const stackPayloads = () => (payloadsInClear ? {} : testPayloads);
+
 /** TEMPORAL_CODEC_TOKEN of the test APIs' codec endpoint (`/codec/decode`, `/codec/encode`). */
 export const TEST_CODEC_TOKEN = 'codec-token-of-the-test-apis-0123456789';
 
@@ -120,7 +130,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     connection: temporal,
     namespace: opts.namespace ?? 'default',
     ...requestIdClientOptions,
-    ...testPayloads,
+    ...stackPayloads(),
   });
   const outcomes = OutcomeHintListener.start(opts.databaseUrl ?? testStack().databaseUrl, opts.logger ?? testLogger);
   const app = createApp({
@@ -137,7 +147,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
         TEMPORAL_CODEC_CORS_ORIGINS: undefined,
         TEMPORAL_UI_PORT: 8233,
       },
-      testPayloads.dataConverter,
+      stackPayloads().dataConverter,
     ),
     settings: {
       authCacheTtlMs: 5000,
@@ -267,7 +277,7 @@ export async function startTestWorker(
     connection: clientConnection,
     namespace: 'default',
     ...requestIdClientOptions,
-    ...testPayloads,
+    ...stackPayloads(),
   });
   const taskQueues = workerTaskQueues(opts.role ?? 'all', opts.taskQueue);
   const workers = await createWorkers({
@@ -288,7 +298,7 @@ export async function startTestWorker(
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     ...(opts.productionProfile ? { productionProfile: true } : {}),
     workflowBundle: { codePath: stack.workflowBundlePath },
-    ...testPayloads,
+    ...stackPayloads(),
   });
   const running = workers.map((worker) =>
     worker.run().catch((err: unknown) => {
