@@ -171,6 +171,8 @@ export interface PrepareTemporalServerOptions {
   ports?: TemporalServerPorts;
   /** Omit for no UI. */
   uiPort?: number;
+  /** The UI's remote codec (the API's /codec, decision 0078). */
+  uiCodecEndpoint?: string;
   /** Used only when the database has no shards yet (its first start); default 4. */
   numHistoryShards?: number;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
@@ -286,7 +288,11 @@ export async function prepareTemporalServer(opts: PrepareTemporalServerOptions):
     fs.mkdirSync(path.join(dir, UI_CONFIG_DIR), { recursive: true });
     fs.writeFileSync(
       path.join(dir, UI_CONFIG_DIR, `${UI_CONFIG_ENV}.yaml`),
-      renderUiConfig({ frontendGrpcPort: ports.frontend.grpc, uiPort: opts.uiPort }),
+      renderUiConfig({
+        frontendGrpcPort: ports.frontend.grpc,
+        uiPort: opts.uiPort,
+        ...(opts.uiCodecEndpoint ? { codecEndpoint: opts.uiCodecEndpoint } : {}),
+      }),
     );
     services.push({
       name: 'ui',

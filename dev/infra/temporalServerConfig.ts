@@ -228,8 +228,10 @@ export function renderDynamicConfig(values: Readonly<Record<string, unknown>> = 
 }
 
 /** The UI server config (ui-server v2 `server/config`): local only, no auth, talks to the frontend. */
-export function renderUiConfig(input: { frontendGrpcPort: number; uiPort: number }): string {
+export function renderUiConfig(input: { frontendGrpcPort: number; uiPort: number; codecEndpoint?: string }): string {
   return YAML.stringify({
+    // The API's /codec: the UI shows payloads decrypted (decision 0078).
+    ...(input.codecEndpoint ? { codec: { endpoint: input.codecEndpoint } } : {}),
     temporalGrpcAddress: `${LOOPBACK}:${input.frontendGrpcPort}`,
     host: LOOPBACK,
     port: input.uiPort,

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { CODEC_PATH } from '../../src/api/routes/codec';
 import { loadConfigOrExit, stackFilePath } from '../../src/config';
 import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
 import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
       postgres: { host: pg.host, port: pg.port, user: pg.user, password: pg.password },
       frontendPort: config.TEMPORAL_PORT,
       uiPort: config.TEMPORAL_UI_PORT,
+      uiCodecEndpoint: `http://localhost:${config.PORT}${CODEC_PATH}`,
       log: say,
     });
     for (const service of temporalServer.services) {

@@ -1,5 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
+import YAML from 'yaml';
 import { devServerArgs } from '../../dev/infra/temporalDevServer';
+import { renderUiConfig } from '../../dev/infra/temporalServerConfig';
 import {
   codecEndpoint,
   EncryptionCodec,
@@ -64,5 +66,13 @@ describe('payload encryption settings (decision 0078)', () => {
     });
     expect(args.join(' ')).toContain('--ui-codec-endpoint http://localhost:3000/codec');
     expect(devServerArgs({ cliPath: 'temporal', port: 7233 }).join(' ')).not.toContain('codec');
+  });
+
+  it('npm run cluster points its UI server at the codec endpoint', () => {
+    const ui = { frontendGrpcPort: 7233, uiPort: 8233 };
+    expect(YAML.parse(renderUiConfig({ ...ui, codecEndpoint: 'http://localhost:3000/codec' }))).toMatchObject({
+      codec: { endpoint: 'http://localhost:3000/codec' },
+    });
+    expect(YAML.parse(renderUiConfig(ui))).not.toHaveProperty('codec');
   });
 });
