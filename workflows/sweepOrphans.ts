@@ -8,6 +8,14 @@ export { LIVE_KINDS, ORPHAN_KINDS, type LiveKind, type OrphanKind };
 
 export const SWEEP_SCHEDULE_ID = 'sweep-orphans';
 
+/**
+ * The sweep schedule of a task queue (and its runs' workflow id): `sweep-orphans` for the default
+ * queue, as it always was; one of its own for any other, so stacks sharing a namespace each keep theirs.
+ */
+export function sweepScheduleId(taskQueue: string): string {
+  return taskQueue === 'payments' ? SWEEP_SCHEDULE_ID : `${SWEEP_SCHEDULE_ID}-${taskQueue}`;
+}
+
 export interface SweepOrphansInput {
   /** Only rows at least this old: the API starts a record's workflow right after its commit. */
   graceSeconds: number;

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { ensureSchedules } from '../../src/temporal/schedules';
 import { temporal } from '@temporalio/proto';
 import { devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../../src/config';
 import { openOrm, migrate } from '../../src/db/orm';
@@ -282,7 +283,7 @@ Press Ctrl-C to stop.`;
 /**
  * The deploy step of a stack whose workers do not promote themselves (WORKER_SET_CURRENT_VERSION
  * off, as in production; decision 0083): once every kind polls, the build its workers run becomes
- * current, through the same function as `workers:promote`.
+ * current and the schedules are applied, as `workers:promote` does.
  */
 export async function promoteStackBuild(config: Config): Promise<void> {
   if (!config.WORKER_VERSIONING || config.WORKER_SET_CURRENT_VERSION) return;
@@ -298,6 +299,7 @@ export async function promoteStackBuild(config: Config): Promise<void> {
       taskQueues: workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE),
       identity: 'npm-run-cluster',
     });
+    await ensureSchedules(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config.TEMPORAL_TASK_QUEUE);
   } finally {
     await connection.close();
   }

@@ -93,7 +93,10 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     ...requestIdClientOptions,
   });
-  await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
+  // The deploy step owns the schedules (workers:promote); a self-promoting worker applies them itself.
+  if (config.WORKER_SET_CURRENT_VERSION || !config.WORKER_VERSIONING) {
+    await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
+  }
   const identity = `worker-${process.pid}@${os.hostname()}`;
   // One SDK worker per task queue of its role (WORKER_ROLE), sharing the activities.
   const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
