@@ -102,6 +102,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // The error middleware answers every error; Koa's default handler would print stacks.
   app.silent = true;
 
+  // providers:set / providers:remove take effect for the next request (decision 0081).
+  deps.outcomes?.followProviderChanges({
+    changed: (merchantId, environment) => deps.providers.forget(merchantId, environment),
+    resync: () => deps.providers.forgetAll(),
+  });
   const gateways = apiGateways(deps);
   const routes = [...allRoutes(deps, gateways), ...(deps.extraRoutes ?? [])];
   const authenticator = new Authenticator(deps.orm.em, deps.settings.authCacheTtlMs, deps.logger);
