@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -96,7 +97,11 @@ function commandText(command: Service['command']): string {
 const SHAPED_SECRETS: Record<string, string> = {
   PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
   CURSOR_SECRET: Buffer.alloc(32, 9).toString('base64'),
+  PUBLIC_BASE_URL: 'https://pay.example.com',
 };
+
+/** An operator's secret: 43 random-looking characters (production refuses short or patterned ones). */
+const operatorSecret = (variable: string) => createHash('sha256').update(variable).digest('base64url');
 
 /** `${VAR:?msg}` substituted by a dummy secret, `${VAR:-default}` by its default, `$$` by `$`. */
 function interpolate(value: string, required: string[]): string {
@@ -104,7 +109,7 @@ function interpolate(value: string, required: string[]): string {
     .replace(/\$\{(\w+)(?::?([-?])([^}]*))?\}/g, (_, variable: string, kind?: string, rest?: string) => {
       if (kind === '?') {
         required.push(variable);
-        return SHAPED_SECRETS[variable] ?? `operator-set-${variable.toLowerCase()}`;
+        return SHAPED_SECRETS[variable] ?? operatorSecret(variable);
       }
       return kind === '-' ? (rest ?? '') : '';
     })
@@ -272,6 +277,7 @@ describe('docker-compose.yml', () => {
         'SANDBOX_ADMIN_TOKEN',
         'PAYMENTS_DB_PASSWORD',
         'CURSOR_SECRET',
+        'PUBLIC_BASE_URL',
       ]),
     );
   });
@@ -283,7 +289,7 @@ describe('docker-compose.yml', () => {
       .filter((variable) => /PASSWORD|PWD|SECRET|TOKEN|API_KEY/.test(variable) && variable !== 'TEMPORAL_API_KEY');
     expect(defaulted).toEqual([]);
     const { env: postgres, required: postgresRequired } = containerEnvironment(services.postgres!);
-    expect(postgres.POSTGRES_PASSWORD).toBe('operator-set-postgres_password');
+    expect(postgres.POSTGRES_PASSWORD).toBe(operatorSecret('POSTGRES_PASSWORD'));
     expect(postgresRequired).toEqual(['POSTGRES_PASSWORD']);
     expect(containerEnvironment(services.temporal!).required).toEqual(['TEMPORAL_DB_PASSWORD']);
   });
@@ -295,15 +301,15 @@ describe('docker-compose.yml', () => {
       ['databaseUrl', new URL(config.databaseUrl).hostname],
       ['temporalAddress', config.temporalAddress.replace(/:\d+$/, '')],
       ['smtpUrl', new URL(config.smtpUrl).hostname],
-      // Where the provider (the sandbox service) sends webhooks: the api.
-      ['publicBaseUrl', new URL(config.publicBaseUrl).hostname],
     ];
     // The sandbox's own SANDBOX_URL is where browsers open its checkout pages, not another service.
     if (name !== 'provider-sandbox') targets.push(['sandboxUrl', new URL(config.sandboxUrl).hostname]);
     const serviceNames = Object.keys(services);
     const wrong = targets.filter(([, host]) => !serviceNames.includes(host)).map(([key, host]) => `${key}=${host}`);
     expect(wrong).toEqual([]);
-    expect(new URL(config.publicBaseUrl).hostname).toBe('api');
+    // Where providers (the sandbox service too) send webhooks: the operator's https URL of the api
+    // (decision 0081), never a default.
+    expect(config.publicBaseUrl).toBe('https://pay.example.com');
     if (name !== 'provider-sandbox') expect(new URL(config.sandboxUrl).hostname).toBe('provider-sandbox');
   });
 
