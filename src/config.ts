@@ -210,6 +210,13 @@ export const envSchema = z.object({
   /** Failed authentications per client address at once; 0 disables that limit. */
   RATE_LIMIT_AUTH_FAILURES_BURST: limit(20),
   /**
+   * The routes without authentication, per client address and API process, counted in memory
+   * (decision 0081): every `GET /readyz`, and every refused provider webhook (a verified one is
+   * never limited). Over it: 429 with Retry-After. 0 disables.
+   */
+  RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: limit(10),
+  RATE_LIMIT_UNAUTHENTICATED_BURST: limit(50),
+  /**
    * Proxies in front of the API whose X-Forwarded-For entries are trusted (0: none, the socket's
    * peer is the client): the failed-authentication limit counts the address the farthest of them
    * saw. Never more than there are, or a client picks the address it is counted under.
