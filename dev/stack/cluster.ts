@@ -7,6 +7,8 @@ import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
 import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
 import { supervise, type Supervised } from '../infra/supervisor';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
+import { clusterProductionEnv, clusterSandboxEnv } from './clusterEnv';
+import { buildWorkflowBundle } from '../../src/workflowBundle';
 import { AggregatorRegistry } from 'prom-client';
 import { startMetricsServer } from '../../src/metrics/server';
 import {
@@ -29,6 +31,11 @@ import {
  * (clusterWorkerKinds: each kind polls its own task queues). Every one of them is supervised: a
  * process that dies is restarted with backoff and a loud line. The pids are published in
  * $DATA_DIR/cluster.json (for `npm run chaos` and for operators).
+ *
+ * The API and worker processes run the production profile (NODE_ENV=production, decision 0081):
+ * the cluster hands them what production requires (dev/stack/clusterEnv.ts) and the workflow
+ * bundle it builds once at start. It, PostgreSQL, Temporal and the sandbox (an outside
+ * provider's stand-in) are the machine's infrastructure, not production processes.
  */
 const startedAt = Date.now();
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
@@ -150,16 +157,24 @@ async function main(): Promise<void> {
     };
     publish();
 
-    const childEnv = {
-      ...process.env,
-      DATA_DIR: config.dataDir,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporalAddress,
-    };
+    // Production workers run a built bundle: built once here for all of them.
+    let workflowBundlePath = process.env.WORKFLOW_BUNDLE_PATH;
+    if (!workflowBundlePath) {
+      say('Bundling the workflows...');
+      workflowBundlePath = (
+        await buildWorkflowBundle({
+          outPath: path.join(config.dataDir, 'workflow-bundle.js'),
+          buildId: config.WORKER_BUILD_ID,
+          onError: say,
+        })
+      ).codePath;
+    }
+    const childEnv = clusterProductionEnv(config, { databaseUrl, temporalAddress, workflowBundlePath });
     if (!config.SANDBOX_URL) {
+      const sandboxEnv = clusterSandboxEnv(childEnv);
       keep(
         'sandbox',
-        () => startEntry('sandbox', childEnv, logTo('sandbox')),
+        () => startEntry('sandbox', sandboxEnv, logTo('sandbox')),
         (child) => (pids.sandbox = child.pid),
       );
     }
