@@ -45,6 +45,7 @@ const PRODUCTION_ENTRY_POINTS = [
 const APP_SERVICES = ['api', 'worker', 'worker-deliveries', 'migrate', 'provider-sandbox'];
 const REQUIRED_SERVICES = [
   'postgres',
+  'temporal-schema',
   'temporal',
   'temporal-admin-tools',
   'temporal-ui',
@@ -338,7 +339,11 @@ describe('docker-compose.yml', () => {
     const missing = longRunning.filter(([, service]) => healthcheckText(service) === '').map(([name]) => name);
     expect(missing).toEqual([]);
     expect(healthcheckText(services.postgres!)).toContain('pg_isready');
-    expect(healthcheckText(services.temporal!)).toContain('temporal operator cluster health --address temporal:7233');
+    // The server image has no temporal CLI: its frontend port (the admin tools then ask its health RPC).
+    expect(healthcheckText(services.temporal!)).toMatch(/nc -z .* 7233/);
+    expect(commandText(services['temporal-admin-tools']?.command)).toContain(
+      'temporal operator cluster health --address temporal:7233',
+    );
     expect(healthcheckText(services['provider-sandbox']!)).toContain('/healthz');
     // The worker listens on nothing: the file it renews while polling must be fresh.
     const workerEnv = containerEnvironment(services.worker!).env;
@@ -384,6 +389,64 @@ describe('docker-compose.yml', () => {
     expect(map.migrate?.condition).toBe('service_completed_successfully');
     expect(map).toHaveProperty('temporal');
     expect(commandText(services.migrate?.command)).toMatch(/dist\/src\/cli\/index\.js db:migrate/);
+  });
+
+  describe('hardening (decision 0081)', () => {
+    const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+    /** Compose's byte notation (`512m`, `1g`, `1280m`, plain bytes). */
+    const memoryBytes = (limit: unknown): number => {
+      const m = /^(\d+)([bkmg]?)$/i.exec(String(limit));
+      return m ? Number(m[1]) * UNITS[m[2]!.toLowerCase()]! : NaN;
+    };
+
+    it.each(Object.keys(loadCompose().services))(
+      '%s drops every capability, gains no privileges and has a memory limit',
+      (name) => {
+        const service = services[name]!;
+        expect(service.cap_drop).toEqual(['ALL']);
+        expect(service.security_opt).toContain('no-new-privileges:true');
+        expect(memoryBytes(service.mem_limit)).toBeGreaterThanOrEqual(64 * 1024 ** 2);
+        // Only PostgreSQL's entrypoint gets a few back (it owns its data directory, then steps down).
+        if (name === 'postgres') {
+          expect(service.cap_add).toEqual(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETGID', 'SETUID']);
+        } else expect(service.cap_add).toBeUndefined();
+        expect(service.privileged).toBeUndefined();
+      },
+    );
+
+    it.each(APP_SERVICES)('%s runs on a read-only root filesystem with a tmpfs /tmp', (name) => {
+      const service = services[name]!;
+      expect(service.read_only).toBe(true);
+      expect((service.tmpfs as string[]).map((t) => t.split(':')[0])).toContain('/tmp');
+      // The worker's liveness file is written there.
+      const file = containerEnvironment(service).env.WORKER_HEALTH_FILE;
+      if (file) expect(file.startsWith('/tmp/')).toBe(true);
+    });
+
+    it("gives the worker's container room above its heap limit", () => {
+      const heapMiB = Number(/--max-old-space-size=(\d+)/.exec(commandText(services.worker!.command))?.[1]);
+      expect(memoryBytes(services.worker!.mem_limit)).toBeGreaterThanOrEqual((heapMiB + 256) * 1024 ** 2);
+    });
+
+    it('runs the real Temporal server image, its schemas set up by a one-shot beforehand', () => {
+      const images = Object.values(services).map((s) => s.image ?? '');
+      expect(images.filter((image) => image.includes('auto-setup'))).toEqual([]);
+      expect(services.temporal!.image).toMatch(/^temporalio\/server:\d+\.\d+\.\d+$/);
+      const schema = services['temporal-schema']!;
+      expect(schema.restart).toBe('no');
+      const script = commandText(schema.command);
+      for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d']) expect(script).toContain(step);
+      expect(script).toContain('temporal_visibility');
+      // The same server version's tools.
+      const version = services.temporal!.image!.split(':')[1]!;
+      expect(schema.image).toContain(`admin-tools:${version}`);
+      expect(services['temporal-admin-tools']!.image).toContain(`admin-tools:${version}`);
+      expect(services.temporal!.depends_on).toEqual({
+        'temporal-schema': { condition: 'service_completed_successfully' },
+      });
+      // The namespace, once auto-setup's job, is created by the admin tools.
+      expect(commandText(services['temporal-admin-tools']!.command)).toContain('temporal operator namespace create');
+    });
   });
 
   it('depends only on services that exist', () => {
