@@ -125,11 +125,27 @@ export class OutcomeHintListener {
     private readonly databaseUrl: string,
     private readonly logger: Logger,
     private readonly applicationName: string,
+    private readonly channels: readonly string[],
   ) {}
 
   /** Starts listening in the background (the first connection is not awaited). */
   static start(databaseUrl: string, logger: Logger, applicationName = 'outcome-hints'): OutcomeHintListener {
-    const listener = new OutcomeHintListener(databaseUrl, logger, applicationName);
+    const listener = new OutcomeHintListener(databaseUrl, logger, applicationName, [
+      PAYMENT_OUTCOME_CHANNEL,
+      REFUND_OUTCOME_CHANNEL,
+      PROVIDER_CHANGE_CHANNEL,
+    ]);
+    void listener.connect();
+    return listener;
+  }
+
+  /**
+   * Provider changes only (a worker: it waits for no outcome hint, and would only parse and drop
+   * every one of them).
+   */
+  static startProviderChanges(databaseUrl: string, logger: Logger, follower: ProviderChangeFollower) {
+    const listener = new OutcomeHintListener(databaseUrl, logger, 'provider-changes', [PROVIDER_CHANGE_CHANNEL]);
+    listener.followProviderChanges(follower);
     void listener.connect();
     return listener;
   }
@@ -193,7 +209,8 @@ export class OutcomeHintListener {
       client.on('error', () => undefined);
       void client.end().catch(() => undefined);
       if (this.closed) return;
-      if (err) this.logger.warn({ err: err.message }, 'outcome hint listener lost; reconnecting');
+      if (err)
+        this.logger.warn({ err: err.message, listener: this.applicationName }, 'hint listener lost; reconnecting');
       this.retry = setTimeout(() => void this.connect(), 1000);
       this.retry.unref();
     };
@@ -213,9 +230,7 @@ export class OutcomeHintListener {
     });
     try {
       await client.connect();
-      await client.query(
-        `listen ${PAYMENT_OUTCOME_CHANNEL}; listen ${REFUND_OUTCOME_CHANNEL}; listen ${PROVIDER_CHANGE_CHANNEL}`,
-      );
+      await client.query(this.channels.map((channel) => `listen ${channel}`).join('; '));
       if (this.closed) {
         await client.end();
         return;

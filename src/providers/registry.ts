@@ -33,8 +33,8 @@ export interface ProviderSettings {
   stripe?: StripeProviderFactory;
   /**
    * How long a merchant's configuration, once read, is used without reading it again (default
-   * 15 s). The API's processes also drop an entry as soon as a change commits (`forget`, fed by
-   * LISTEN); this bound is what is left when that notification is lost, and the workers' bound.
+   * 15 s). API and worker processes also drop an entry as soon as a change commits (`forget`,
+   * fed by LISTEN); this bound is what is left when that notification is lost.
    */
   cacheTtlMs?: number;
   /** Where unusable configurations are reported (operator-visible). */
@@ -120,7 +120,7 @@ export class ProviderRegistry {
 
   /**
    * Drops the cached resolution of one configuration: its next use reads the row. Called by the
-   * API's listener when `providers:set`/`providers:remove` commits (decision 0081).
+   * process's listener when `providers:set`/`providers:remove` commits (decision 0081).
    */
   forget(merchantId: string, environment: KeyEnvironment): void {
     this.cache.delete(`${merchantId}:${environment}`);

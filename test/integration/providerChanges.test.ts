@@ -1,7 +1,8 @@
+import { OutcomeHintListener } from '../../src/db/outcomeHints';
 import { createKey } from '../../src/domain/merchants';
 import { PROVIDER_CACHE_TTL_MS } from '../../src/providers/registry';
 import { runCli } from '../helpers/cli';
-import { call } from '../helpers/http';
+import { call, eventually } from '../helpers/http';
 import {
   basicAuth,
   createTestMerchant,
@@ -9,8 +10,10 @@ import {
   startTestApi,
   testProviders,
   type PaymentStack,
+  testLogger,
   type TestApi,
 } from '../helpers/stack';
+import { testStack } from '../setup/stackInfo';
 
 /**
  * `providers:set` / `providers:remove` take effect for the next request in every API process
@@ -76,6 +79,35 @@ describe('provider changes reach every API process at once', () => {
       const res = await call(api, 'POST', '/payments', auth, body());
       expect(res.status).toBe(500);
       expect(res.body).toMatchObject({ code: 'provider_not_configured' });
+    }
+  });
+
+  it("reaches a worker's registry at once too (its own LISTEN connection, provider changes only)", async () => {
+    const merchant = await createTestMerchant(stack.orm, 'Worker registry');
+    const registry = testProviders(stack.orm, stack.sandboxUrl, 1500, { cacheTtlMs: PROVIDER_CACHE_TTL_MS });
+    const listener = OutcomeHintListener.startProviderChanges(testStack().databaseUrl, testLogger, {
+      changed: (merchantId, environment) => registry.forget(merchantId, environment),
+      resync: () => registry.forgetAll(),
+    });
+    try {
+      await eventually(
+        () => Promise.resolve(listener.listening),
+        (listening) => listening,
+      );
+      expect(await registry.forNewRecord(merchant.merchantId, 'live')).toBeNull(); // cached: none
+      const set = await runCli([
+        'providers:set',
+        '--merchant',
+        merchant.merchantId,
+        '--environment',
+        'live',
+        '--processor',
+        'sandbox',
+      ]);
+      expect(set.code).toBe(0);
+      expect(await registry.forNewRecord(merchant.merchantId, 'live')).toBe(registry.sandbox);
+    } finally {
+      await listener.close();
     }
   });
 });
