@@ -51,7 +51,7 @@ export const envSchema = z.object({
    * Prometheus `/metrics` (docs/observability.md), each on a port of its own, never behind
    * merchant auth: the API's on METRICS_PORT, a worker's on WORKER_METRICS_PORT (`npm run
    * cluster` gives worker #i WORKER_METRICS_PORT + i - 1). `0` turns one off. METRICS_HOST: the
-   * address both bind to (default HOST); bind it where only the scraper reaches it.
+   * address both bind to (default 127.0.0.1); bind it where only the scraper reaches it.
    */
   METRICS_PORT: optionalPort(9464),
   WORKER_METRICS_PORT: optionalPort(9465),
@@ -213,6 +213,13 @@ export const envSchema = z.object({
   /** Failed authentications per client address at once; 0 disables that limit. */
   RATE_LIMIT_AUTH_FAILURES_BURST: limit(20),
   /**
+   * The routes without authentication, per client address and API process, counted in memory
+   * (decision 0081): every `GET /readyz`, and every refused provider webhook (a verified one is
+   * never limited). Over it: 429 with Retry-After. 0 disables.
+   */
+  RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: limit(10),
+  RATE_LIMIT_UNAUTHENTICATED_BURST: limit(50),
+  /**
    * Proxies in front of the API whose X-Forwarded-For entries are trusted (0: none, the socket's
    * peer is the client): the failed-authentication limit counts the address the farthest of them
    * saw. Never more than there are, or a client picks the address it is counted under.
@@ -232,7 +239,7 @@ export interface Config extends Omit<Env, 'WORKER_SET_CURRENT_VERSION'> {
   sandboxUrl: string;
   publicBaseUrl: string;
   smtpUrl: string;
-  /** Where the metrics endpoints bind: METRICS_HOST, else HOST. */
+  /** Where the metrics endpoints bind: METRICS_HOST, else the loopback. */
   metricsHost: string;
   /** True when PostgreSQL / Temporal are external services rather than embedded ones. */
   externalDatabase: boolean;
@@ -240,6 +247,13 @@ export interface Config extends Omit<Env, 'WORKER_SET_CURRENT_VERSION'> {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * Where `/metrics` binds unless METRICS_HOST says otherwise: the loopback, as the metrics are
+ * not behind merchant auth (decision 0081). A scraper on another host needs METRICS_HOST set
+ * (docker-compose.yml sets 0.0.0.0: the port is reached on the compose network, never published).
+ */
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
 
 /** Connection facts a running `npm start` leaves in its data dir for the CLI and lone processes. */
 export interface StackFile {
@@ -310,7 +324,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`,
     smtpUrl: env.SMTP_URL ?? `smtp://127.0.0.1:${env.SMTP_PORT}`,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT}`).replace(/\/$/, ''),
-    metricsHost: env.METRICS_HOST ?? env.HOST,
+    metricsHost: env.METRICS_HOST ?? DEFAULT_METRICS_HOST,
     externalDatabase: env.DATABASE_URL !== undefined,
     externalTemporal: env.TEMPORAL_ADDRESS !== undefined,
   };
@@ -329,6 +343,21 @@ function productionRefusals(env: Env): string[] {
   }
   if (env.CURSOR_SECRET === DEV_CURSOR_SECRET)
     refusals.push('CURSOR_SECRET: required in production (the development default is refused)');
+  // Secrets an operator chooses: long and not a pattern (decision 0081). CURSOR_SECRET's length
+  // is checked everywhere by the schema; its development default is refused above.
+  for (const name of ['SANDBOX_API_KEY', 'SANDBOX_WEBHOOK_SECRET', 'SANDBOX_ADMIN_TOKEN', 'CURSOR_SECRET'] as const) {
+    const value = env[name];
+    const weakness = value === undefined || refusedAlready(refusals, name) ? null : secretWeakness(value);
+    if (weakness) refusals.push(`${name}: ${weakness}`);
+  }
+  // Reached over the network by providers and customers, and carrying merchants' Stripe keys:
+  // https only; plain http to the loopback is the one-machine production shape (`npm run cluster`).
+  for (const name of ['PUBLIC_BASE_URL', 'STRIPE_API_BASE'] as const) {
+    const value = env[name];
+    if (value !== undefined && !httpsOrLoopback(value)) {
+      refusals.push(`${name}: must be an https URL in production (plain http only to the loopback)`);
+    }
+  }
   const required = [
     'SANDBOX_ADMIN_TOKEN',
     'DATABASE_URL',
@@ -341,6 +370,44 @@ function productionRefusals(env: Env): string[] {
     if (env[name] === undefined) refusals.push(`${name}: required in production`);
   }
   return refusals;
+}
+
+/** Random secrets of at least this many characters (as `openssl rand -base64 32` gives 44). */
+export const MIN_SECRET_LENGTH = 32;
+/** The least entropy a secret shows, estimated as length x log2(distinct characters). */
+const MIN_SECRET_BITS = 96;
+
+function refusedAlready(refusals: string[], name: string): boolean {
+  return refusals.some((r) => r.startsWith(`${name}:`));
+}
+
+/**
+ * Why a secret chosen by an operator is too weak for production, or null. Not a proof of
+ * randomness: it refuses the short and the patterned (`changeme` repeated, one character, a
+ * word list of few letters), which is what a hand-typed secret looks like. 32 random characters
+ * of base64 or hex pass (`openssl rand -hex 16` shows 11 or more of the 16 digits all but never:
+ * 32 x log2(11) = 110 bits); `changeme` repeated to 32 (7 distinct: 90 bits) does not.
+ */
+export function secretWeakness(value: string): string | null {
+  const length = [...value].length;
+  if (length < MIN_SECRET_LENGTH) {
+    return `too short for production (${length} characters; at least ${MIN_SECRET_LENGTH} random ones, e.g. \`openssl rand -base64 32\`)`;
+  }
+  const distinct = new Set(value).size;
+  const bits = length * Math.log2(Math.max(distinct, 1));
+  if (bits < MIN_SECRET_BITS) {
+    return `too little variety for a random secret (${distinct} distinct characters over ${length}); use e.g. \`openssl rand -base64 32\``;
+  }
+  return null;
+}
+
+/** https, or http to a loopback host (127.0.0.0/8, ::1, localhost). */
+function httpsOrLoopback(value: string): boolean {
+  const url = new URL(value);
+  if (url.protocol === 'https:') return true;
+  if (url.protocol !== 'http:') return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** For process entry points: print the reason and exit instead of a stack trace. */

@@ -102,23 +102,37 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // The error middleware answers every error; Koa's default handler would print stacks.
   app.silent = true;
 
+  // providers:set / providers:remove take effect for the next request (decision 0081).
+  deps.outcomes?.followProviderChanges({
+    changed: (merchantId, environment) => deps.providers.forget(merchantId, environment),
+    resync: () => deps.providers.forgetAll(),
+  });
   const gateways = apiGateways(deps);
   const routes = [...allRoutes(deps, gateways), ...(deps.extraRoutes ?? [])];
   const authenticator = new Authenticator(deps.orm.em, deps.settings.authCacheTtlMs, deps.logger);
   const connection = deps.temporal;
 
-  const health = healthRoutes({
-    database: async () => {
-      await deps.orm.em.getConnection().execute('select 1');
-    },
-    temporal: async () => {
-      await connection.withDeadline(Date.now() + 2000, () => connection.healthService.check({}));
-    },
-  });
-  const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
-  const webhooks = webhookRoutes({ ...gateways, em: deps.orm.em, providers: deps.providers, logger: deps.logger });
-  const api = new Router<AppState>();
   const limits = rateLimiters(deps.orm.em, deps.settings.rateLimit, deps.logger);
+  const health = healthRoutes(
+    {
+      database: async () => {
+        await deps.orm.em.getConnection().execute('select 1');
+      },
+      temporal: async () => {
+        await connection.withDeadline(Date.now() + 2000, () => connection.healthService.check({}));
+      },
+    },
+    limits.unauthenticated,
+  );
+  const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
+  const webhooks = webhookRoutes({
+    ...gateways,
+    em: deps.orm.em,
+    providers: deps.providers,
+    logger: deps.logger,
+    ...(limits.unauthenticated ? { limiter: limits.unauthenticated } : {}),
+  });
+  const api = new Router<AppState>();
   mountRoutes(api, routes, authenticate(authenticator, limits));
 
   app.use(httpMetrics());

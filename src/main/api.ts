@@ -54,6 +54,8 @@ async function main(): Promise<void> {
         burst: config.RATE_LIMIT_BURST,
         authFailuresPerMinute: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
         authFailuresBurst: config.RATE_LIMIT_AUTH_FAILURES_BURST,
+        unauthenticatedPerSecond: config.RATE_LIMIT_UNAUTHENTICATED_PER_SECOND,
+        unauthenticatedBurst: config.RATE_LIMIT_UNAUTHENTICATED_BURST,
       },
     },
   });

@@ -33,7 +33,8 @@ export interface ProviderSettings {
   stripe?: StripeProviderFactory;
   /**
    * How long a merchant's configuration, once read, is used without reading it again (default
-   * 15 s): a change made with the CLI reaches every process within this bound.
+   * 15 s). API and worker processes also drop an entry as soon as a change commits (`forget`,
+   * fed by LISTEN); this bound is what is left when that notification is lost.
    */
   cacheTtlMs?: number;
   /** Where unusable configurations are reported (operator-visible). */
@@ -115,6 +116,19 @@ export class ProviderRegistry {
     this.timeoutMs = settings.timeoutMs;
     this.cacheTtlMs = settings.cacheTtlMs ?? PROVIDER_CACHE_TTL_MS;
     this.logger = settings.logger;
+  }
+
+  /**
+   * Drops the cached resolution of one configuration: its next use reads the row. Called by the
+   * process's listener when `providers:set`/`providers:remove` commits (decision 0081).
+   */
+  forget(merchantId: string, environment: KeyEnvironment): void {
+    this.cache.delete(`${merchantId}:${environment}`);
+  }
+
+  /** Drops every cached resolution (the change listener reconnected: changes may have been missed). */
+  forgetAll(): void {
+    this.cache.clear();
   }
 
   /** The provider that needs no merchant configuration (the sandbox's webhook route). */

@@ -107,9 +107,9 @@ describe('PROVIDER_SECRETS_KEY and STRIPE_API_BASE in the configuration', () => 
       const production = {
         DATA_DIR: dataDir,
         NODE_ENV: 'production',
-        SANDBOX_API_KEY: 'sk_sandbox_prod',
-        SANDBOX_WEBHOOK_SECRET: 'whsec_prod',
-        SANDBOX_ADMIN_TOKEN: 'admin',
+        SANDBOX_API_KEY: `sk_sandbox_${randomBytes(24).toString('base64url')}`,
+        SANDBOX_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64url')}`,
+        SANDBOX_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
         DATABASE_URL: 'postgres://u:p@db:5432/payments',
         TEMPORAL_ADDRESS: 'temporal:7233',
         PUBLIC_BASE_URL: 'https://pay.example.com',

@@ -145,7 +145,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's API keys, active and revoked (public part only), newest first. */
+        /** List the caller's API keys of the calling key's environment, active and revoked (public part only), newest first. */
         get: operations["listApiKeys"];
         put?: never;
         post?: never;
