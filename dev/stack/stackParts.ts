@@ -15,7 +15,7 @@ import { temporalClientOptions } from '../../src/temporal/connection';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ownChild } from '../infra/processes';
 import { metricsUrl } from '../../src/metrics/address';
-import { promoteBuild } from '../../src/temporal/deploymentVersion';
+import { promoteBuild, VersionNotPolled } from '../../src/temporal/deploymentVersion';
 import { loadWorkflowBundle } from '../../src/workflowBundle';
 
 /** The parts `npm start` and `npm run cluster` share: child processes, readiness waits, the banner. */
@@ -291,14 +291,24 @@ export async function promoteStackBuild(config: Config): Promise<void> {
   const buildId = config.WORKER_BUILD_ID ?? loadWorkflowBundle(bundlePath).manifest.buildId;
   const connection = await Connection.connect(temporalClientOptions(config));
   try {
-    await promoteBuild({
-      connection,
-      namespace: config.TEMPORAL_NAMESPACE,
-      deploymentName: config.WORKER_DEPLOYMENT_NAME,
-      buildId,
-      taskQueues: workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE),
-      identity: 'npm-run-cluster',
-    });
+    // The server lists a version's queues a moment after its workers' first polls.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await promoteBuild({
+          connection,
+          namespace: config.TEMPORAL_NAMESPACE,
+          deploymentName: config.WORKER_DEPLOYMENT_NAME,
+          buildId,
+          taskQueues: workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE),
+          identity: 'npm-run-cluster',
+        });
+        break;
+      } catch (err) {
+        if (!(err instanceof VersionNotPolled) || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
     await ensureSchedules(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config.TEMPORAL_TASK_QUEUE);
   } finally {
     await connection.close();
