@@ -14,7 +14,7 @@ import { locateTemporalCli } from '../dev/infra/temporalCli';
 import { testStack } from '../test/setup/stackInfo';
 import globalSetup from '../test/setup/globalSetup';
 import globalTeardown from '../test/setup/globalTeardown';
-import { createTestMerchant, startPaymentStack } from '../test/helpers/stack';
+import { createTestMerchant, startPaymentStack, startTestWorker, type TestWorker } from '../test/helpers/stack';
 import { call, eventually } from '../test/helpers/http';
 import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
@@ -969,6 +969,7 @@ async function recordLegacyHandlers(): Promise<void> {
     outPath: path.join(testStack().dir, 'legacy-subscription-fixture.js'),
   });
   const stack = await startPaymentStack('record-legacy', {}, 1500, {}, { workflowBundlePath: fixture.codePath });
+  let shipped: TestWorker | undefined;
   try {
     const merchant = await createTestMerchant(stack.orm, 'Recorder');
     const subs = subscriptionClient(stack, merchant);
@@ -993,7 +994,31 @@ async function recordLegacyHandlers(): Promise<void> {
       250,
     );
     await exportHistory('subscription-legacy-cancel-handler-running', subscriptionWorkflowId(id));
+
+    // A legacy run that goes on under the shipped code: its cancel reaches the patched drain live
+    // and records the `legacy-handlers-drained-v1` marker (the patched branch, in the replay set).
+    const goingOn = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    const goingOnId = (goingOn.body.id as string | undefined) ?? (goingOn.body.details.subscription.id as string);
+    await subs.untilPaid(goingOnId, 1);
+    await new Promise((r) => setTimeout(r, 3000));
+    await stack.worker.stop();
+    shipped = await startTestWorker(stack.orm, {
+      taskQueue: stack.taskQueue,
+      providers: stack.providers,
+      publicBaseUrl: stack.api.baseUrl,
+    });
+    const goingOnCancel = await subs.cancel(goingOnId, '?notify=false');
+    console.log(`legacy cancel under the shipped code answered ${goingOnCancel.status}`);
+    const goingOnHandle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(goingOnId));
+    await eventually(
+      async () => (await goingOnHandle.describe()).status.name,
+      (s) => s !== 'RUNNING',
+      30_000,
+      250,
+    );
+    await exportHistory('subscription-legacy-cancel-handlers-drained', subscriptionWorkflowId(goingOnId));
   } finally {
+    await shipped?.stop();
     await stack.close();
   }
 }
