@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -14,7 +14,7 @@ import { locateTemporalCli } from '../dev/infra/temporalCli';
 import { testStack } from '../test/setup/stackInfo';
 import globalSetup from '../test/setup/globalSetup';
 import globalTeardown from '../test/setup/globalTeardown';
-import { createTestMerchant, startPaymentStack } from '../test/helpers/stack';
+import { createTestMerchant, startPaymentStack, startTestWorker, type TestWorker } from '../test/helpers/stack';
 import { call, eventually } from '../test/helpers/http';
 import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
@@ -25,6 +25,7 @@ import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subsc
 import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
 import { StuckKey } from '../workflows/searchAttributes';
 import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
+import { buildWorkflowBundle } from '../src/workflowBundle';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'subscription-stuck') await recordSubscriptionStuck();
     if (which === 'all' || which === 'revived-collections') await recordRevivedCollections();
     if (which === 'all' || which === 'event-deliveries') await recordEventDeliveries();
+    if (which === 'all' || which === 'legacy-handlers') await recordLegacyHandlers();
   } finally {
     await globalTeardown();
   }
@@ -950,6 +952,73 @@ async function recordSubscriptionStuck(): Promise<void> {
       await exportHistory(name, handle.workflowId);
     }
   } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * The frozen legacy subscription workflow as it ran before fd55be4 (test/fixtures/legacy-subscription:
+ * `await allHandlersFinished()`, a no-op, where legacy.ts now drains its handlers behind
+ * `legacy-handlers-drained-v1`; decision 0082), run by a worker of a fixture bundle under the shipped
+ * type name. A merchant cancel (`notify=false`, no callbackUrl: nothing left to send) reaches
+ * `finish()` with the cancel Update handler still running.
+ */
+async function recordLegacyHandlers(): Promise<void> {
+  const fixture = await buildWorkflowBundle({
+    workflowsPath: path.resolve(__dirname, '../test/fixtures/legacy-subscription'),
+    outPath: path.join(testStack().dir, 'legacy-subscription-fixture.js'),
+  });
+  const stack = await startPaymentStack('record-legacy', {}, 1500, {}, { workflowBundlePath: fixture.codePath });
+  let shipped: TestWorker | undefined;
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    const id = (created.body.id as string | undefined) ?? (created.body.details.subscription.id as string);
+    await subs.untilPaid(id, 1);
+    // The first period's emails sent (their activities completed): nothing pending at the cancel.
+    await eventually(
+      async () => subs.mail(id).length,
+      (n) => n > 0,
+      20_000,
+      100,
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    const cancelled = await subs.cancel(id, '?notify=false');
+    console.log(`legacy cancel answered ${cancelled.status}`);
+    const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+    await eventually(
+      async () => (await handle.describe()).status.name,
+      (s) => s !== 'RUNNING',
+      30_000,
+      250,
+    );
+    await exportHistory('subscription-legacy-cancel-handler-running', subscriptionWorkflowId(id));
+
+    // A legacy run that goes on under the shipped code: its cancel reaches the patched drain live
+    // and records the `legacy-handlers-drained-v1` marker (the patched branch, in the replay set).
+    const goingOn = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    const goingOnId = (goingOn.body.id as string | undefined) ?? (goingOn.body.details.subscription.id as string);
+    await subs.untilPaid(goingOnId, 1);
+    await new Promise((r) => setTimeout(r, 3000));
+    await stack.worker.stop();
+    shipped = await startTestWorker(stack.orm, {
+      taskQueue: stack.taskQueue,
+      providers: stack.providers,
+      publicBaseUrl: stack.api.baseUrl,
+    });
+    const goingOnCancel = await subs.cancel(goingOnId, '?notify=false');
+    console.log(`legacy cancel under the shipped code answered ${goingOnCancel.status}`);
+    const goingOnHandle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(goingOnId));
+    await eventually(
+      async () => (await goingOnHandle.describe()).status.name,
+      (s) => s !== 'RUNNING',
+      30_000,
+      250,
+    );
+    await exportHistory('subscription-legacy-cancel-handlers-drained', subscriptionWorkflowId(goingOnId));
+  } finally {
+    await shipped?.stop();
     await stack.close();
   }
 }

@@ -10,6 +10,14 @@ import { patched } from '@temporalio/workflow';
 export const LOCAL_PROVIDER_ATTEMPT = 'local-provider-attempt-v1';
 
 /**
+ * The frozen legacy subscription workflow (workflows/subscription/legacy.ts) waits for its Update
+ * handlers (`condition(allHandlersFinished)`) in `finish()` and before continuing as new. Its
+ * histories recorded before awaited the boolean `allHandlersFinished()` there (a no-op); the wait
+ * was added without a patch when the file was frozen (fd55be4; issue 44 item 2, decision 0082).
+ */
+export const LEGACY_HANDLERS_DRAINED = 'legacy-handlers-drained-v1';
+
+/**
  * The subscription workflow as a state object and named steps (workflows/subscription/): regular
  * activities for database steps, a checkpoint before every wait (continue-as-new at any loop),
  * Update validators. Runs started before it go on in workflows/subscription/legacy.ts.

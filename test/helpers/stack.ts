@@ -233,6 +233,8 @@ export async function startTestWorker(
     /** The sweeper's subscription starts (a revived run's billing day and authorization expiry): the API's. */
     billingDaySeconds?: number;
     subscriptionAuthorizationExpirySeconds?: number;
+    /** Another workflow bundle (a fixture's: test/fixtures/legacy-subscription); default the shipped one. */
+    workflowBundlePath?: string;
   },
 ): Promise<TestWorker> {
   const stack = testStack();
@@ -260,7 +262,7 @@ export async function startTestWorker(
       : {}),
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     ...(opts.productionProfile ? { productionProfile: true } : {}),
-    workflowBundle: { codePath: stack.workflowBundlePath },
+    workflowBundle: { codePath: opts.workflowBundlePath ?? stack.workflowBundlePath },
   });
   const running = workers.map((worker) =>
     worker.run().catch((err: unknown) => {
@@ -404,8 +406,11 @@ export async function startPaymentStack(
     sandboxProcessingSeconds,
     sandbox: sandboxTimings = {},
     productionProfile,
+    workflowBundlePath,
   }: {
     logger?: Logger;
+    /** The worker runs this workflow bundle (a fixture's) instead of the shipped one. */
+    workflowBundlePath?: string;
     /** The worker addresses emails as NODE_ENV=production does (decision 0066). */
     productionProfile?: boolean;
     sandboxProcessingSeconds?: number;
@@ -438,6 +443,7 @@ export async function startPaymentStack(
     smtpUrl,
     ...(logger ? { logger } : {}),
     ...(productionProfile ? { productionProfile } : {}),
+    ...(workflowBundlePath ? { workflowBundlePath } : {}),
     ...(settings.billingDaySeconds ? { billingDaySeconds: settings.billingDaySeconds } : {}),
     ...(settings.subscriptionAuthorizationExpirySeconds
       ? { subscriptionAuthorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds }

@@ -21,7 +21,7 @@ import {
   type SubscriptionStatus,
 } from '../../src/rules/subscriptionPlan';
 import { failureType } from '../failures';
-import { EVENT_DELIVERY_QUEUE } from '../patches';
+import { EVENT_DELIVERY_QUEUE, LEGACY_HANDLERS_DRAINED } from '../patches';
 import { merchantEventsWorkflow } from '../merchantEvents';
 import { attemptOptions, patientActivities } from '../providerActivities';
 import { SubscriptionStatusKey } from '../searchAttributes';
@@ -177,7 +177,10 @@ export async function legacySubscriptionWorkflow(
     if (cancelRequest && status !== 'cancelled' && !discarded) await cancel(cancelRequest);
     firstOutcome ??= { kind: 'settled' }; // e.g. the row never appeared: a waiting API reads PostgreSQL
     await condition(() => pendingSends === 0);
-    await condition(allHandlersFinished);
+    // Handlers drained (legacy-handlers-drained-v1); before it, the no-op its histories recorded.
+    if (patched(LEGACY_HANDLERS_DRAINED)) await condition(allHandlersFinished);
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- the old no-op, kept as it ran
+    else await allHandlersFinished();
     // The first outcome too: an API that asks after the run closed (a refused token) reads it here.
     return { status, firstOutcome };
   };
@@ -257,7 +260,9 @@ export async function legacySubscriptionWorkflow(
       if (pendingSends > 0) await condition(() => pendingSends === 0 || cancelRequested(), SEND_DRAIN_MS);
       const mustContinue = info.historyLength >= MAX_HISTORY_EVENT_LIMIT;
       if ((pendingSends === 0 || mustContinue) && !cancelRequested()) {
-        await condition(allHandlersFinished);
+        if (patched(LEGACY_HANDLERS_DRAINED)) await condition(allHandlersFinished);
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- the no-op its histories recorded
+        else await allHandlersFinished();
         if (!cancelRequested()) {
           return continueAsNew<typeof legacySubscriptionWorkflow>({
             ...input,
