@@ -208,6 +208,13 @@ export const envSchema = z.object({
   RATE_LIMIT_PER_SECOND: limit(100),
   /** Requests per API key at once (the bucket's size); 0 disables the per-key limit. */
   RATE_LIMIT_BURST: limit(200),
+  // Per-merchant quotas on long-lived work (decision 0079); 0 disables one. Over one: 429 `quota_exceeded`.
+  /** Hosted payments waiting on the customer at once, per merchant and environment. */
+  QUOTA_OPEN_HOSTED_PAYMENTS: limit(1000),
+  /** Non-cancelled subscriptions of the test environment at once, per merchant. */
+  QUOTA_LIVE_TEST_SUBSCRIPTIONS: limit(500),
+  /** Refunds one payment may have, whatever their status (keeps GET /payments/{id}/refunds bounded). */
+  QUOTA_REFUNDS_PER_PAYMENT: limit(100),
   /** Failed authentications per minute per client address, sustained; 0 disables that limit. */
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: limit(10),
   /** Failed authentications per client address at once; 0 disables that limit. */
