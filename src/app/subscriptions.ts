@@ -1,4 +1,4 @@
-import { quotasOf, type QuotaSettings } from '../domain/quotas';
+import { quotasOf, type QuotaSettings } from '../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PROVIDER_OUTCOME } from '../rules/providerFailures';
 import { AppError } from '../errors';

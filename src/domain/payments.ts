@@ -207,7 +207,7 @@ const OPEN_HOSTED_PAYMENT = `status in ('created', 'requires_action') and card_t
  * merchant's open hosted payments are counted and the new one inserted in one transaction under
  * the quota's advisory lock, so concurrent creates in any API process never pass the limit
  * together. A payment this externalId already names is left to the caller (null, nothing
- * written): a repeat answers the original, never 429.
+ * written): a repeat answers the original, never quota_exceeded.
  */
 async function insertHostedPaymentWithinQuota(
   em: EntityManager,

@@ -235,7 +235,7 @@ async function createOrFind(
 ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
   return em.fork().transactional(async (tx) => {
     // The `live_test_subscriptions` quota (decision 0079): counted and inserted under its advisory
-    // lock, after the externalId's own record is looked for (a repeat answers it, never 429).
+    // lock, after the externalId's own record is looked for (a repeat answers it, never quota_exceeded).
     // Live: every subscription but a cancelled one (it holds its workflow).
     const quota = scope.environment === 'test' && liveTestLimit > 0;
     if (quota) await lockQuota(tx, 'live_test_subscriptions', scope);

@@ -20,7 +20,7 @@ import {
   metadata,
 } from '../inputs';
 import { timestamp } from '../schemas';
-import type { QuotaSettings } from '../../domain/quotas';
+import type { QuotaSettings } from '../../rules/quotas';
 
 export interface PaymentSettings {
   taskQueue: string;

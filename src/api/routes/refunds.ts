@@ -8,7 +8,7 @@ import { createRefund } from '../../app/refunds';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
-import type { QuotaSettings } from '../../domain/quotas';
+import type { QuotaSettings } from '../../rules/quotas';
 
 export interface RefundSettings {
   taskQueue: string;

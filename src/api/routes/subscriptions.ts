@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { QuotaSettings } from '../../domain/quotas';
+import type { QuotaSettings } from '../../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
