@@ -35,6 +35,11 @@ describe('per-merchant quotas', () => {
         details: { quota: 'open_hosted_payments', limit: 5, current: 5 },
       });
     }
+    // Written as every payment is (the quota's insert is a statement of its own).
+    const kept = results.find((r) => r.status === 200)!.body;
+    expect(kept).toMatchObject({ status: 'created', amount: 10, currency: 'USD', metadata: null });
+    expect(Math.abs(Date.parse(kept.createdAt as string) - Date.now())).toBeLessThan(60_000);
+    expect(Date.parse(kept.expiresAt as string) - Date.parse(kept.createdAt as string)).toBe(86_400_000);
     // Token payments are not hosted: never counted.
     expect((await createPayment(merchant, { externalId: ext('token'), cardToken: 'tok_success' })).body).toMatchObject({
       status: 'succeeded',
@@ -46,7 +51,17 @@ describe('per-merchant quotas', () => {
     expect(repeat.body.id).toBe(results[okIndex]!.body.id);
     // Another merchant has its own quota.
     const other = await createTestMerchant(stack.orm, 'Hosted quota other merchant');
-    expect((await createPayment(other, { externalId: ext('other') })).status).toBe(200);
+    const odd = { note: `it's ? $1 "quoted" \\ ü` };
+    const otherPayment = await createPayment(other, {
+      externalId: ext('other'),
+      metadata: odd,
+      description: "O'Brien?",
+    });
+    expect([otherPayment.status, otherPayment.body.metadata, otherPayment.body.description]).toEqual([
+      200,
+      odd,
+      "O'Brien?",
+    ]);
 
     // The customer pays one: its slot frees.
     const paid = results[okIndex]!.body;
