@@ -1,4 +1,11 @@
-import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import {
+  createTestMerchant,
+  startPaymentStack,
+  startTestApi,
+  type PaymentStack,
+  type TestApi,
+  type TestMerchant,
+} from '../helpers/stack';
 import { call, eventually, type ErrorBody } from '../helpers/http';
 import { subscriptionClient } from '../helpers/subscriptions';
 
@@ -10,23 +17,30 @@ import { subscriptionClient } from '../helpers/subscriptions';
  */
 describe('per-merchant quotas', () => {
   let stack: PaymentStack;
+  /** A second API with its own connection pool and Temporal client: another API process. */
+  let second: TestApi;
+  const quotas = { openHostedPayments: 5, liveTestSubscriptions: 3, refundsPerPayment: 3 };
   let seq = 0;
   const ext = (what: string) => `${what}-${Date.now()}-${++seq}`;
   const base = { amount: 10, currency: 'usd', customer: { email: 'buyer@example.com', name: 'Buyer' } };
-  const createPayment = (merchant: TestMerchant, body: Record<string, unknown>) =>
-    call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, { ...base, ...body });
+  const createPayment = (merchant: TestMerchant, body: Record<string, unknown>, api = stack.api) =>
+    call(api.baseUrl, 'POST', '/payments', merchant.auth, { ...base, ...body });
 
   beforeAll(async () => {
-    stack = await startPaymentStack('quotas', {
-      quotas: { openHostedPayments: 5, liveTestSubscriptions: 3, refundsPerPayment: 3 },
-    });
+    stack = await startPaymentStack('quotas', { quotas });
+    second = await startTestApi({ providers: stack.providers, settings: { taskQueue: stack.taskQueue, quotas } });
   });
-  afterAll(() => stack.close());
+  afterAll(async () => {
+    await second.close();
+    await stack.close();
+  });
 
-  it('open hosted payments: of 20 concurrent creates exactly the limit succeed; a repeat answers its payment; a paid one frees a slot', async () => {
+  it('open hosted payments: of 20 concurrent creates on two API processes exactly the limit succeed; a repeat answers its payment; a paid one frees a slot', async () => {
     const merchant = await createTestMerchant(stack.orm, 'Hosted quota merchant');
     const ids = Array.from({ length: 20 }, () => ext('hosted'));
-    const results = await Promise.all(ids.map((externalId) => createPayment(merchant, { externalId })));
+    const results = await Promise.all(
+      ids.map((externalId, i) => createPayment(merchant, { externalId }, i % 2 === 0 ? stack.api : second)),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([...Array(5).fill(200), ...Array(15).fill(429)]);
     for (const refused of results.filter((r) => r.status === 429)) {
       expect(refused.body as unknown as ErrorBody).toEqual({
