@@ -90,6 +90,10 @@ export const envSchema = z.object({
   SANDBOX_PROCESSING_SECONDS: z.coerce.number().nonnegative().default(5),
   /** The sandbox opens a `tok_dispute` capture's dispute this long after it (docs/provider-sandbox.md). */
   SANDBOX_DISPUTE_SECONDS: z.coerce.number().min(0).max(86_400).default(2),
+  /** The sandbox forgets settled payments, refunds and ledger entries older than this (default 30 days; 0 keeps them; decision 0079). */
+  SANDBOX_RETENTION_SECONDS: limit(2_592_000),
+  /** The sandbox's ledger keeps at most this many entries, the newest (0: no limit; decision 0079). */
+  SANDBOX_MAX_LEDGER_ENTRIES: limit(100_000),
   /** A sandbox dispute's evidence is due this long after it opens (default 7 days). */
   SANDBOX_DISPUTE_EVIDENCE_SECONDS: z.coerce.number().min(1).max(31_536_000).default(604_800),
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
@@ -208,6 +212,13 @@ export const envSchema = z.object({
   RATE_LIMIT_PER_SECOND: limit(100),
   /** Requests per API key at once (the bucket's size); 0 disables the per-key limit. */
   RATE_LIMIT_BURST: limit(200),
+  // Per-merchant quotas on long-lived work (decision 0079); 0 disables one. Over one: 429 `quota_exceeded`.
+  /** Hosted payments waiting on the customer at once, per merchant and environment. */
+  QUOTA_OPEN_HOSTED_PAYMENTS: limit(1000),
+  /** Non-cancelled subscriptions of the test environment at once, per merchant. */
+  QUOTA_LIVE_TEST_SUBSCRIPTIONS: limit(500),
+  /** Refunds one payment may have, whatever their status (keeps GET /payments/{id}/refunds bounded). */
+  QUOTA_REFUNDS_PER_PAYMENT: limit(100),
   /** Failed authentications per minute per client address, sustained; 0 disables that limit. */
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: limit(10),
   /** Failed authentications per client address at once; 0 disables that limit. */

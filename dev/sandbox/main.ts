@@ -18,6 +18,10 @@ async function main(): Promise<void> {
     log: logger,
     disputeSeconds: config.SANDBOX_DISPUTE_SECONDS,
     disputeEvidenceSeconds: config.SANDBOX_DISPUTE_EVIDENCE_SECONDS,
+    retention: {
+      retentionSeconds: config.SANDBOX_RETENTION_SECONDS,
+      maxLedgerEntries: config.SANDBOX_MAX_LEDGER_ENTRIES,
+    },
   });
   const running = await sandbox.listen(config.SANDBOX_PORT, '0.0.0.0');
   logger.info({ port: config.SANDBOX_PORT }, 'sandbox listening');

@@ -80,8 +80,13 @@ export function allRoutes(
   return [
     ...apiKeyRoutes(em),
     ...paymentRoutes({ em, providers: deps.providers, payments, settings: deps.settings }),
-    ...refundRoutes({ em, refunds }),
-    ...subscriptionRoutes({ em, providers: deps.providers, subscriptions }),
+    ...refundRoutes({ em, refunds, ...(deps.settings.quotas ? { quotas: deps.settings.quotas } : {}) }),
+    ...subscriptionRoutes({
+      em,
+      providers: deps.providers,
+      subscriptions,
+      ...(deps.settings.quotas ? { quotas: deps.settings.quotas } : {}),
+    }),
     ...listRoutes({ em, settings: deps.settings }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
     ...disputeRoutes({ em, providers: deps.providers, disputes }),

@@ -1,3 +1,4 @@
+import { quotasOf, type QuotaSettings } from '../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PROVIDER_OUTCOME } from '../rules/providerFailures';
 import { AppError } from '../errors';
@@ -32,6 +33,8 @@ export interface SubscriptionUseCases {
     SubscriptionGateway,
     'startAndAwaitFirstOutcome' | 'cancel' | 'revive' | 'updatePaymentMethod' | 'reachable'
   >;
+  /** Per-merchant quotas (decision 0079): here the test environment's live subscriptions. */
+  quotas?: Partial<QuotaSettings>;
 }
 
 const notFound = () => new AppError('not_found', 'Subscription not found.');
@@ -57,7 +60,10 @@ export async function createSubscription(
   const processor = await processorForCreate(providers, caller, () =>
     existingSubscriptionProcessor(em, caller, body.externalId),
   );
-  const { subscription, phases } = await createOrFindSubscription(em, caller, body, { processor });
+  const { subscription, phases } = await createOrFindSubscription(em, caller, body, {
+    processor,
+    liveTestLimit: quotasOf(deps.quotas).liveTestSubscriptions,
+  });
   const outcome: StartOutcome | 'no_answer' =
     subscription.status === 'created'
       ? await subscriptions.startAndAwaitFirstOutcome(await subscriptionStartInput(em, subscription, phases))

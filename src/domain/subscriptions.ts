@@ -29,6 +29,7 @@ import {
   type SubscriptionStatus,
 } from '../rules/subscriptionPlan';
 import type { RecordScope } from './scope';
+import { lockQuota, quotaExceeded } from './quotas';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
 /**
@@ -230,8 +231,14 @@ async function createOrFind(
   scope: RecordScope,
   body: SubscriptionRequest,
   processor: string,
+  liveTestLimit: number,
 ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
   return em.fork().transactional(async (tx) => {
+    // The `live_test_subscriptions` quota (decision 0079): counted and inserted under its advisory
+    // lock, after the externalId's own record is looked for (a repeat answers it, never quota_exceeded).
+    // Live: every subscription but a cancelled one (it holds its workflow).
+    const quota = scope.environment === 'test' && liveTestLimit > 0;
+    if (quota) await lockQuota(tx, 'live_test_subscriptions', scope);
     const existing = await tx.findOne(Subscription, { merchant: scope.merchantId, externalId: body.externalId });
     if (existing) {
       // externalIds stay unique per merchant across environments (one unique key): the other
@@ -242,6 +249,14 @@ async function createOrFind(
       const mismatch = conflict(existing, body);
       if (mismatch) throw mismatch;
       return { subscription: existing, phases: null };
+    }
+    if (quota) {
+      const current = await tx.count(Subscription, {
+        merchant: scope.merchantId,
+        environment: scope.environment,
+        status: { $ne: 'cancelled' },
+      });
+      if (current >= liveTestLimit) throw quotaExceeded('live_test_subscriptions', liveTestLimit, current);
     }
     const { subscription, phases } = insertSubscription(tx, tx.getReference(Merchant, scope.merchantId), {
       merchantId: scope.merchantId,
@@ -279,10 +294,11 @@ export async function createOrFindSubscription(
   em: EntityManager,
   scope: RecordScope,
   body: SubscriptionRequest,
-  { processor }: { processor: string },
+  { processor, liveTestLimit = 0 }: { processor: string; liveTestLimit?: number },
 ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
-  return createOrFind(em, scope, body, processor).catch((err: unknown) => {
-    if (err instanceof UniqueConstraintViolationException) return createOrFind(em, scope, body, processor);
+  return createOrFind(em, scope, body, processor, liveTestLimit).catch((err: unknown) => {
+    if (err instanceof UniqueConstraintViolationException)
+      return createOrFind(em, scope, body, processor, liveTestLimit);
     throw err;
   });
 }

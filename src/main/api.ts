@@ -49,6 +49,11 @@ async function main(): Promise<void> {
       cursorSecret: config.CURSOR_SECRET,
       secretsKey: config.PROVIDER_SECRETS_KEY,
       trustProxyHops: config.TRUST_PROXY_HOPS,
+      quotas: {
+        openHostedPayments: config.QUOTA_OPEN_HOSTED_PAYMENTS,
+        liveTestSubscriptions: config.QUOTA_LIVE_TEST_SUBSCRIPTIONS,
+        refundsPerPayment: config.QUOTA_REFUNDS_PER_PAYMENT,
+      },
       rateLimit: {
         perSecond: config.RATE_LIMIT_PER_SECOND,
         burst: config.RATE_LIMIT_BURST,
