@@ -1,6 +1,14 @@
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import { call } from '../helpers/http';
+import {
+  createTestMerchant,
+  startPaymentStack,
+  startTestApi,
+  type PaymentStack,
+  type TestMerchant,
+} from '../helpers/stack';
+import { startTcpProxy } from '../helpers/tcpProxy';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 import { testStack } from '../setup/stackInfo';
 import { subscriptionTaskQueue } from '../../src/temporal/taskQueues';
@@ -86,6 +94,37 @@ describe('a cancel cannot be lost', () => {
       details: { cancellation: 'accepted', subscription: { id, status: 'active' } },
     });
   }, 120_000);
+
+  it('a DELETE whose Update never reaches Temporal: the next renewal is not charged, the subscription ends cancelled', async () => {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 4 });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    // A second API (same database and task queue) whose Temporal connection is cut.
+    const [host, port] = testStack().temporalAddress.split(':');
+    const proxy = await startTcpProxy(host!, Number(port));
+    const cutApi = await startTestApi({
+      orm: stack.orm,
+      providers: stack.providers,
+      temporalAddress: `127.0.0.1:${proxy.port}`,
+      settings: { taskQueue: stack.taskQueue, billingDaySeconds: DAY_MS / 1000, paymentWaitMs: 2000 },
+    });
+    try {
+      await proxy.cut();
+      const deleted = await call(cutApi.baseUrl, 'DELETE', `/subscriptions/${id}`, merchant.auth);
+      expect(deleted.status).toBe(503);
+      // The renewal falls due: refused under the row's lock, the cancellation applied instead.
+      const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 15_000);
+      expect(cancelled).toMatchObject({ cancellationReason: 'merchant_request' });
+      await sleep(2 * DAY_MS);
+      expect(succeededByInvoice(await subs.captures(id)).size).toBe(1);
+      expect((await subs.invoices(id)).filter((i) => i.status === 'paid')).toHaveLength(1);
+      expect(subs.mail(id).filter((e) => /cancel/i.test(e.subject))).toHaveLength(1);
+      expect(deleted.body).toMatchObject({ details: { cancellation: 'accepted', subscription: { id } } });
+    } finally {
+      await proxy.close();
+      await cutApi.close();
+    }
+  }, 60_000);
 
   it('a DELETE racing renewal charges: each invoice either paid with its one capture before the cancel, or never charged', async () => {
     const ids: string[] = [];
