@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { call } from '../helpers/http';
+import { call, eventually } from '../helpers/http';
 import {
   createTestMerchant,
   startPaymentStack,
@@ -12,6 +12,8 @@ import { startTcpProxy } from '../helpers/tcpProxy';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 import { testStack } from '../setup/stackInfo';
 import { subscriptionTaskQueue } from '../../src/temporal/taskQueues';
+import { sweepOrphansWorkflow } from '../../workflows/sweepOrphans';
+import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 
 /**
  * A cancel cannot be lost (issue 44 item 4, decision 0076). A DELETE records its intent in
@@ -124,6 +126,56 @@ describe('a cancel cannot be lost', () => {
       await proxy.close();
       await cutApi.close();
     }
+  }, 60_000);
+
+  it("a DELETE recorded while the run had ended: the sweeper's revived run cancels first, nothing charged", async () => {
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+    await handle.terminate('test: the workflow ended under a live record');
+    const [host, port] = testStack().temporalAddress.split(':');
+    const proxy = await startTcpProxy(host!, Number(port));
+    const cutApi = await startTestApi({
+      orm: stack.orm,
+      providers: stack.providers,
+      temporalAddress: `127.0.0.1:${proxy.port}`,
+      settings: { taskQueue: stack.taskQueue, billingDaySeconds: DAY_MS / 1000, paymentWaitMs: 2000 },
+    });
+    try {
+      await proxy.cut();
+      const deleted = await call(cutApi.baseUrl, 'DELETE', `/subscriptions/${id}?reason=moved`, merchant.auth);
+      expect(deleted.status).toBe(503);
+      expect(deleted.body).toMatchObject({ details: { cancellation: 'accepted', subscription: { id } } });
+    } finally {
+      await proxy.close();
+      await cutApi.close();
+    }
+    // The live sweep (decisions 0059, 0061) revives the run with the recorded cancel first.
+    const swept = await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId: `sweep-live-cancel-intent-${Date.now()}`,
+      args: [
+        {
+          graceSeconds: 0,
+          pageSize: 10,
+          maxRows: 1000,
+          merchantId: merchant.merchantId,
+          kinds: [],
+          liveKinds: ['subscriptions'],
+        },
+      ],
+    });
+    expect(swept.revived).toEqual({ subscriptions: 1 });
+    const cancelled = await subs.until(id, (s) => s.status === 'cancelled', 15_000);
+    expect(cancelled).toMatchObject({ cancellationReason: 'moved' });
+    expect(succeededByInvoice(await subs.captures(id)).size).toBe(1);
+    // The cancellation's email, sent by the revived run in the background.
+    await eventually(
+      async () => subs.mail(id).filter((e) => /cancel/i.test(e.subject)).length,
+      (n) => n === 1,
+      10_000,
+    );
   }, 60_000);
 
   it('a DELETE racing renewal charges: each invoice either paid with its one capture before the cancel, or never charged', async () => {
