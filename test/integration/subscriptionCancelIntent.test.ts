@@ -12,6 +12,7 @@ import { startTcpProxy } from '../helpers/tcpProxy';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 import { testStack } from '../setup/stackInfo';
 import { subscriptionTaskQueue } from '../../src/temporal/taskQueues';
+import { markInvoiceChargeSent } from '../../src/domain/subscriptions';
 import { sweepOrphansWorkflow } from '../../workflows/sweepOrphans';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 
@@ -215,4 +216,45 @@ describe('a cancel cannot be lost', () => {
       }
     }
   }, 120_000);
+
+  it('at the lock: a charge mark waiting on a DELETE being recorded is refused; one made before it stands', async () => {
+    // past_due: the renewal declined, its invoice open, its next attempt a month away.
+    const created = await subs.create({
+      cardToken: 'tok_renewal_insufficient_funds',
+      billingIntervalDays: 2,
+      retryScheduleDays: [30],
+    });
+    const id = created.body.id as string;
+    const pastDue = await subs.until(id, (s) => s.status === 'past_due', 15_000);
+    const invoiceId = pastDue.latestInvoice.id as string;
+
+    // A DELETE's intent being written (its transaction open, the row locked): the mark waits,
+    // then reads the intent and refuses; nothing is marked sent.
+    let mark: ReturnType<typeof markInvoiceChargeSent> | undefined;
+    await stack.orm.em.fork().transactional(async (tx) => {
+      await tx.execute(`update subscriptions set cancel_requested_at = now() where id = ?`, [id]);
+      mark = markInvoiceChargeSent(stack.orm.em.fork(), invoiceId);
+      let settled = false;
+      void mark.then(() => (settled = true));
+      await sleep(300);
+      expect(settled).toBe(false);
+    });
+    expect(await mark).toEqual({ kind: 'cancel_requested' });
+    const [invoice] = (await subs.invoices(id)).filter((i) => i.id === invoiceId);
+    expect(invoice!.providerCallSentAt).toBeNull();
+
+    // A call marked sent before the intent (a retried attempt) is never refused: it is asked again.
+    await stack.orm.em
+      .getConnection()
+      .execute(`update subscriptions set cancel_requested_at = null where id = ?`, [id]);
+    expect(await markInvoiceChargeSent(stack.orm.em.fork(), invoiceId)).toEqual({ kind: 'marked', sentBefore: false });
+    await stack.orm.em
+      .getConnection()
+      .execute(`update subscriptions set cancel_requested_at = now() where id = ?`, [id]);
+    expect(await markInvoiceChargeSent(stack.orm.em.fork(), invoiceId)).toEqual({ kind: 'marked', sentBefore: true });
+    await stack.orm.em
+      .getConnection()
+      .execute(`update invoices set provider_call_sent_at = null where id = ?`, [invoiceId]);
+    await subs.cancel(id);
+  }, 60_000);
 });
