@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -26,6 +26,7 @@ import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
 import { StuckKey } from '../workflows/searchAttributes';
 import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
 import { buildWorkflowBundle } from '../src/workflowBundle';
+import { recordCancelIntent as recordCancelIntentOf } from '../src/domain/subscriptions';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'revived-collections') await recordRevivedCollections();
     if (which === 'all' || which === 'event-deliveries') await recordEventDeliveries();
     if (which === 'all' || which === 'legacy-handlers') await recordLegacyHandlers();
+    if (which === 'all' || which === 'cancel-intent') await recordCancelIntent();
   } finally {
     await globalTeardown();
   }
@@ -1103,6 +1105,28 @@ async function recordEventDeliveries(): Promise<void> {
   } finally {
     await endpointReceiver.close();
     await receiver.close();
+    await stack.close();
+  }
+}
+
+/**
+ * A DELETE recorded in PostgreSQL whose Update no run took (decision 0076): the renewal's invoice
+ * step finds the intent, applies the cancellation and the run follows its outbox
+ * (subscription-cancel-intent-v1).
+ */
+async function recordCancelIntent(): Promise<void> {
+  const stack = await startPaymentStack('record-cancel-intent', { billingDaySeconds: 1 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Cancel intent recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2 });
+    const id = created.body.id as string;
+    // As the API records it before asking the workflow; the Update itself is never sent.
+    await recordCancelIntentOf(stack.orm.em.fork(), id, { reason: 'merchant_request', notify: true });
+    await subs.until(id, (s: SubscriptionBody) => s.status === 'cancelled', 20_000);
+    await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).result();
+    await exportHistory('subscription-cancel-intent-at-renewal', subscriptionWorkflowId(id));
+  } finally {
     await stack.close();
   }
 }

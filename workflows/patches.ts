@@ -291,3 +291,13 @@ export const SUBSCRIPTION_UNDECIDED_NOT_FOUND = 'subscription-undecided-not-foun
  * subscription's follow): runs that reached none of them before carry no marker.
  */
 export const EVENT_DELIVERY_QUEUE = 'event-delivery-queue-v1';
+
+// issue 44 item 4: a cancel cannot be lost (decision 0076)
+
+/**
+ * A period's invoice step that found a DELETE recorded (the subscription's `cancel_requested_at`,
+ * no workflow having taken it: its Update lost to failing workflow tasks) applies the
+ * cancellation itself and answers `cancelled` with its outbox: the run follows it (the
+ * cancellation's email) before it ends. Asked only on that answer.
+ */
+export const SUBSCRIPTION_CANCEL_INTENT = 'subscription-cancel-intent-v1';

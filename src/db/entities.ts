@@ -565,6 +565,10 @@ export class Subscription {
   currentPeriodEnd!: Date | null;
   cancelledAt!: Date | null;
   cancellationReason!: string | null;
+  /** A DELETE's recorded intent (decision 0076): set before the workflow is asked; never cleared. */
+  cancelRequestedAt!: Date | null;
+  cancelRequestReason!: string | null;
+  cancelRequestNotify!: boolean | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -615,6 +619,9 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
     currentPeriodEnd: { ...timestamp, nullable: true },
     cancelledAt: { ...timestamp, nullable: true },
     cancellationReason: { type: 'string', length: 500, nullable: true },
+    cancelRequestedAt: { ...timestamp, nullable: true },
+    cancelRequestReason: { type: 'string', length: 500, nullable: true },
+    cancelRequestNotify: { type: 'boolean', nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

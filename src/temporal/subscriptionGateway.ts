@@ -236,7 +236,8 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
         };
         // A cancellation the lost run accepted (the merchant was told it takes effect) is the new
         // run's first message: its handler takes it before any step, so nothing is charged.
-        const cancel = cancelNow ?? (await cancelAcceptedByLastRun(subscription.id));
+        // So is a DELETE recorded in PostgreSQL whose Update no run took (decision 0076).
+        const cancel = cancelNow ?? (await cancelAcceptedByLastRun(subscription.id)) ?? record?.cancelRequest ?? null;
         if (!cancel) return client.workflow.start(subscriptionWorkflow, revived);
         return client.workflow.startUpdateWithStart(cancelSubscriptionUpdate, {
           args: [cancel],
