@@ -301,3 +301,14 @@ export const EVENT_DELIVERY_QUEUE = 'event-delivery-queue-v1';
  * cancellation's email) before it ends. Asked only on that answer.
  */
 export const SUBSCRIPTION_CANCEL_INTENT = 'subscription-cancel-intent-v1';
+
+// issue 44, item 5: bugs park (decision 0077)
+
+/**
+ * An activity failing on a bug (non-retryable `activity_bug`, src/temporal/activityErrors.ts) no
+ * longer fails its run: the call is parked (workflows/interceptors.ts): the run marked
+ * `Stuck: activity_bug`, the same call asked again after a minute, doubling up to hourly, until a
+ * fixed worker answers it; the mark is cleared then. Asked only where such a failure reaches the
+ * workflow: runs that never meet one carry no marker.
+ */
+export const ACTIVITY_BUG_PARK = 'activity-bug-park-v1';
