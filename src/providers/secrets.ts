@@ -152,7 +152,7 @@ export class ProviderSecrets {
       const key = this.keys.get(id);
       if (!key) {
         throw new ProviderSecretError(
-          `the stored ${context.field} of ${context.merchantId} (${context.environment}) was sealed under key id ${id}, which is neither PROVIDER_SECRETS_KEY nor in PROVIDER_SECRETS_PREVIOUS_KEYS`,
+          `the stored ${context.field} of ${context.merchantId} (${context.environment}) does not decrypt: it was sealed under key id ${id}, which is neither PROVIDER_SECRETS_KEY nor in PROVIDER_SECRETS_PREVIOUS_KEYS`,
         );
       }
       candidates = [key];

@@ -215,3 +215,28 @@ describe('key rotation (decision 0080)', () => {
     );
   });
 });
+
+describe('PROVIDER_SECRETS_PREVIOUS_KEYS in the configuration', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prev-keys-'));
+  const env = { NODE_ENV: 'development', DATA_DIR: dir, PROVIDER_SECRETS_KEY: randomBytes(32).toString('base64') };
+
+  it('accepts comma-separated 32-byte base64 keys', () => {
+    const previous = `${randomBytes(32).toString('base64')},${randomBytes(32).toString('base64')}`;
+    expect(loadConfig({ ...env, PROVIDER_SECRETS_PREVIOUS_KEYS: previous }).PROVIDER_SECRETS_PREVIOUS_KEYS).toBe(
+      previous,
+    );
+  });
+
+  it('refuses a malformed one, naming its position but not the value', () => {
+    const bad = randomBytes(20).toString('base64');
+    let caught: unknown;
+    try {
+      loadConfig({ ...env, PROVIDER_SECRETS_PREVIOUS_KEYS: `${randomBytes(32).toString('base64')},${bad}` });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as Error).message).toMatch(/PROVIDER_SECRETS_PREVIOUS_KEYS: key 2 must be 32 bytes/);
+    expect((caught as Error).message).not.toContain(bad);
+  });
+});
