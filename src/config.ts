@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { secretsKeyProblem } from './providers/secrets';
+import { previousKeysProblem, secretsKeyProblem } from './providers/secrets';
 import { WORKER_ROLES } from './temporal/taskQueues';
 
 /**
@@ -108,6 +108,17 @@ export const envSchema = z.object({
     .optional()
     .superRefine((value, ctx) => {
       const problem = value === undefined ? null : secretsKeyProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  /**
+   * Comma-separated 32-byte base64 keys that still decrypt after PROVIDER_SECRETS_KEY was rotated
+   * (decision 0080); `npm run cli -- secrets:reencrypt` moves every row to the current key.
+   */
+  PROVIDER_SECRETS_PREVIOUS_KEYS: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      const problem = value === undefined ? null : previousKeysProblem(value);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
   /** Where the Stripe adapter sends its requests (stripe-mock in tests). */

@@ -43,6 +43,8 @@ export interface ApiSettings extends PaymentSettings, RefundSettings, Subscripti
   stuckAfterSeconds?: number;
   /** PROVIDER_SECRETS_KEY (base64): webhook endpoint secrets are stored encrypted with it. */
   secretsKey?: string;
+  /** PROVIDER_SECRETS_PREVIOUS_KEYS: keys that still decrypt (decision 0080). */
+  secretsPreviousKeys?: string;
 }
 
 export interface AppDeps {
@@ -92,7 +94,9 @@ export function allRoutes(
     ...disputeRoutes({ em, providers: deps.providers, disputes }),
     ...webhookEndpointRoutes({
       em,
-      secrets: deps.settings.secretsKey ? ProviderSecrets.fromBase64(deps.settings.secretsKey) : null,
+      secrets: deps.settings.secretsKey
+        ? ProviderSecrets.fromBase64(deps.settings.secretsKey, deps.settings.secretsPreviousKeys)
+        : null,
     }),
     ...eventRoutes({ em, settings: deps.settings }),
   ];

@@ -118,6 +118,8 @@ function overlapHoursOf(value: string | undefined): number {
 export interface CommandOptions {
   /** PROVIDER_SECRETS_KEY (base64), validated by the configuration. */
   providerSecretsKey?: string;
+  /** PROVIDER_SECRETS_PREVIOUS_KEYS: keys that still decrypt (decision 0080). */
+  providerSecretsPreviousKeys?: string;
   /** Standard input, for secrets given as `-` (kept out of `ps` and shell history). */
   readStdin?: () => Promise<string>;
 }
@@ -202,7 +204,9 @@ export async function runCommand(
     case 'webhooks:secret': {
       const merchantId = required(values.merchant, '--merchant');
       const environment = oneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment', 'test');
-      const secrets = options.providerSecretsKey ? ProviderSecrets.fromBase64(options.providerSecretsKey) : null;
+      const secrets = options.providerSecretsKey
+        ? ProviderSecrets.fromBase64(options.providerSecretsKey, options.providerSecretsPreviousKeys)
+        : null;
       if (!values.rotate) {
         if (values['overlap-hours'] !== undefined) throw new UsageError('--overlap-hours goes with --rotate');
         return { secret: (await signingSecrets(em, secrets, merchantId, environment)).current, environment };
@@ -214,7 +218,9 @@ export async function runCommand(
       const merchantId = required(values.merchant, '--merchant');
       const environment = requiredOneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment');
       const processor = requiredOneOf<Processor>(values.processor, PROCESSORS, 'processor');
-      const secrets = options.providerSecretsKey ? ProviderSecrets.fromBase64(options.providerSecretsKey) : null;
+      const secrets = options.providerSecretsKey
+        ? ProviderSecrets.fromBase64(options.providerSecretsKey, options.providerSecretsPreviousKeys)
+        : null;
       const given = await secretsFromStdin(
         { secretKey: values['secret-key'], webhookSecret: values['webhook-secret'] },
         options.readStdin,
@@ -293,6 +299,7 @@ async function main(): Promise<number> {
         ? await migrateAndSeal(orm, config.PROVIDER_SECRETS_KEY)
         : await runCommand(orm.em.fork(), command, rest, {
             providerSecretsKey: config.PROVIDER_SECRETS_KEY,
+            providerSecretsPreviousKeys: config.PROVIDER_SECRETS_PREVIOUS_KEYS,
             readStdin: async () => {
               const chunks: Buffer[] = [];
               for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
       cursorSecret: config.CURSOR_SECRET,
       secretsKey: config.PROVIDER_SECRETS_KEY,
+      secretsPreviousKeys: config.PROVIDER_SECRETS_PREVIOUS_KEYS,
       trustProxyHops: config.TRUST_PROXY_HOPS,
       quotas: {
         openHostedPayments: config.QUOTA_OPEN_HOSTED_PAYMENTS,

@@ -27,6 +27,8 @@ export interface ProviderSettings {
   orm: MikroORM;
   /** PROVIDER_SECRETS_KEY (base64). Unset: a configuration with secrets cannot be used. */
   secretsKey?: string;
+  /** PROVIDER_SECRETS_PREVIOUS_KEYS (comma-separated base64): keys that still decrypt. */
+  secretsPreviousKeys?: string;
   /** STRIPE_API_BASE. */
   stripeApiBase?: string;
   /** Builds the Stripe adapter (default: src/providers/stripe; tests may put a stand-in). */
@@ -110,7 +112,9 @@ export class ProviderRegistry {
       }),
     );
     this.orm = settings.orm;
-    this.secrets = settings.secretsKey ? ProviderSecrets.fromBase64(settings.secretsKey) : null;
+    this.secrets = settings.secretsKey
+      ? ProviderSecrets.fromBase64(settings.secretsKey, settings.secretsPreviousKeys)
+      : null;
     this.stripeFactory = settings.stripe ?? ((s) => new StripeProvider(s));
     this.stripeApiBase = (settings.stripeApiBase ?? 'https://api.stripe.com').replace(/\/$/, '');
     this.timeoutMs = settings.timeoutMs;
@@ -256,6 +260,7 @@ export function providerRegistryFromConfig(
     SANDBOX_WEBHOOK_SECRET: string;
     PROVIDER_TIMEOUT_MS: number;
     PROVIDER_SECRETS_KEY?: string;
+    PROVIDER_SECRETS_PREVIOUS_KEYS?: string;
     STRIPE_API_BASE: string;
   },
   orm: MikroORM,
@@ -268,6 +273,7 @@ export function providerRegistryFromConfig(
     timeoutMs: config.PROVIDER_TIMEOUT_MS,
     orm,
     secretsKey: config.PROVIDER_SECRETS_KEY,
+    secretsPreviousKeys: config.PROVIDER_SECRETS_PREVIOUS_KEYS,
     stripeApiBase: config.STRIPE_API_BASE,
     ...options,
   });
