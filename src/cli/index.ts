@@ -32,6 +32,7 @@ import {
 } from '../domain/merchantProviders';
 import { AppError } from '../errors';
 import { ProviderSecrets } from '../providers/secrets';
+import { reencryptSecrets } from '../domain/secretsReencryption';
 import { PROMOTE_USAGE, PromoteUsageError, runPromote } from './promote';
 import { VersionNotPolled } from '../temporal/deploymentVersion';
 
@@ -70,6 +71,10 @@ Commands:
                                              (test: the built-in sandbox again); existing
                                              records keep the processor that served them
 ${PROMOTE_USAGE}
+  secrets:reencrypt [--dry-run]              seal every stored secret again under
+                                             PROVIDER_SECRETS_KEY (after a rotation; decision
+                                             0080): counts per column; rows no listed key opens
+                                             are counted by key id and left alone
   db:migrate                                 apply pending database migrations (and, with
                                              PROVIDER_SECRETS_KEY, encrypt signing secrets
                                              still stored in plain text)
@@ -167,6 +172,7 @@ export async function runCommand(
       rotate: { type: 'boolean' },
       'overlap-hours': { type: 'string' },
       clear: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -227,6 +233,15 @@ export async function runCommand(
       );
       const row = await setProvider(em, { merchantId, environment, processor, ...given }, secrets);
       return { provider: presentProvider(row) };
+    }
+    case 'secrets:reencrypt': {
+      if (!options.providerSecretsKey)
+        throw new UsageError('PROVIDER_SECRETS_KEY is required: it is the key secrets move to');
+      const secrets = ProviderSecrets.fromBase64(options.providerSecretsKey, options.providerSecretsPreviousKeys);
+      const dryRun = values['dry-run'] === true;
+      return {
+        reencryption: { dryRun, keyId: secrets.keyId, columns: await reencryptSecrets(em, secrets, { dryRun }) },
+      };
     }
     case 'providers:list': {
       const merchantId = required(values.merchant, '--merchant');
