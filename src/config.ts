@@ -68,6 +68,11 @@ export const envSchema = z.object({
 
   // Production services: when set, the embedded parts are skipped.
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  /**
+   * The schema owner's URL, used only by `db:migrate` (decision 0086): it migrates as the owner and
+   * grants DATABASE_URL's role rows, never the schema. Unset: migrations run as DATABASE_URL's role.
+   */
+  MIGRATION_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_MAX: positiveInt(10),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -443,4 +448,62 @@ export function loadConfigOrExit(): Config {
     }
     throw err;
   }
+}
+
+/**
+ * What the provider sandbox process may see of the environment (issue 44, item 11; decision
+ * 0086): its own SANDBOX_* settings, the profile and the log level, and what a
+ * Node process needs to run. Never DATABASE_URL, PROVIDER_SECRETS_KEY or
+ * any other secret of the product: it stands in for an outside processor.
+ */
+const SANDBOX_PROCESS_VARIABLES =
+  /^(SANDBOX_[A-Z_]+|NODE_ENV|LOG_LEVEL|PATH|HOME|TZ|LANG|LC_[A-Z]+|NODE_OPTIONS|TMPDIR)$/;
+
+export function sandboxProcessEnv(source: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(source).filter(([name]) => SANDBOX_PROCESS_VARIABLES.test(name)));
+}
+
+const sandboxSchema = envSchema.pick({
+  NODE_ENV: true,
+  LOG_LEVEL: true,
+  SANDBOX_PORT: true,
+  SANDBOX_URL: true,
+  SANDBOX_API_KEY: true,
+  SANDBOX_WEBHOOK_SECRET: true,
+  SANDBOX_ADMIN_TOKEN: true,
+  SANDBOX_PROCESSING_SECONDS: true,
+  SANDBOX_DISPUTE_SECONDS: true,
+  SANDBOX_RETENTION_SECONDS: true,
+  SANDBOX_MAX_LEDGER_ENTRIES: true,
+  SANDBOX_DISPUTE_EVIDENCE_SECONDS: true,
+});
+export type SandboxConfig = z.infer<typeof sandboxSchema> & { sandboxUrl: string };
+
+/**
+ * The sandbox process's configuration: from its own variables only (sandboxProcessEnv), never
+ * the data dir's files; in production its development defaults and a missing admin token are
+ * refused, as for the product (exit 78).
+ */
+export function loadSandboxConfig(source: NodeJS.ProcessEnv = process.env): SandboxConfig {
+  const cleaned = Object.fromEntries(
+    Object.entries(sandboxProcessEnv(source)).filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const parsed = sandboxSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = parsed.data;
+  const refusals: string[] = [];
+  if (env.NODE_ENV === 'production') {
+    if (env.SANDBOX_API_KEY === DEV_SANDBOX_API_KEY) refusals.push('SANDBOX_API_KEY: is the development default');
+    if (env.SANDBOX_WEBHOOK_SECRET === DEV_SANDBOX_WEBHOOK_SECRET) {
+      refusals.push('SANDBOX_WEBHOOK_SECRET: is the development default');
+    }
+    if (env.SANDBOX_ADMIN_TOKEN === undefined) refusals.push('SANDBOX_ADMIN_TOKEN: required in production');
+  }
+  if (refusals.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n${refusals.map((r) => `  ${r}`).join('\n')}`);
+  }
+  return { ...env, sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}` };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { devSecretsKeyPath, secretWeakness, type Config } from '../../src/config';
+import { devSecretsKeyPath, sandboxProcessEnv, secretWeakness, type Config } from '../../src/config';
 
 /**
  * The environment of `npm run cluster`'s API and worker processes: the production profile
@@ -83,7 +83,8 @@ export function clusterProductionEnv(
 
 /** The sandbox's environment: the same keys as the API and workers, the development profile. */
 export function clusterSandboxEnv(productionEnv: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...productionEnv, NODE_ENV: 'development' };
+  // Only its own variables: never the database, the secrets key or the payload keys (item 11).
+  const env: NodeJS.ProcessEnv = { ...sandboxProcessEnv(productionEnv), NODE_ENV: 'development' };
   delete env.SANDBOX_ADMIN_TOKEN;
   return env;
 }

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { openOrm, migrate } from '../db/orm';
+import { grantApplicationRole, roleOfUrl } from '../db/roles';
 import { errorText } from '../db/dbErrors';
 import {
   KEY_ENVIRONMENTS,
@@ -75,7 +76,9 @@ ${PROMOTE_USAGE}
                                              PROVIDER_SECRETS_KEY (after a rotation; decision
                                              0080): counts per column; rows no listed key opens
                                              are counted by key id and left alone
-  db:migrate                                 apply pending database migrations (and, with
+  db:migrate                                 apply pending database migrations, as the owner of
+                                             MIGRATION_DATABASE_URL when set (then DATABASE_URL's
+                                             role gets rows, never the schema), and, with
                                              PROVIDER_SECRETS_KEY, encrypt signing secrets
                                              still stored in plain text)
 
@@ -299,7 +302,9 @@ async function main(): Promise<number> {
   if (command === 'workers:promote') return promote(config, rest, json);
   let orm;
   try {
-    orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
+    // Migrations as the schema's owner when it is a role of its own (decision 0086).
+    const migrating = command === 'db:migrate' && config.MIGRATION_DATABASE_URL;
+    orm = await openOrm({ databaseUrl: migrating || config.databaseUrl, poolMax: 2 });
   } catch (err) {
     return fail(
       json,
@@ -311,7 +316,7 @@ async function main(): Promise<number> {
   try {
     const result =
       command === 'db:migrate'
-        ? await migrateAndSeal(orm, config.PROVIDER_SECRETS_KEY)
+        ? await migrateAndSeal(orm, config.PROVIDER_SECRETS_KEY, config)
         : await runCommand(orm.em.fork(), command, rest, {
             providerSecretsKey: config.PROVIDER_SECRETS_KEY,
             providerSecretsPreviousKeys: config.PROVIDER_SECRETS_PREVIOUS_KEYS,
@@ -339,11 +344,22 @@ async function main(): Promise<number> {
  * Migrations, then (with PROVIDER_SECRETS_KEY) the signing secrets a migration or a keyless
  * process left in plain text are encrypted (decision 0067).
  */
-async function migrateAndSeal(orm: Awaited<ReturnType<typeof openOrm>>, secretsKey: string | undefined) {
+async function migrateAndSeal(
+  orm: Awaited<ReturnType<typeof openOrm>>,
+  secretsKey: string | undefined,
+  config: Pick<Config, 'MIGRATION_DATABASE_URL' | 'databaseUrl'>,
+) {
   const migrations = await migrate(orm);
-  if (!secretsKey) return { migrations };
+  // The application's role (DATABASE_URL's user) gets rows, never the schema (decision 0086).
+  const appRole =
+    config.MIGRATION_DATABASE_URL && roleOfUrl(config.MIGRATION_DATABASE_URL) !== roleOfUrl(config.databaseUrl)
+      ? roleOfUrl(config.databaseUrl)
+      : null;
+  if (appRole) await grantApplicationRole(orm.em.fork(), appRole);
+  if (!secretsKey) return { migrations, appRole };
   return {
     migrations,
+    appRole,
     signingSecretsEncrypted: await sealSigningSecrets(orm.em.fork(), ProviderSecrets.fromBase64(secretsKey)),
   };
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { devSecretsKeyPath, loadConfig } from '../../src/config';
+import { devSecretsKeyPath, loadConfig, loadSandboxConfig } from '../../src/config';
 import {
   CLUSTER_SECRET_NAMES,
   clusterProductionEnv,
@@ -49,6 +49,12 @@ describe("npm run cluster's production environment", () => {
     expect(sandbox.SANDBOX_ADMIN_TOKEN).toBeUndefined();
     expect(sandbox.SANDBOX_API_KEY).toBe(config.SANDBOX_API_KEY);
     expect(sandbox.SANDBOX_WEBHOOK_SECRET).toBe(config.SANDBOX_WEBHOOK_SECRET);
+    // Issue 44, item 11: the stand-in processor never sees the product's database or secrets.
+    const sandboxEnv = clusterSandboxEnv(env);
+    for (const name of ['DATABASE_URL', 'PROVIDER_SECRETS_KEY', 'CURSOR_SECRET', 'DATA_DIR']) {
+      expect({ name, value: sandboxEnv[name] }).toEqual({ name, value: undefined });
+    }
+    expect(loadSandboxConfig(sandboxEnv)).toMatchObject({ SANDBOX_API_KEY: config.SANDBOX_API_KEY });
   });
 
   it('keeps the secrets of a data dir across restarts (0600), and takes strong ones the caller gives', () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { envSchema, loadConfig } from '../../src/config';
+import { envSchema, loadConfig, loadSandboxConfig, sandboxProcessEnv } from '../../src/config';
 import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../../dev/stack/stackParts';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import { deliveryTaskQueue, workerTaskQueues } from '../../src/temporal/taskQueues';
@@ -250,7 +250,10 @@ describe('docker-compose.yml', () => {
     expect(containerPorts(services['temporal-ui']?.ports)).toContain(8080);
   });
 
-  it.each(APP_SERVICES)('gives %s only variables that src/config.ts reads', (name) => {
+  // The product's services (the sandbox has a test of its own: only its variables).
+  const PRODUCT_SERVICES = APP_SERVICES.filter((name) => name !== 'provider-sandbox');
+
+  it.each(PRODUCT_SERVICES)('gives %s only variables that src/config.ts reads', (name) => {
     const names = envNames(services[name]?.environment);
     // The shared block reached the service (a lost merge would leave these out).
     expect(names).toEqual(expect.arrayContaining(['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_TASK_QUEUE']));
@@ -265,7 +268,7 @@ describe('docker-compose.yml', () => {
     expect(unknown).toEqual([]);
   });
 
-  it.each(APP_SERVICES)('starts %s under the production profile once the operator sets the secrets', (name) => {
+  it.each(PRODUCT_SERVICES)('starts %s under the production profile once the operator sets the secrets', (name) => {
     const { env, required } = containerEnvironment(services[name]!);
     expect(env.NODE_ENV).toBe('production');
     // src/config.ts's own validation and production refusals (exit 78 in the process).
@@ -295,7 +298,21 @@ describe('docker-compose.yml', () => {
     expect(containerEnvironment(services.temporal!).required).toEqual(['TEMPORAL_DB_PASSWORD']);
   });
 
-  it.each(APP_SERVICES)('points %s at the other services by service name, never at localhost', (name) => {
+  it('gives the provider sandbox only its own variables: never the database, secrets key or payload keys', () => {
+    const { env } = containerEnvironment(services['provider-sandbox']!);
+    expect(Object.keys(env).filter((name) => !/^(SANDBOX_[A-Z_]+|NODE_ENV|LOG_LEVEL)$/.test(name))).toEqual([]);
+    expect(sandboxProcessEnv(env)).toEqual(env);
+    // Its own production refusals pass once the operator sets its three secrets.
+    const config = loadSandboxConfig(env);
+    expect(config).toMatchObject({ NODE_ENV: 'production', SANDBOX_PORT: 3100 });
+    expect(containerEnvironment(services['provider-sandbox']!).required.sort()).toEqual([
+      'SANDBOX_ADMIN_TOKEN',
+      'SANDBOX_API_KEY',
+      'SANDBOX_WEBHOOK_SECRET',
+    ]);
+  });
+
+  it.each(PRODUCT_SERVICES)('points %s at the other services by service name, never at localhost', (name) => {
     const { env } = containerEnvironment(services[name]!);
     const config = loadConfig({ ...env, DATA_DIR: '/tmp/nowhere-compose-test' });
     const targets: Array<[string, string]> = [
