@@ -312,3 +312,14 @@ export const SUBSCRIPTION_CANCEL_INTENT = 'subscription-cancel-intent-v1';
  * workflow: runs that never meet one carry no marker.
  */
 export const ACTIVITY_BUG_PARK = 'activity-bug-park-v1';
+
+// issue 44, item 1: runs that stay young (decision 0084)
+
+/**
+ * A subscription run hands over (continue-as-new with its cursor) once it is 30 billing days old,
+ * not only once its history is long: every wait's timer is capped at the run's start plus that
+ * age, and a `handOver` signal (the `workflows:hand-over` operator command) wakes a run asleep in
+ * a timer started before this to hand over at once. Asked at each wait of a run (kept once true):
+ * histories recorded before it have no marker and replay their old timers.
+ */
+export const SUBSCRIPTION_RUN_AGE = 'subscription-run-age-v1';

@@ -35,6 +35,7 @@ import { AppError } from '../errors';
 import { ProviderSecrets } from '../providers/secrets';
 import { reencryptSecrets } from '../domain/secretsReencryption';
 import { PROMOTE_USAGE, PromoteUsageError, runPromote } from './promote';
+import { HAND_OVER_USAGE, HandOverUsageError, runHandOver } from './handOver';
 import { VersionNotPolled } from '../temporal/deploymentVersion';
 
 /**
@@ -76,6 +77,7 @@ ${PROMOTE_USAGE}
                                              PROVIDER_SECRETS_KEY (after a rotation; decision
                                              0080): counts per column; rows no listed key opens
                                              are counted by key id and left alone
+${HAND_OVER_USAGE}
   db:migrate                                 apply pending database migrations, as the owner of
                                              MIGRATION_DATABASE_URL when set (then DATABASE_URL's
                                              role gets rows, never the schema), and, with
@@ -300,6 +302,7 @@ async function main(): Promise<number> {
   }
   // The deploy step's promotion asks Temporal, never the database.
   if (command === 'workers:promote') return promote(config, rest, json);
+  if (command === 'workflows:hand-over') return handOver(config, rest, json);
   let orm;
   try {
     // Migrations as the schema's owner when it is a role of its own (decision 0086).
@@ -379,6 +382,18 @@ async function promote(config: Config, argv: string[], json: boolean): Promise<n
       } else process.stderr.write(`${err.message}\n`);
       return 4;
     }
+    return fail(json, 'error', errorText(err), 1);
+  }
+}
+
+async function handOver(config: Config, argv: string[], json: boolean): Promise<number> {
+  try {
+    const result = await runHandOver(config, argv);
+    if (json) process.stdout.write(`${JSON.stringify({ handOver: result })}\n`);
+    else printHuman({ handOver: result });
+    return 0;
+  } catch (err) {
+    if (err instanceof HandOverUsageError) return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
     return fail(json, 'error', errorText(err), 1);
   }
 }
