@@ -323,3 +323,11 @@ export const ACTIVITY_BUG_PARK = 'activity-bug-park-v1';
  * histories recorded before it have no marker and replay their old timers.
  */
 export const SUBSCRIPTION_RUN_AGE = 'subscription-run-age-v1';
+
+/**
+ * The frozen legacy subscription workflow (workflows/subscription/legacy.ts) takes the `handOver`
+ * signal: between periods it continues as new at once, with the legacy cursor, into the current
+ * code, so no legacy run is left waiting for its next history limit (decision 0084). Asked only
+ * once the signal arrived: histories without it replay unchanged.
+ */
+export const LEGACY_HAND_OVER = 'legacy-hand-over-v1';

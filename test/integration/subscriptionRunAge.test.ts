@@ -1,10 +1,14 @@
+import path from 'node:path';
+import { buildWorkflowBundle } from '../../src/workflowBundle';
 import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { runCli } from '../helpers/cli';
 import { eventually } from '../helpers/http';
 import {
   createTestMerchant,
   startPaymentStack,
+  startTestWorker,
   TEST_PAYLOAD_KEYS,
+  type TestWorker,
   type PaymentStack,
   type TestMerchant,
 } from '../helpers/stack';
@@ -16,6 +20,23 @@ import { testStack } from '../setup/stackInfo';
  * (continue-as-new) once it is 30 billing days old, whatever its interval, and an operator's
  * `workflows:hand-over` makes a run hand over at once. One billing day is one second here.
  */
+/** The subscription's runs, oldest first, as visibility lists them. */
+async function runsOf(stack: PaymentStack, id: string) {
+  const runs: Array<{ runId: string; status: string; startTime: Date; closeTime?: Date }> = [];
+  for await (const wf of stack.api.client.workflow.list({ query: `WorkflowId = "${subscriptionWorkflowId(id)}"` })) {
+    runs.push({ runId: wf.runId, status: wf.status.name, startTime: wf.startTime, closeTime: wf.closeTime });
+  }
+  return runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+}
+
+/** `workflows:hand-over` against one stack's task queue. */
+const handOverCli = (stack: PaymentStack) =>
+  runCli(['workflows:hand-over', '--older-than-days', '0'], {
+    TEMPORAL_ADDRESS: testStack().temporalAddress,
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+    TEMPORAL_PAYLOAD_KEYS: TEST_PAYLOAD_KEYS,
+  });
+
 describe('subscription run age (1 s billing day)', () => {
   const DAY_MS = 1000;
   let stack: PaymentStack;
@@ -28,15 +49,6 @@ describe('subscription run age (1 s billing day)', () => {
     subs = subscriptionClient(stack, merchant);
   });
   afterAll(() => stack.close());
-
-  /** The subscription's runs, oldest first, as visibility lists them. */
-  const runsOf = async (id: string) => {
-    const runs: Array<{ runId: string; status: string; startTime: Date; closeTime?: Date }> = [];
-    for await (const wf of stack.api.client.workflow.list({ query: `WorkflowId = "${subscriptionWorkflowId(id)}"` })) {
-      runs.push({ runId: wf.runId, status: wf.status.name, startTime: wf.startTime, closeTime: wf.closeTime });
-    }
-    return runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
-  };
 
   it('a run with a 40-day interval hands over after 30 billing days without a renewal, then renews on its date once', async () => {
     const created = await subs.create({
@@ -51,7 +63,7 @@ describe('subscription run age (1 s billing day)', () => {
 
     // The first run continues as new at the age bound (30 days), long before its renewal (40).
     const runs = await eventually(
-      () => runsOf(id),
+      () => runsOf(stack, id),
       (list) => list.some((r) => r.status === 'CONTINUED_AS_NEW'),
       38 * DAY_MS,
       500,
@@ -85,23 +97,19 @@ describe('subscription run age (1 s billing day)', () => {
     const id = created.body.id as string;
     // Listed by visibility once running.
     await eventually(
-      () => runsOf(id),
+      () => runsOf(stack, id),
       (list) => list.length === 1,
       10_000,
       200,
     );
 
-    const cli = await runCli(['workflows:hand-over', '--older-than-days', '0'], {
-      TEMPORAL_ADDRESS: testStack().temporalAddress,
-      TEMPORAL_TASK_QUEUE: stack.taskQueue,
-      TEMPORAL_PAYLOAD_KEYS: TEST_PAYLOAD_KEYS,
-    });
+    const cli = await handOverCli(stack);
     expect(cli.code).toBe(0);
     expect(cli.json.handOver.signalled).toBeGreaterThanOrEqual(1);
     expect(cli.json.handOver.found).toBe(cli.json.handOver.signalled + cli.json.handOver.gone);
 
     const runs = await eventually(
-      () => runsOf(id),
+      () => runsOf(stack, id),
       (list) => list.length >= 2 && list[0]!.status === 'CONTINUED_AS_NEW',
       10_000,
       200,
@@ -118,6 +126,84 @@ describe('subscription run age (1 s billing day)', () => {
     });
     expect(bad.code).toBe(2);
     expect(bad.json.error.code).toBe('usage');
+    expect((await subs.cancel(id)).status).toBe(200);
+  });
+});
+
+/**
+ * A legacy run (started before subscription-steps-v2: the fixture bundle runs that code) going on
+ * under the shipped worker: the hand-over signal continues it as new into the current code at
+ * once (legacy-hand-over-v1), and the next run renews on the legacy run's date.
+ */
+describe('legacy subscription run hand-over', () => {
+  const DAY_MS = 1000;
+  let stack: PaymentStack;
+  let shipped: TestWorker | undefined;
+
+  beforeAll(async () => {
+    const fixture = await buildWorkflowBundle({
+      workflowsPath: path.resolve(__dirname, '../fixtures/legacy-subscription'),
+      outPath: path.join(testStack().dir, 'legacy-subscription-runage.js'),
+    });
+    stack = await startPaymentStack(
+      'runagelegacy',
+      { billingDaySeconds: DAY_MS / 1000 },
+      undefined,
+      {},
+      {
+        workflowBundlePath: fixture.codePath,
+      },
+    );
+  });
+  afterAll(async () => {
+    await shipped?.stop();
+    await stack.close();
+  });
+
+  it('hands a legacy run over into the current code on workflows:hand-over; it renews on its date once', async () => {
+    const subs = subscriptionClient(stack, await createTestMerchant(stack.orm, 'Legacy hand-over merchant'));
+    const created = await subs.create({
+      amount: 7,
+      currency: 'USD',
+      billingIntervalDays: 25,
+      cardToken: 'tok_success',
+    });
+    const id = (created.body.id as string | undefined) ?? (created.body.details.subscription.id as string);
+    await subs.untilPaid(id, 1);
+    const renewalAt = (await subs.invoices(id))[0]!.periodEnd.getTime();
+
+    // The shipped code takes the legacy run over (it replays there: no steps-v2 marker).
+    await stack.worker.stop();
+    shipped = await startTestWorker(stack.orm, {
+      taskQueue: stack.taskQueue,
+      providers: stack.providers,
+      publicBaseUrl: stack.api.baseUrl,
+      billingDaySeconds: DAY_MS / 1000,
+    });
+    const cli = await handOverCli(stack);
+    expect(cli.code).toBe(0);
+    expect(cli.json.handOver.signalled).toBe(1);
+
+    const runs = await eventually(
+      () => runsOf(stack, id),
+      (list) => list.length >= 2 && list[0]!.status === 'CONTINUED_AS_NEW',
+      10_000,
+      200,
+    );
+    expect(Date.now()).toBeLessThan(renewalAt);
+    // The next run is the current code: it records the subscription-steps-v2 marker first.
+    const history = await stack.api.client.workflow
+      .getHandle(subscriptionWorkflowId(id), runs[1]!.runId)
+      .fetchHistory();
+    expect(history.events!.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toBe(true);
+    expect(await subs.captures(id)).toHaveLength(1);
+
+    await subs.untilPaid(id, 2, 30 * DAY_MS);
+    const invoices = await subs.invoices(id);
+    expect(invoices[1]!.periodStart.getTime()).toBe(renewalAt);
+    const byInvoice = succeededByInvoice(await subs.captures(id));
+    expect(byInvoice.size).toBe(2);
+    expect([...byInvoice.values()].every((n) => n === 1)).toBe(true);
     expect((await subs.cancel(id)).status).toBe(200);
   });
 });
