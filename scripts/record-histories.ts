@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -27,6 +27,7 @@ import { StuckKey } from '../workflows/searchAttributes';
 import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
 import { buildWorkflowBundle } from '../src/workflowBundle';
 import { recordCancelIntent as recordCancelIntentOf } from '../src/domain/subscriptions';
+import { handOverSignal } from '../workflows/subscriptionApi';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'event-deliveries') await recordEventDeliveries();
     if (which === 'all' || which === 'legacy-handlers') await recordLegacyHandlers();
     if (which === 'all' || which === 'cancel-intent') await recordCancelIntent();
+    if (which === 'all' || which === 'run-age') await recordRunAge();
   } finally {
     await globalTeardown();
   }
@@ -1129,4 +1131,84 @@ async function recordCancelIntent(): Promise<void> {
   } finally {
     await stack.close();
   }
+}
+
+/**
+ * Runs that stay young (issue 44 item 1, decision 0084): a run handing over at the age bound (30
+ * billing days, before its 40-day renewal), a run handing over on the operator's `handOver`
+ * signal, and a legacy run (the fixture bundle, then the shipped worker) handing over into the
+ * current code on it (legacy-hand-over-v1). Each the first run's history.
+ */
+async function recordRunAge(): Promise<void> {
+  const stack = await startPaymentStack('record-run-age', { billingDaySeconds: 1 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Run age recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const aged = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 40 })).body.id as string;
+    const signalled = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 3650 })).body.id as string;
+    await subs.untilPaid(signalled, 1);
+    const signalledFirst = await stack.api.client.workflow.getHandle(subscriptionWorkflowId(signalled)).describe();
+    await stack.api.client.workflow.getHandle(subscriptionWorkflowId(signalled)).signal(handOverSignal);
+    await firstRunHandedOver(stack, signalled, signalledFirst.runId, 20_000);
+    await exportHistory('subscription-hand-over-signal', subscriptionWorkflowId(signalled), signalledFirst.runId);
+    const agedFirst = await stack.api.client.workflow.getHandle(subscriptionWorkflowId(aged)).describe();
+    await firstRunHandedOver(stack, aged, agedFirst.runId, 40_000);
+    await exportHistory('subscription-run-age-hand-over', subscriptionWorkflowId(aged), agedFirst.runId);
+    await subs.cancel(aged, '?notify=false');
+    await subs.cancel(signalled, '?notify=false');
+  } finally {
+    await stack.close();
+  }
+
+  const fixture = await buildWorkflowBundle({
+    workflowsPath: path.resolve(__dirname, '../test/fixtures/legacy-subscription'),
+    outPath: path.join(testStack().dir, 'legacy-subscription-fixture.js'),
+  });
+  const legacy = await startPaymentStack(
+    'record-legacy-hand-over',
+    { billingDaySeconds: 1 },
+    1500,
+    {},
+    { workflowBundlePath: fixture.codePath },
+  );
+  let shipped: TestWorker | undefined;
+  try {
+    const merchant = await createTestMerchant(legacy.orm, 'Legacy hand-over recorder');
+    const subs = subscriptionClient(legacy, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    const id = (created.body.id as string | undefined) ?? (created.body.details.subscription.id as string);
+    await subs.untilPaid(id, 1);
+    await new Promise((r) => setTimeout(r, 3000));
+    await legacy.worker.stop();
+    shipped = await startTestWorker(legacy.orm, {
+      taskQueue: legacy.taskQueue,
+      providers: legacy.providers,
+      publicBaseUrl: legacy.api.baseUrl,
+      billingDaySeconds: 1,
+    });
+    const first = await legacy.api.client.workflow.getHandle(subscriptionWorkflowId(id)).describe();
+    await legacy.api.client.workflow.getHandle(subscriptionWorkflowId(id)).signal(handOverSignal);
+    await firstRunHandedOver(legacy, id, first.runId, 20_000);
+    await exportHistory('subscription-legacy-hand-over', subscriptionWorkflowId(id), first.runId);
+    await subs.cancel(id, '?notify=false');
+  } finally {
+    await shipped?.stop();
+    await legacy.close();
+  }
+}
+
+async function firstRunHandedOver(
+  stack: Awaited<ReturnType<typeof startPaymentStack>>,
+  id: string,
+  runId: string,
+  timeoutMs: number,
+): Promise<void> {
+  const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id), runId);
+  const status = await eventually(
+    async () => (await handle.describe()).status.name,
+    (s) => s !== 'RUNNING',
+    timeoutMs,
+    250,
+  );
+  if (status !== 'CONTINUED_AS_NEW') throw new Error(`run ${runId} of ${id} ended ${status}`);
 }
