@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -23,6 +23,7 @@ import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { disputeWorkflowId } from '../workflows/disputeApi';
 import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
 import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
+import { SWEEP_ARGS } from '../src/temporal/schedules';
 import { StuckKey } from '../workflows/searchAttributes';
 import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
 import { buildWorkflowBundle } from '../src/workflowBundle';
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'legacy-handlers') await recordLegacyHandlers();
     if (which === 'all' || which === 'cancel-intent') await recordCancelIntent();
     if (which === 'all' || which === 'run-age') await recordRunAge();
+    if (which === 'all' || which === 'sweeps-deprecated') await recordSweepsDeprecated();
   } finally {
     await globalTeardown();
   }
@@ -1211,4 +1213,25 @@ async function firstRunHandedOver(
     250,
   );
   if (status !== 'CONTINUED_AS_NEW') throw new Error(`run ${runId} of ${id} ended ${status}`);
+}
+
+/**
+ * The sweeper after its patches were deprecated (decision 0084's calendar): the schedule's
+ * arguments (every kind, every live kind) over one merchant. Its deprecated markers prove the next
+ * step, removing the `deprecatePatch` calls.
+ */
+async function recordSweepsDeprecated(): Promise<void> {
+  const stack = await startPaymentStack('record-sweep-deprecated');
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Sweep recorder');
+    const workflowId = `sweep-deprecated-record-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ ...SWEEP_ARGS, graceSeconds: 1, merchantId: merchant.merchantId }],
+    });
+    await exportHistory('sweep-orphans.deprecated-patches', workflowId);
+  } finally {
+    await stack.close();
+  }
 }
