@@ -2,8 +2,10 @@ import { patched } from '@temporalio/workflow';
 
 /**
  * Workflow version markers (`patched(id)`). Each id guards a change to workflow code so that
- * histories recorded before it (test/replay/histories) still replay. Remove a patch only when
- * no workflow started before it can still be running.
+ * histories recorded before it (test/replay/histories) still replay. A patch retires on the
+ * calendar of decision 0084: `patched` -> `deprecatePatch` -> removed, each step once no run of
+ * its type started before the previous step can still be open (a subscription run hands over at
+ * 30 billing days, `workflows:hand-over` at once; sweeps last 10 minutes).
  */
 
 /** Provider attempts as local activities; no event lookup when there is no callbackUrl. */
@@ -40,7 +42,11 @@ export const HANDLERS_DRAINED = 'handlers-drained-v1';
  */
 export const STATUS_SEARCH_ATTRIBUTES = 'status-search-attributes-v1';
 
-/** The orphan sweeper gives subscriptions left without a workflow theirs too. */
+/**
+ * The orphan sweeper gives subscriptions left without a workflow theirs too.
+ *
+ * Deprecated (`deprecatePatch`, decision 0084): no sweep run without it can be open.
+ */
 export const SWEEP_SUBSCRIPTIONS = 'sweep-subscriptions-v1';
 
 /**
@@ -52,6 +58,8 @@ export const BOUNDED_HISTORIES = 'bounded-histories-v1';
 /**
  * The orphan sweeper relays outbox rows a lost run never handed on: emails never attempted and
  * merchant events never delivered, past the grace age, each to a workflow of its own.
+ *
+ * Deprecated (`deprecatePatch`, decision 0084): no sweep run without it can be open.
  */
 export const SWEEP_OUTBOX_RELAY = 'sweep-outbox-relay-v1';
 
@@ -196,6 +204,8 @@ export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';
 /**
  * The orphan sweeper gives open disputes left without a workflow theirs too (a webhook whose
  * workflow start failed every time; decision 0056). A sweep begun before keeps its kinds.
+ *
+ * Deprecated (`deprecatePatch`, decision 0084): no sweep run without it can be open.
  */
 export const SWEEP_DISPUTES = 'sweep-disputes-v1';
 
