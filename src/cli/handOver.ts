@@ -3,7 +3,6 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config';
 import { temporalClientOptions } from '../temporal/connection';
-import { payloadDataConverter } from '../temporal/payloadCodec';
 import { subscriptionTaskQueue } from '../temporal/taskQueues';
 import { handOverSignal } from '../../workflows/subscriptionApi';
 
@@ -50,7 +49,6 @@ export async function runHandOver(config: Config, argv: string[], now = new Date
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       identity: `workflows:hand-over@${os.hostname()}`,
-      ...payloadDataConverter(config.TEMPORAL_PAYLOAD_KEYS),
     });
     const query = [
       `WorkflowType = 'subscriptionWorkflow'`,

@@ -7,7 +7,6 @@ import {
   createTestMerchant,
   startPaymentStack,
   startTestWorker,
-  TEST_PAYLOAD_KEYS,
   type TestWorker,
   type PaymentStack,
   type TestMerchant,
@@ -34,7 +33,6 @@ const handOverCli = (stack: PaymentStack) =>
   runCli(['workflows:hand-over', '--older-than-days', '0'], {
     TEMPORAL_ADDRESS: testStack().temporalAddress,
     TEMPORAL_TASK_QUEUE: stack.taskQueue,
-    TEMPORAL_PAYLOAD_KEYS: TEST_PAYLOAD_KEYS,
   });
 
 describe('subscription run age (1 s billing day)', () => {
