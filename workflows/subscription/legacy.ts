@@ -189,8 +189,8 @@ export async function legacySubscriptionWorkflow(
     await condition(() => pendingSends === 0);
     // Handlers drained (legacy-handlers-drained-v1); before it, the no-op its histories recorded.
     if (patched(LEGACY_HANDLERS_DRAINED)) await condition(allHandlersFinished);
-    // eslint-disable-next-line @typescript-eslint/await-thenable -- the old no-op, kept as it ran
-    else await allHandlersFinished();
+    // The old line awaited a boolean: one microtask, kept as it ran for histories without the marker.
+    else await Promise.resolve();
     // The first outcome too: an API that asks after the run closed (a refused token) reads it here.
     return { status, firstOutcome };
   };
@@ -283,8 +283,8 @@ export async function legacySubscriptionWorkflow(
       const mustContinue = info.historyLength >= MAX_HISTORY_EVENT_LIMIT;
       if ((pendingSends === 0 || mustContinue) && !cancelRequested()) {
         if (patched(LEGACY_HANDLERS_DRAINED)) await condition(allHandlersFinished);
-        // eslint-disable-next-line @typescript-eslint/await-thenable -- the no-op its histories recorded
-        else await allHandlersFinished();
+        // The old no-op (a boolean awaited): one microtask, as its histories recorded.
+        else await Promise.resolve();
         if (!cancelRequested()) {
           return continueAsNew<typeof legacySubscriptionWorkflow>({
             ...input,
