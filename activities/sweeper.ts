@@ -25,8 +25,9 @@ import type { ActivityDeps, ReviveAnswer, WorkflowStarters } from './deps';
  *
  * Each kind's candidates are paged by (created_at, id), older than a grace age (the API starts
  * the workflow right after its commit), without a sign of having had a workflow (a provider
- * reference). A watermark per kind remembers the last row examined, so each candidate is
- * examined once: after that it has a workflow, or had one. Outbox rows need none: a row leaves
+ * reference). A watermark per kind remembers the last row examined; each run starts
+ * WATERMARK_LOOKBACK_MS behind it, so a row committed late is still examined, and a candidate
+ * examined again is a no-op: after the first look it has a workflow, or had one. Outbox rows need none: a row leaves
  * the candidates once sent, held by a sender, or failed (its claim released), so each run pages
  * from the start over what is still unsent, and a row committed late is never passed over.
  */
@@ -300,6 +301,14 @@ export interface ReviveLiveRequest {
   merchantId?: string;
 }
 
+/**
+ * How far behind its watermark a sweep starts (issue 44, item 7): a row's created_at is its
+ * transaction's start, so a transaction that commits late (a lock wait, a slow client) makes a
+ * row appear behind a watermark that already passed its time. Rows looked at again cost a
+ * no-op start of a workflow that exists (or a closed one never started again).
+ */
+export const WATERMARK_LOOKBACK_MS = 10 * 60_000;
+
 const EPOCH: SweepCursor = { createdAt: new Date(0).toISOString(), id: '' };
 const after = (a: SweepCursor, b: SweepCursor) =>
   a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
@@ -344,9 +353,16 @@ export function createSweeperActivities(deps: ActivityDeps) {
     // A retried attempt resumes where the last one heartbeated (it may be past the watermark).
     const heartbeated = ctx.info.heartbeatDetails as SweepCursor | undefined;
     const saved = kindSweep.watermarked ? await loadWatermark(scope) : undefined;
-    let cursor = [heartbeated, saved].reduce<SweepCursor>((max, c) => (c && after(c, max) ? c : max), EPOCH);
+    // Rows stamped before the watermark but committed after it passed are looked at again.
+    const lookedBack = saved && {
+      createdAt: new Date(Date.parse(saved.createdAt) - WATERMARK_LOOKBACK_MS).toISOString(),
+      id: '',
+    };
+    let cursor = [heartbeated, lookedBack].reduce<SweepCursor>((max, c) => (c && after(c, max) ? c : max), EPOCH);
     const sql = kindSweep.candidates(req.merchantId !== undefined);
     let examined = 0;
+    /** Rows past the watermark: what this run counts (a row looked at again is not counted twice). */
+    let counted = 0;
     while (examined < req.maxRows) {
       const limit = Math.min(req.pageSize, req.maxRows - examined);
       const rows: Row[] = await connection().execute(sql, [
@@ -360,13 +376,14 @@ export function createSweeperActivities(deps: ActivityDeps) {
         // Started, or closed: the record's own workflow settled or discarded it.
         await kindSweep.start(starters, row, deps);
         cursor = { createdAt: new Date(row.created_at).toISOString(), id: row.id };
+        if (!saved || after(cursor, saved)) counted++;
         ctx.heartbeat(cursor);
       }
       examined += rows.length;
       if (rows.length > 0 && kindSweep.watermarked) await saveWatermark(scope, cursor);
       if (rows.length < limit) break;
     }
-    return examined;
+    return counted;
   }
 
   /**

@@ -549,6 +549,11 @@ async function runCluster(workers: number): Promise<{ phases: PhaseResult[]; ext
       // Capacity, not the per-key rate limit (the load is one merchant key): limiting stays on, above the load.
       RATE_LIMIT_PER_SECOND: process.env.RATE_LIMIT_PER_SECOND ?? '10000',
       RATE_LIMIT_BURST: process.env.RATE_LIMIT_BURST ?? '20000',
+      // Load, not quotas, is measured: the per-merchant quotas and the sandbox's ledger bound are off (decision 0079).
+      QUOTA_OPEN_HOSTED_PAYMENTS: '0',
+      QUOTA_LIVE_TEST_SUBSCRIPTIONS: '0',
+      QUOTA_REFUNDS_PER_PAYMENT: '0',
+      SANDBOX_MAX_LEDGER_ENTRIES: '0',
     },
     readyTimeoutMs: 600_000,
   });

@@ -180,6 +180,11 @@ async function main(): Promise<void> {
     DATA_DIR: dir,
     RATE_LIMIT_PER_SECOND: '10000',
     RATE_LIMIT_BURST: '20000',
+    // Load, not quotas, is measured: the per-merchant quotas and the sandbox's ledger bound are off (decision 0079).
+    QUOTA_OPEN_HOSTED_PAYMENTS: '0',
+    QUOTA_LIVE_TEST_SUBSCRIPTIONS: '0',
+    QUOTA_REFUNDS_PER_PAYMENT: '0',
+    SANDBOX_MAX_LEDGER_ENTRIES: '0',
     // No metrics endpoints: two workers on one host, and nothing scrapes them.
     METRICS_PORT: '0',
     WORKER_METRICS_PORT: '0',

@@ -188,6 +188,11 @@ async function main(): Promise<void> {
       // Limiting on, above the load: every request goes through the limiter, none is refused.
       RATE_LIMIT_PER_SECOND: '10000',
       RATE_LIMIT_BURST: '20000',
+      // Load, not quotas, is measured: the per-merchant quotas and the sandbox's ledger bound are off (decision 0079).
+      QUOTA_OPEN_HOSTED_PAYMENTS: '0',
+      QUOTA_LIVE_TEST_SUBSCRIPTIONS: '0',
+      QUOTA_REFUNDS_PER_PAYMENT: '0',
+      SANDBOX_MAX_LEDGER_ENTRIES: '0',
     },
     logDir,
   );

@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -14,7 +14,13 @@ import { locateTemporalCli } from '../dev/infra/temporalCli';
 import { testStack } from '../test/setup/stackInfo';
 import globalSetup from '../test/setup/globalSetup';
 import globalTeardown from '../test/setup/globalTeardown';
-import { createTestMerchant, recordPayloadsInClear, startPaymentStack } from '../test/helpers/stack';
+import {
+  createTestMerchant,
+  recordPayloadsInClear,
+  startPaymentStack,
+  startTestWorker,
+  type TestWorker,
+} from '../test/helpers/stack';
 import { call, eventually } from '../test/helpers/http';
 import { startCallbackReceiver } from '../test/helpers/callbackReceiver';
 import { paymentWorkflowId } from '../workflows/paymentApi';
@@ -23,8 +29,12 @@ import { subscriptionWorkflowId } from '../workflows/subscriptionApi';
 import { disputeWorkflowId } from '../workflows/disputeApi';
 import { subscriptionClient, type SubscriptionBody } from '../test/helpers/subscriptions';
 import { sweepOrphansWorkflow } from '../workflows/sweepOrphans';
+import { SWEEP_ARGS } from '../src/temporal/schedules';
 import { StuckKey } from '../workflows/searchAttributes';
 import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
+import { buildWorkflowBundle } from '../src/workflowBundle';
+import { recordCancelIntent as recordCancelIntentOf } from '../src/domain/subscriptions';
+import { handOverSignal } from '../workflows/subscriptionApi';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -47,6 +57,10 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'subscription-stuck') await recordSubscriptionStuck();
     if (which === 'all' || which === 'revived-collections') await recordRevivedCollections();
     if (which === 'all' || which === 'event-deliveries') await recordEventDeliveries();
+    if (which === 'all' || which === 'legacy-handlers') await recordLegacyHandlers();
+    if (which === 'all' || which === 'cancel-intent') await recordCancelIntent();
+    if (which === 'all' || which === 'run-age') await recordRunAge();
+    if (which === 'all' || which === 'sweeps-deprecated') await recordSweepsDeprecated();
   } finally {
     await globalTeardown();
   }
@@ -956,6 +970,73 @@ async function recordSubscriptionStuck(): Promise<void> {
   }
 }
 
+/**
+ * The frozen legacy subscription workflow as it ran before fd55be4 (test/fixtures/legacy-subscription:
+ * `await allHandlersFinished()`, a no-op, where legacy.ts now drains its handlers behind
+ * `legacy-handlers-drained-v1`; decision 0082), run by a worker of a fixture bundle under the shipped
+ * type name. A merchant cancel (`notify=false`, no callbackUrl: nothing left to send) reaches
+ * `finish()` with the cancel Update handler still running.
+ */
+async function recordLegacyHandlers(): Promise<void> {
+  const fixture = await buildWorkflowBundle({
+    workflowsPath: path.resolve(__dirname, '../test/fixtures/legacy-subscription'),
+    outPath: path.join(testStack().dir, 'legacy-subscription-fixture.js'),
+  });
+  const stack = await startPaymentStack('record-legacy', {}, 1500, {}, { workflowBundlePath: fixture.codePath });
+  let shipped: TestWorker | undefined;
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    const id = (created.body.id as string | undefined) ?? (created.body.details.subscription.id as string);
+    await subs.untilPaid(id, 1);
+    // The first period's emails sent (their activities completed): nothing pending at the cancel.
+    await eventually(
+      async () => subs.mail(id).length,
+      (n) => n > 0,
+      20_000,
+      100,
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    const cancelled = await subs.cancel(id, '?notify=false');
+    console.log(`legacy cancel answered ${cancelled.status}`);
+    const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+    await eventually(
+      async () => (await handle.describe()).status.name,
+      (s) => s !== 'RUNNING',
+      30_000,
+      250,
+    );
+    await exportHistory('subscription-legacy-cancel-handler-running', subscriptionWorkflowId(id));
+
+    // A legacy run that goes on under the shipped code: its cancel reaches the patched drain live
+    // and records the `legacy-handlers-drained-v1` marker (the patched branch, in the replay set).
+    const goingOn = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    const goingOnId = (goingOn.body.id as string | undefined) ?? (goingOn.body.details.subscription.id as string);
+    await subs.untilPaid(goingOnId, 1);
+    await new Promise((r) => setTimeout(r, 3000));
+    await stack.worker.stop();
+    shipped = await startTestWorker(stack.orm, {
+      taskQueue: stack.taskQueue,
+      providers: stack.providers,
+      publicBaseUrl: stack.api.baseUrl,
+    });
+    const goingOnCancel = await subs.cancel(goingOnId, '?notify=false');
+    console.log(`legacy cancel under the shipped code answered ${goingOnCancel.status}`);
+    const goingOnHandle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(goingOnId));
+    await eventually(
+      async () => (await goingOnHandle.describe()).status.name,
+      (s) => s !== 'RUNNING',
+      30_000,
+      250,
+    );
+    await exportHistory('subscription-legacy-cancel-handlers-drained', subscriptionWorkflowId(goingOnId));
+  } finally {
+    await shipped?.stop();
+    await stack.close();
+  }
+}
+
 main().then(
   () => process.exit(0),
   (err: unknown) => {
@@ -1036,6 +1117,129 @@ async function recordEventDeliveries(): Promise<void> {
   } finally {
     await endpointReceiver.close();
     await receiver.close();
+    await stack.close();
+  }
+}
+
+/**
+ * A DELETE recorded in PostgreSQL whose Update no run took (decision 0076): the renewal's invoice
+ * step finds the intent, applies the cancellation and the run follows its outbox
+ * (subscription-cancel-intent-v1).
+ */
+async function recordCancelIntent(): Promise<void> {
+  const stack = await startPaymentStack('record-cancel-intent', { billingDaySeconds: 1 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Cancel intent recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 2 });
+    const id = created.body.id as string;
+    // As the API records it before asking the workflow; the Update itself is never sent.
+    await recordCancelIntentOf(stack.orm.em.fork(), id, { reason: 'merchant_request', notify: true });
+    await subs.until(id, (s: SubscriptionBody) => s.status === 'cancelled', 20_000);
+    await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id)).result();
+    await exportHistory('subscription-cancel-intent-at-renewal', subscriptionWorkflowId(id));
+  } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * Runs that stay young (issue 44 item 1, decision 0084): a run handing over at the age bound (30
+ * billing days, before its 40-day renewal), a run handing over on the operator's `handOver`
+ * signal, and a legacy run (the fixture bundle, then the shipped worker) handing over into the
+ * current code on it (legacy-hand-over-v1). Each the first run's history.
+ */
+async function recordRunAge(): Promise<void> {
+  const stack = await startPaymentStack('record-run-age', { billingDaySeconds: 1 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Run age recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const aged = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 40 })).body.id as string;
+    const signalled = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 3650 })).body.id as string;
+    await subs.untilPaid(signalled, 1);
+    const signalledFirst = await stack.api.client.workflow.getHandle(subscriptionWorkflowId(signalled)).describe();
+    await stack.api.client.workflow.getHandle(subscriptionWorkflowId(signalled)).signal(handOverSignal);
+    await firstRunHandedOver(stack, signalled, signalledFirst.runId, 20_000);
+    await exportHistory('subscription-hand-over-signal', subscriptionWorkflowId(signalled), signalledFirst.runId);
+    const agedFirst = await stack.api.client.workflow.getHandle(subscriptionWorkflowId(aged)).describe();
+    await firstRunHandedOver(stack, aged, agedFirst.runId, 40_000);
+    await exportHistory('subscription-run-age-hand-over', subscriptionWorkflowId(aged), agedFirst.runId);
+    await subs.cancel(aged, '?notify=false');
+    await subs.cancel(signalled, '?notify=false');
+  } finally {
+    await stack.close();
+  }
+
+  const fixture = await buildWorkflowBundle({
+    workflowsPath: path.resolve(__dirname, '../test/fixtures/legacy-subscription'),
+    outPath: path.join(testStack().dir, 'legacy-subscription-fixture.js'),
+  });
+  const legacy = await startPaymentStack(
+    'record-legacy-hand-over',
+    { billingDaySeconds: 1 },
+    1500,
+    {},
+    { workflowBundlePath: fixture.codePath },
+  );
+  let shipped: TestWorker | undefined;
+  try {
+    const merchant = await createTestMerchant(legacy.orm, 'Legacy hand-over recorder');
+    const subs = subscriptionClient(legacy, merchant);
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30 });
+    const id = (created.body.id as string | undefined) ?? (created.body.details.subscription.id as string);
+    await subs.untilPaid(id, 1);
+    await new Promise((r) => setTimeout(r, 3000));
+    await legacy.worker.stop();
+    shipped = await startTestWorker(legacy.orm, {
+      taskQueue: legacy.taskQueue,
+      providers: legacy.providers,
+      publicBaseUrl: legacy.api.baseUrl,
+      billingDaySeconds: 1,
+    });
+    const first = await legacy.api.client.workflow.getHandle(subscriptionWorkflowId(id)).describe();
+    await legacy.api.client.workflow.getHandle(subscriptionWorkflowId(id)).signal(handOverSignal);
+    await firstRunHandedOver(legacy, id, first.runId, 20_000);
+    await exportHistory('subscription-legacy-hand-over', subscriptionWorkflowId(id), first.runId);
+    await subs.cancel(id, '?notify=false');
+  } finally {
+    await shipped?.stop();
+    await legacy.close();
+  }
+}
+
+async function firstRunHandedOver(
+  stack: Awaited<ReturnType<typeof startPaymentStack>>,
+  id: string,
+  runId: string,
+  timeoutMs: number,
+): Promise<void> {
+  const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id), runId);
+  const status = await eventually(
+    async () => (await handle.describe()).status.name,
+    (s) => s !== 'RUNNING',
+    timeoutMs,
+    250,
+  );
+  if (status !== 'CONTINUED_AS_NEW') throw new Error(`run ${runId} of ${id} ended ${status}`);
+}
+
+/**
+ * The sweeper after its patches were deprecated (decision 0084's calendar): the schedule's
+ * arguments (every kind, every live kind) over one merchant. Its deprecated markers prove the next
+ * step, removing the `deprecatePatch` calls.
+ */
+async function recordSweepsDeprecated(): Promise<void> {
+  const stack = await startPaymentStack('record-sweep-deprecated');
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Sweep recorder');
+    const workflowId = `sweep-deprecated-record-${Date.now()}`;
+    await stack.worker.client.workflow.execute(sweepOrphansWorkflow, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ ...SWEEP_ARGS, graceSeconds: 1, merchantId: merchant.merchantId }],
+    });
+    await exportHistory('sweep-orphans.deprecated-patches', workflowId);
+  } finally {
     await stack.close();
   }
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { secretsKeyProblem } from './providers/secrets';
+import { previousKeysProblem, secretsKeyProblem } from './providers/secrets';
 import { WORKER_ROLES } from './temporal/taskQueues';
 import { payloadKeysProblem } from './temporal/payloadCodec';
 
@@ -52,7 +52,7 @@ export const envSchema = z.object({
    * Prometheus `/metrics` (docs/observability.md), each on a port of its own, never behind
    * merchant auth: the API's on METRICS_PORT, a worker's on WORKER_METRICS_PORT (`npm run
    * cluster` gives worker #i WORKER_METRICS_PORT + i - 1). `0` turns one off. METRICS_HOST: the
-   * address both bind to (default HOST); bind it where only the scraper reaches it.
+   * address both bind to (default 127.0.0.1); bind it where only the scraper reaches it.
    */
   METRICS_PORT: optionalPort(9464),
   WORKER_METRICS_PORT: optionalPort(9465),
@@ -69,6 +69,11 @@ export const envSchema = z.object({
 
   // Production services: when set, the embedded parts are skipped.
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  /**
+   * The schema owner's URL, used only by `db:migrate` (decision 0086): it migrates as the owner and
+   * grants DATABASE_URL's role rows, never the schema. Unset: migrations run as DATABASE_URL's role.
+   */
+  MIGRATION_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_MAX: positiveInt(10),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -91,6 +96,10 @@ export const envSchema = z.object({
   SANDBOX_PROCESSING_SECONDS: z.coerce.number().nonnegative().default(5),
   /** The sandbox opens a `tok_dispute` capture's dispute this long after it (docs/provider-sandbox.md). */
   SANDBOX_DISPUTE_SECONDS: z.coerce.number().min(0).max(86_400).default(2),
+  /** The sandbox forgets settled payments, refunds and ledger entries older than this (default 30 days; 0 keeps them; decision 0079). */
+  SANDBOX_RETENTION_SECONDS: limit(2_592_000),
+  /** The sandbox's ledger keeps at most this many entries, the newest (0: no limit; decision 0079). */
+  SANDBOX_MAX_LEDGER_ENTRIES: limit(100_000),
   /** A sandbox dispute's evidence is due this long after it opens (default 7 days). */
   SANDBOX_DISPUTE_EVIDENCE_SECONDS: z.coerce.number().min(1).max(31_536_000).default(604_800),
   /** Every provider call gives up after this long; its outcome is then asked for, never guessed. */
@@ -128,6 +137,17 @@ export const envSchema = z.object({
   TEMPORAL_CODEC_TOKEN: z.string().min(32).optional(),
   /** Origins of the Temporal UI allowed to call the codec endpoint (CORS; comma-separated). Default: the embedded UI. */
   TEMPORAL_CODEC_CORS_ORIGINS: z.string().min(1).optional(),
+  /**
+   * Comma-separated 32-byte base64 keys that still decrypt after PROVIDER_SECRETS_KEY was rotated
+   * (decision 0080); `npm run cli -- secrets:reencrypt` moves every row to the current key.
+   */
+  PROVIDER_SECRETS_PREVIOUS_KEYS: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      const problem = value === undefined ? null : previousKeysProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   /** Where the Stripe adapter sends its requests (stripe-mock in tests). */
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.stripe.com'),
 
@@ -230,10 +250,24 @@ export const envSchema = z.object({
   RATE_LIMIT_PER_SECOND: limit(100),
   /** Requests per API key at once (the bucket's size); 0 disables the per-key limit. */
   RATE_LIMIT_BURST: limit(200),
+  // Per-merchant quotas on long-lived work (decision 0079); 0 disables one. Over one: 429 `quota_exceeded`.
+  /** Hosted payments waiting on the customer at once, per merchant and environment. */
+  QUOTA_OPEN_HOSTED_PAYMENTS: limit(1000),
+  /** Non-cancelled subscriptions of the test environment at once, per merchant. */
+  QUOTA_LIVE_TEST_SUBSCRIPTIONS: limit(500),
+  /** Refunds one payment may have, whatever their status (keeps GET /payments/{id}/refunds bounded). */
+  QUOTA_REFUNDS_PER_PAYMENT: limit(100),
   /** Failed authentications per minute per client address, sustained; 0 disables that limit. */
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: limit(10),
   /** Failed authentications per client address at once; 0 disables that limit. */
   RATE_LIMIT_AUTH_FAILURES_BURST: limit(20),
+  /**
+   * The routes without authentication, per client address and API process, counted in memory
+   * (decision 0081): every `GET /readyz`, and every refused provider webhook (a verified one is
+   * never limited). Over it: 429 with Retry-After. 0 disables.
+   */
+  RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: limit(10),
+  RATE_LIMIT_UNAUTHENTICATED_BURST: limit(50),
   /**
    * Proxies in front of the API whose X-Forwarded-For entries are trusted (0: none, the socket's
    * peer is the client): the failed-authentication limit counts the address the farthest of them
@@ -254,7 +288,7 @@ export interface Config extends Omit<Env, 'WORKER_SET_CURRENT_VERSION'> {
   sandboxUrl: string;
   publicBaseUrl: string;
   smtpUrl: string;
-  /** Where the metrics endpoints bind: METRICS_HOST, else HOST. */
+  /** Where the metrics endpoints bind: METRICS_HOST, else the loopback. */
   metricsHost: string;
   /** True when PostgreSQL / Temporal are external services rather than embedded ones. */
   externalDatabase: boolean;
@@ -262,6 +296,13 @@ export interface Config extends Omit<Env, 'WORKER_SET_CURRENT_VERSION'> {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * Where `/metrics` binds unless METRICS_HOST says otherwise: the loopback, as the metrics are
+ * not behind merchant auth (decision 0081). A scraper on another host needs METRICS_HOST set
+ * (docker-compose.yml sets 0.0.0.0: the port is reached on the compose network, never published).
+ */
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
 
 /** Connection facts a running `npm start` leaves in its data dir for the CLI and lone processes. */
 export interface StackFile {
@@ -340,7 +381,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`,
     smtpUrl: env.SMTP_URL ?? `smtp://127.0.0.1:${env.SMTP_PORT}`,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT}`).replace(/\/$/, ''),
-    metricsHost: env.METRICS_HOST ?? env.HOST,
+    metricsHost: env.METRICS_HOST ?? DEFAULT_METRICS_HOST,
     externalDatabase: env.DATABASE_URL !== undefined,
     externalTemporal: env.TEMPORAL_ADDRESS !== undefined,
   };
@@ -359,6 +400,21 @@ function productionRefusals(env: Env): string[] {
   }
   if (env.CURSOR_SECRET === DEV_CURSOR_SECRET)
     refusals.push('CURSOR_SECRET: required in production (the development default is refused)');
+  // Secrets an operator chooses: long and not a pattern (decision 0081). CURSOR_SECRET's length
+  // is checked everywhere by the schema; its development default is refused above.
+  for (const name of ['SANDBOX_API_KEY', 'SANDBOX_WEBHOOK_SECRET', 'SANDBOX_ADMIN_TOKEN', 'CURSOR_SECRET'] as const) {
+    const value = env[name];
+    const weakness = value === undefined || refusedAlready(refusals, name) ? null : secretWeakness(value);
+    if (weakness) refusals.push(`${name}: ${weakness}`);
+  }
+  // Reached over the network by providers and customers, and carrying merchants' Stripe keys:
+  // https only; plain http to the loopback is the one-machine production shape (`npm run cluster`).
+  for (const name of ['PUBLIC_BASE_URL', 'STRIPE_API_BASE'] as const) {
+    const value = env[name];
+    if (value !== undefined && !httpsOrLoopback(value)) {
+      refusals.push(`${name}: must be an https URL in production (plain http only to the loopback)`);
+    }
+  }
   const required = [
     'SANDBOX_ADMIN_TOKEN',
     'DATABASE_URL',
@@ -375,6 +431,44 @@ function productionRefusals(env: Env): string[] {
   return refusals;
 }
 
+/** Random secrets of at least this many characters (as `openssl rand -base64 32` gives 44). */
+export const MIN_SECRET_LENGTH = 32;
+/** The least entropy a secret shows, estimated as length x log2(distinct characters). */
+const MIN_SECRET_BITS = 96;
+
+function refusedAlready(refusals: string[], name: string): boolean {
+  return refusals.some((r) => r.startsWith(`${name}:`));
+}
+
+/**
+ * Why a secret chosen by an operator is too weak for production, or null. Not a proof of
+ * randomness: it refuses the short and the patterned (`changeme` repeated, one character, a
+ * word list of few letters), which is what a hand-typed secret looks like. 32 random characters
+ * of base64 or hex pass (`openssl rand -hex 16` shows 11 or more of the 16 digits all but never:
+ * 32 x log2(11) = 110 bits); `changeme` repeated to 32 (7 distinct: 90 bits) does not.
+ */
+export function secretWeakness(value: string): string | null {
+  const length = [...value].length;
+  if (length < MIN_SECRET_LENGTH) {
+    return `too short for production (${length} characters; at least ${MIN_SECRET_LENGTH} random ones, e.g. \`openssl rand -base64 32\`)`;
+  }
+  const distinct = new Set(value).size;
+  const bits = length * Math.log2(Math.max(distinct, 1));
+  if (bits < MIN_SECRET_BITS) {
+    return `too little variety for a random secret (${distinct} distinct characters over ${length}); use e.g. \`openssl rand -base64 32\``;
+  }
+  return null;
+}
+
+/** https, or http to a loopback host (127.0.0.0/8, ::1, localhost). */
+function httpsOrLoopback(value: string): boolean {
+  const url = new URL(value);
+  if (url.protocol === 'https:') return true;
+  if (url.protocol !== 'http:') return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /** For process entry points: print the reason and exit instead of a stack trace. */
 export function loadConfigOrExit(): Config {
   try {
@@ -386,4 +480,62 @@ export function loadConfigOrExit(): Config {
     }
     throw err;
   }
+}
+
+/**
+ * What the provider sandbox process may see of the environment (issue 44, item 11; decision
+ * 0086): its own SANDBOX_* settings, the profile and the log level, and what a
+ * Node process needs to run. Never DATABASE_URL, PROVIDER_SECRETS_KEY or
+ * any other secret of the product: it stands in for an outside processor.
+ */
+const SANDBOX_PROCESS_VARIABLES =
+  /^(SANDBOX_[A-Z_]+|NODE_ENV|LOG_LEVEL|PATH|HOME|TZ|LANG|LC_[A-Z]+|NODE_OPTIONS|TMPDIR)$/;
+
+export function sandboxProcessEnv(source: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(source).filter(([name]) => SANDBOX_PROCESS_VARIABLES.test(name)));
+}
+
+const sandboxSchema = envSchema.pick({
+  NODE_ENV: true,
+  LOG_LEVEL: true,
+  SANDBOX_PORT: true,
+  SANDBOX_URL: true,
+  SANDBOX_API_KEY: true,
+  SANDBOX_WEBHOOK_SECRET: true,
+  SANDBOX_ADMIN_TOKEN: true,
+  SANDBOX_PROCESSING_SECONDS: true,
+  SANDBOX_DISPUTE_SECONDS: true,
+  SANDBOX_RETENTION_SECONDS: true,
+  SANDBOX_MAX_LEDGER_ENTRIES: true,
+  SANDBOX_DISPUTE_EVIDENCE_SECONDS: true,
+});
+export type SandboxConfig = z.infer<typeof sandboxSchema> & { sandboxUrl: string };
+
+/**
+ * The sandbox process's configuration: from its own variables only (sandboxProcessEnv), never
+ * the data dir's files; in production its development defaults and a missing admin token are
+ * refused, as for the product (exit 78).
+ */
+export function loadSandboxConfig(source: NodeJS.ProcessEnv = process.env): SandboxConfig {
+  const cleaned = Object.fromEntries(
+    Object.entries(sandboxProcessEnv(source)).filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const parsed = sandboxSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = parsed.data;
+  const refusals: string[] = [];
+  if (env.NODE_ENV === 'production') {
+    if (env.SANDBOX_API_KEY === DEV_SANDBOX_API_KEY) refusals.push('SANDBOX_API_KEY: is the development default');
+    if (env.SANDBOX_WEBHOOK_SECRET === DEV_SANDBOX_WEBHOOK_SECRET) {
+      refusals.push('SANDBOX_WEBHOOK_SECRET: is the development default');
+    }
+    if (env.SANDBOX_ADMIN_TOKEN === undefined) refusals.push('SANDBOX_ADMIN_TOKEN: required in production');
+  }
+  if (refusals.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n${refusals.map((r) => `  ${r}`).join('\n')}`);
+  }
+  return { ...env, sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}` };
 }

@@ -98,6 +98,11 @@ export const ERROR_CODES = {
     description:
       "Too many requests: over the API key's rate limit, or too many failed authentications from this address. Retry after the `Retry-After` header (seconds); `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` describe the limit.",
   },
+  quota_exceeded: {
+    status: 429,
+    description:
+      'A per-merchant quota on long-lived work is reached (`details.quota`: `open_hosted_payments`, `live_test_subscriptions` or `refunds_per_payment`; `details.limit`, `details.current`). Nothing was created; a slot frees when one of those records finishes (a refund never frees one).',
+  },
   not_ready: { status: 503, description: 'A dependency (PostgreSQL or Temporal) is unreachable.' },
   service_unavailable: {
     status: 503,

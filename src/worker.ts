@@ -7,7 +7,7 @@ import type { ProviderRegistry } from './providers/registry';
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflowBundle';
 import { requestIdActivityInterceptors } from './temporal/requestId';
-import { databaseErrorScrubbingInterceptors } from './temporal/activityErrors';
+import { activityBugInterceptors, databaseErrorScrubbingInterceptors } from './temporal/activityErrors';
 import { inFlightActivityInterceptors, workerShutdownOptions } from './temporal/workerShutdown';
 import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
 import { deliveryTaskQueue } from './temporal/taskQueues';
@@ -98,11 +98,13 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
 
 /**
  * Every activity's interceptors: its request id in its log lines; its database errors scrubbed
- * before they reach history (decision 0074); what a forced stop leaves behind (decision 0075).
+ * before they reach history (decision 0074); bugs failed non-retryably, for their run to park
+ * (decision 0077); what a forced stop leaves behind (decision 0075).
  */
 export const ACTIVITY_INTERCEPTORS = [
   requestIdActivityInterceptors,
   databaseErrorScrubbingInterceptors,
+  activityBugInterceptors,
   inFlightActivityInterceptors,
 ];
 

@@ -1,17 +1,42 @@
 import {
+  ActivityFailure,
+  ApplicationFailure,
   defaultPayloadConverter,
+  log,
+  patched,
+  proxyActivities,
+  sleep,
   workflowInfo,
   type Headers,
   type WorkflowInterceptors,
   type WorkflowInterceptorsFactory,
 } from '@temporalio/workflow';
 import { readRequestId, REQUEST_ID_HEADER, REQUEST_ID_MEMO } from './requestId';
+import { ACTIVITY_BUG } from './activityBug';
+import { ACTIVITY_BUG_PARK } from './patches';
+import { markStuck, stuckMark } from './untilKnown';
+
+/** A parked call (a bug): the first wait before asking again, doubling up to the longest (as untilKnown's). */
+const PARKED_RETRY_FIRST_MS = 60_000;
+const PARKED_RETRY_MAX_MS = 3_600_000;
+
+/** Did the activity fail on a bug (src/temporal/activityErrors.ts)? By the failure's type only. */
+export function isActivityBug(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === ACTIVITY_BUG;
+}
 
 /**
  * Workflow interceptors, bundled with the workflows (src/workflowBundle.ts). They carry the
  * request id of the API request that started the run (workflows/requestId.ts) on to what the run
  * schedules, and into its own log lines. Headers are not part of a command's identity, so this
  * changes nothing a replay compares.
+ *
+ * They also park a call that failed on a bug (issue 44, item 5; decision 0077; ACTIVITY_BUG_PARK):
+ * rather than failing the run (the caller would see a non-retryable failure), the run is marked
+ * `Stuck: activity_bug` (counted by `workflows_stuck`, alerted by WorkflowsStuck and
+ * ActivityBugsParked), waits a minute, doubling up to hourly, and the same activity is scheduled
+ * again with the same arguments and options, until a fixed worker answers it; the caller then sees
+ * that answer (or a failure that is not a bug) and the mark is cleared once nothing is parked.
  */
 export const interceptors: WorkflowInterceptorsFactory = (): WorkflowInterceptors => {
   let fromHeader: string | undefined;
@@ -26,6 +51,9 @@ export const interceptors: WorkflowInterceptorsFactory = (): WorkflowInterceptor
     if (id === undefined || headers[REQUEST_ID_HEADER]) return headers;
     return { ...headers, [REQUEST_ID_HEADER]: defaultPayloadConverter.toPayload(id) };
   };
+  /** Calls parked now, and the next wait per activity type (both per run: the factory is per run). */
+  let parked = 0;
+  const nextWaitMs = new Map<string, number>();
   return {
     inbound: [
       {
@@ -37,7 +65,29 @@ export const interceptors: WorkflowInterceptorsFactory = (): WorkflowInterceptor
     ],
     outbound: [
       {
-        scheduleActivity: (input, next) => next({ ...input, headers: withRequestId(input.headers) }),
+        scheduleActivity: async (input, next) => {
+          try {
+            return await next({ ...input, headers: withRequestId(input.headers) });
+          } catch (err) {
+            if (!isActivityBug(err) || !patched(ACTIVITY_BUG_PARK)) throw err;
+            parked += 1;
+            try {
+              markStuck(ACTIVITY_BUG);
+              const waitMs = nextWaitMs.get(input.activityType) ?? PARKED_RETRY_FIRST_MS;
+              nextWaitMs.set(input.activityType, Math.min(waitMs * 2, PARKED_RETRY_MAX_MS));
+              log.error('activity bug: run parked, asking again later', { activityType: input.activityType, waitMs });
+              await sleep(waitMs);
+              // Scheduled anew (a new command, through these interceptors: parked again on the same bug).
+              const again = proxyActivities<Record<string, (...args: unknown[]) => Promise<unknown>>>(input.options);
+              const answer = await again[input.activityType]!(...input.args);
+              nextWaitMs.delete(input.activityType);
+              return answer;
+            } finally {
+              parked -= 1;
+              if (parked === 0 && stuckMark() === ACTIVITY_BUG) markStuck(null);
+            }
+          }
+        },
         scheduleLocalActivity: (input, next) => next({ ...input, headers: withRequestId(input.headers) }),
         startChildWorkflowExecution: (input, next) => next({ ...input, headers: withRequestId(input.headers) }),
         continueAsNew: (input, next) => next({ ...input, headers: withRequestId(input.headers) }),

@@ -2,12 +2,22 @@ import { patched } from '@temporalio/workflow';
 
 /**
  * Workflow version markers (`patched(id)`). Each id guards a change to workflow code so that
- * histories recorded before it (test/replay/histories) still replay. Remove a patch only when
- * no workflow started before it can still be running.
+ * histories recorded before it (test/replay/histories) still replay. A patch retires on the
+ * calendar of decision 0084: `patched` -> `deprecatePatch` -> removed, each step once no run of
+ * its type started before the previous step can still be open (a subscription run hands over at
+ * 30 billing days, `workflows:hand-over` at once; sweeps last 10 minutes).
  */
 
 /** Provider attempts as local activities; no event lookup when there is no callbackUrl. */
 export const LOCAL_PROVIDER_ATTEMPT = 'local-provider-attempt-v1';
+
+/**
+ * The frozen legacy subscription workflow (workflows/subscription/legacy.ts) waits for its Update
+ * handlers (`condition(allHandlersFinished)`) in `finish()` and before continuing as new. Its
+ * histories recorded before awaited the boolean `allHandlersFinished()` there (a no-op); the wait
+ * was added without a patch when the file was frozen (fd55be4; issue 44 item 2, decision 0082).
+ */
+export const LEGACY_HANDLERS_DRAINED = 'legacy-handlers-drained-v1';
 
 /**
  * The subscription workflow as a state object and named steps (workflows/subscription/): regular
@@ -32,7 +42,11 @@ export const HANDLERS_DRAINED = 'handlers-drained-v1';
  */
 export const STATUS_SEARCH_ATTRIBUTES = 'status-search-attributes-v1';
 
-/** The orphan sweeper gives subscriptions left without a workflow theirs too. */
+/**
+ * The orphan sweeper gives subscriptions left without a workflow theirs too.
+ *
+ * Deprecated (`deprecatePatch`, decision 0084): no sweep run without it can be open.
+ */
 export const SWEEP_SUBSCRIPTIONS = 'sweep-subscriptions-v1';
 
 /**
@@ -44,6 +58,8 @@ export const BOUNDED_HISTORIES = 'bounded-histories-v1';
 /**
  * The orphan sweeper relays outbox rows a lost run never handed on: emails never attempted and
  * merchant events never delivered, past the grace age, each to a workflow of its own.
+ *
+ * Deprecated (`deprecatePatch`, decision 0084): no sweep run without it can be open.
  */
 export const SWEEP_OUTBOX_RELAY = 'sweep-outbox-relay-v1';
 
@@ -188,6 +204,8 @@ export const PAYMENT_PROCESSING_WAIT = 'payment-processing-wait-v1';
 /**
  * The orphan sweeper gives open disputes left without a workflow theirs too (a webhook whose
  * workflow start failed every time; decision 0056). A sweep begun before keeps its kinds.
+ *
+ * Deprecated (`deprecatePatch`, decision 0084): no sweep run without it can be open.
  */
 export const SWEEP_DISPUTES = 'sweep-disputes-v1';
 
@@ -283,3 +301,43 @@ export const SUBSCRIPTION_UNDECIDED_NOT_FOUND = 'subscription-undecided-not-foun
  * subscription's follow): runs that reached none of them before carry no marker.
  */
 export const EVENT_DELIVERY_QUEUE = 'event-delivery-queue-v1';
+
+// issue 44 item 4: a cancel cannot be lost (decision 0076)
+
+/**
+ * A period's invoice step that found a DELETE recorded (the subscription's `cancel_requested_at`,
+ * no workflow having taken it: its Update lost to failing workflow tasks) applies the
+ * cancellation itself and answers `cancelled` with its outbox: the run follows it (the
+ * cancellation's email) before it ends. Asked only on that answer.
+ */
+export const SUBSCRIPTION_CANCEL_INTENT = 'subscription-cancel-intent-v1';
+
+// issue 44, item 5: bugs park (decision 0077)
+
+/**
+ * An activity failing on a bug (non-retryable `activity_bug`, src/temporal/activityErrors.ts) no
+ * longer fails its run: the call is parked (workflows/interceptors.ts): the run marked
+ * `Stuck: activity_bug`, the same call asked again after a minute, doubling up to hourly, until a
+ * fixed worker answers it; the mark is cleared then. Asked only where such a failure reaches the
+ * workflow: runs that never meet one carry no marker.
+ */
+export const ACTIVITY_BUG_PARK = 'activity-bug-park-v1';
+
+// issue 44, item 1: runs that stay young (decision 0084)
+
+/**
+ * A subscription run hands over (continue-as-new with its cursor) once it is 30 billing days old,
+ * not only once its history is long: every wait's timer is capped at the run's start plus that
+ * age, and a `handOver` signal (the `workflows:hand-over` operator command) wakes a run asleep in
+ * a timer started before this to hand over at once. Asked at each wait of a run (kept once true):
+ * histories recorded before it have no marker and replay their old timers.
+ */
+export const SUBSCRIPTION_RUN_AGE = 'subscription-run-age-v1';
+
+/**
+ * The frozen legacy subscription workflow (workflows/subscription/legacy.ts) takes the `handOver`
+ * signal: between periods it continues as new at once, with the legacy cursor, into the current
+ * code, so no legacy run is left waiting for its next history limit (decision 0084). Asked only
+ * once the signal arrived: histories without it replay unchanged.
+ */
+export const LEGACY_HAND_OVER = 'legacy-hand-over-v1';

@@ -193,5 +193,12 @@ export interface SubscriptionLiveState {
   runs: number;
 }
 
+/**
+ * Operators (`workflows:hand-over`): hand this run over to a new one (continue-as-new) at once,
+ * e.g. a run asleep in a timer longer than the run age bound (decision 0084). Harmless anywhere:
+ * a run that is closing or cancelled ignores it.
+ */
+export const handOverSignal = defineSignal('handOver');
+
 /** Live state for operators (the API reads PostgreSQL). */
 export const subscriptionStateQuery = defineQuery<SubscriptionLiveState>('state');

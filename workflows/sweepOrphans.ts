@@ -1,4 +1,4 @@
-import { patched, proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
+import { deprecatePatch, proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
 import { pinnedWhenVersioned } from './versioning';
 import { SWEEP_DISPUTES, SWEEP_OUTBOX_RELAY, SWEEP_SUBSCRIPTIONS } from './patches';
 import type { Activities } from '../activities';
@@ -7,6 +7,14 @@ import { LIVE_KINDS, ORPHAN_KINDS, type LiveKind, type OrphanKind } from '../src
 export { LIVE_KINDS, ORPHAN_KINDS, type LiveKind, type OrphanKind };
 
 export const SWEEP_SCHEDULE_ID = 'sweep-orphans';
+
+/**
+ * The sweep schedule of a task queue (and its runs' workflow id): `sweep-orphans` for the default
+ * queue, as it always was; one of its own for any other, so stacks sharing a namespace each keep theirs.
+ */
+export function sweepScheduleId(taskQueue: string): string {
+  return taskQueue === 'payments' ? SWEEP_SCHEDULE_ID : `${SWEEP_SCHEDULE_ID}-${taskQueue}`;
+}
 
 export interface SweepOrphansInput {
   /** Only rows at least this old: the API starts a record's workflow right after its commit. */
@@ -39,17 +47,15 @@ const acts = proxyActivities<Activities>({
 /** Run by a Temporal Schedule every minute (see src/temporal/schedules.ts): rows examined, per kind. */
 export async function sweepOrphansWorkflow(input: SweepOrphansInput): Promise<SweepResult> {
   const examined: SweepResult = {};
-  // Runs started before subscriptions (then the outbox, then disputes) were swept go on with the
-  // kinds they began with.
-  const kinds =
-    input.kinds ??
-    (!patched(SWEEP_SUBSCRIPTIONS)
-      ? (['payments', 'refunds'] as const)
-      : !patched(SWEEP_OUTBOX_RELAY)
-        ? (['payments', 'refunds', 'subscriptions'] as const)
-        : patched(SWEEP_DISPUTES)
-          ? ORPHAN_KINDS
-          : (['payments', 'refunds', 'subscriptions', 'emails', 'merchantEvents'] as const));
+  // Every kind since SWEEP_DISPUTES. A run lives at most 10 minutes (the schedule's run timeout):
+  // the runs that began with fewer kinds ended long ago, so the three patches are deprecated
+  // (their markers still recorded, no longer needed to replay; decision 0084's calendar).
+  if (!input.kinds) {
+    deprecatePatch(SWEEP_SUBSCRIPTIONS);
+    deprecatePatch(SWEEP_OUTBOX_RELAY);
+    deprecatePatch(SWEEP_DISPUTES);
+  }
+  const kinds = input.kinds ?? ORPHAN_KINDS;
   for (const kind of kinds) {
     examined[kind] = await acts.sweepOrphans({
       kind,

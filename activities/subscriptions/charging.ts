@@ -2,8 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Invoice } from '../../src/db/entities';
 import {
   applyInvoiceCharge,
+  cancelAsRequested,
   discardSubscription,
   loadInvoiceForCharge,
+  markInvoiceChargeSent,
   recordInvoiceWait,
   releaseInvoiceAttempt,
   type ChargeResult,
@@ -124,6 +126,12 @@ export function createInvoiceCharging(
         `No provider is configured for ${s.processor}.`,
       );
     }
+    // The mark is refused once a DELETE is recorded (decision 0076): the cancellation is applied
+    // here instead, and the attempt answers the voided invoice with the cancellation's outbox.
+    const mark = markedAtOpen
+      ? { kind: 'marked' as const, sentBefore: false }
+      : await markInvoiceChargeSent(orm.em, invoice.id);
+    if (mark.kind === 'cancel_requested') return cancelledInstead(invoice, req);
     let pp: ProviderPayment;
     try {
       const cardToken = s.cardToken;
@@ -135,7 +143,7 @@ export function createInvoiceCharging(
           provider.createPayment(
             chargeRequest(invoice, req.attempt, cardToken, req.onSession === true, webhookUrlOf(invoice)),
           ),
-        markedAtOpen ? { sentBefore: false } : undefined,
+        { sentBefore: mark.sentBefore },
       );
     } catch (err) {
       // Another request under this attempt's key: it may have charged; reconciled, never a decline
@@ -177,6 +185,25 @@ export function createInvoiceCharging(
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
       profile,
     });
+  }
+
+  /** A charge refused for a recorded DELETE: the cancellation applied, the invoice answered void. */
+  async function cancelledInstead(invoice: InvoiceForCharge, req: ChargeRequest): Promise<ChargeOutcome> {
+    const cancelled = await cancelAsRequested(orm.em, invoice.subscription.id, profile);
+    logger.info(
+      { subscriptionId: invoice.subscription.id, invoiceId: invoice.id },
+      'charge refused: a cancel is recorded',
+    );
+    const answer = await applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
+    if (answer.kind !== 'void' || !cancelled) return answer;
+    return {
+      ...answer,
+      outbox: {
+        status: cancelled.status,
+        emailIds: [...answer.outbox.emailIds, ...cancelled.emailIds],
+        eventIds: [...answer.outbox.eventIds, ...cancelled.eventIds],
+      },
+    };
   }
 
   /** After an ambiguous attempt: what became of it at the provider (by its idempotency key)? */

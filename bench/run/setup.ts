@@ -91,6 +91,11 @@ export async function startRunStack(): Promise<RunStack> {
     DATA_DIR: dir,
     RATE_LIMIT_PER_SECOND: String(RATE_LIMIT),
     RATE_LIMIT_BURST: String(RATE_LIMIT * 2),
+    // Load, not quotas, is measured: the per-merchant quotas and the sandbox's ledger bound are off (decision 0079).
+    QUOTA_OPEN_HOSTED_PAYMENTS: '0',
+    QUOTA_LIVE_TEST_SUBSCRIPTIONS: '0',
+    QUOTA_REFUNDS_PER_PAYMENT: '0',
+    SANDBOX_MAX_LEDGER_ENTRIES: '0',
   };
   spawnProcess('sandbox', 'dev/sandbox/main.ts', childEnv, logDir);
   spawnProcess('api', 'src/main/api.ts', childEnv, logDir);

@@ -48,7 +48,19 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
 async function createMerchant(env: NodeJS.ProcessEnv, name: string): Promise<ChaosMerchant> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'index.ts'), 'merchants:create', '--name', name, '--json'],
+    // An email: the cluster's workers run the production profile, where a test-environment
+    // subscription's emails go to the merchant (decision 0066); without one they are withheld.
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'src', 'cli', 'index.ts'),
+      'merchants:create',
+      '--name',
+      name,
+      '--email',
+      `${name}@example.com`,
+      '--json',
+    ],
     { cwd: ROOT, env },
   );
   const out = JSON.parse(stdout) as { merchant: { id: string }; apiKey: { publicKey: string; secretKey: string } };

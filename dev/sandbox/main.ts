@@ -1,11 +1,18 @@
-import { loadConfigOrExit } from '../../src/config';
+import { ConfigError, loadSandboxConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { errorText } from '../../src/db/dbErrors';
 import { createSandbox } from './server';
 
 /** The provider sandbox process (docs/provider-sandbox.md): one process, state in memory. */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  let config;
+  try {
+    config = loadSandboxConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78); // EX_CONFIG
+  }
   const logger = createLogger(config.LOG_LEVEL, 'sandbox');
   const sandbox = createSandbox({
     apiKey: config.SANDBOX_API_KEY,
@@ -18,6 +25,10 @@ async function main(): Promise<void> {
     log: logger,
     disputeSeconds: config.SANDBOX_DISPUTE_SECONDS,
     disputeEvidenceSeconds: config.SANDBOX_DISPUTE_EVIDENCE_SECONDS,
+    retention: {
+      retentionSeconds: config.SANDBOX_RETENTION_SECONDS,
+      maxLedgerEntries: config.SANDBOX_MAX_LEDGER_ENTRIES,
+    },
   });
   const running = await sandbox.listen(config.SANDBOX_PORT, '0.0.0.0');
   logger.info({ port: config.SANDBOX_PORT }, 'sandbox listening');

@@ -12,6 +12,7 @@ import {
   REFUND_FAULT_MODES,
   SandboxError,
   SandboxStore,
+  DEFAULT_RETENTION,
   UNKNOWN_DISPUTE_STATUS,
   UNKNOWN_PAYMENT_STATUS,
   UNKNOWN_REFUND_STATUS,
@@ -21,6 +22,7 @@ import {
   type Faults,
   type PaymentRecord,
   type RefundFaultMode,
+  type SandboxRetention,
 } from './state';
 import { renderAuthenticationPage, renderCheckoutPage, renderMessagePage } from './checkoutPage';
 import { WebhookSender, paymentWebhookType } from './webhooks';
@@ -40,6 +42,8 @@ export interface SandboxOptions {
   disputeSeconds?: number;
   /** SANDBOX_DISPUTE_EVIDENCE_SECONDS: a dispute's evidence is due this long after it opens (default 604800). */
   disputeEvidenceSeconds?: number;
+  /** What the sandbox keeps (SANDBOX_RETENTION_SECONDS, SANDBOX_MAX_LEDGER_ENTRIES; decision 0079). */
+  retention?: Partial<SandboxRetention>;
 }
 
 export const DEFAULT_DISPUTE_SECONDS = 2;
@@ -260,7 +264,10 @@ function stripSlash(url: string): string {
 
 export function createSandbox(opts: SandboxOptions): Sandbox {
   const log = opts.log ?? createLogger('silent', 'sandbox');
-  const store = new SandboxStore();
+  // A disputed payment is kept whatever its age: its dispute still moves and refers to it.
+  const disputedPayment = (paymentId: string): boolean =>
+    [...disputes.disputes.values()].some((d) => d.paymentId === paymentId);
+  const store = new SandboxStore({ ...DEFAULT_RETENTION, ...opts.retention }, disputedPayment);
   const disputes = new SandboxDisputes(store);
   const webhooks = new WebhookSender(opts.webhookSecret, log);
   const disputeSeconds = opts.disputeSeconds ?? DEFAULT_DISPUTE_SECONDS;

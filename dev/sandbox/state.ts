@@ -223,7 +223,36 @@ export interface ProviderRequestLog {
 /** The most `/v1` requests the sandbox remembers (the oldest are forgotten first). */
 export const MAX_REQUEST_LOG = 10_000;
 
+/**
+ * What the sandbox keeps (issue 44 item 10, decision 0079). Its state lives in memory; a
+ * long-running sandbox forgets, oldest first: ledger entries past `maxLedgerEntries`, and
+ * everything older than `retentionSeconds` (ledger entries, and payments and refunds that no
+ * longer move, with their idempotency keys). `0` disables either. Saved card tokens are kept (a
+ * subscription charges its card for as long as it lives), and so are disputes (rare, and their
+ * payments with them).
+ */
+export interface SandboxRetention {
+  /** SANDBOX_RETENTION_SECONDS (default 30 days). */
+  retentionSeconds: number;
+  /** SANDBOX_MAX_LEDGER_ENTRIES (default 100,000). */
+  maxLedgerEntries: number;
+}
+
+export const DEFAULT_RETENTION: SandboxRetention = { retentionSeconds: 2_592_000, maxLedgerEntries: 100_000 };
+
+/** Statuses a sandbox payment may still leave: kept whatever their age. */
+const MOVING_PAYMENT_STATUSES: ReadonlySet<PaymentStatus> = new Set<PaymentStatus>(['processing']);
+
 export class SandboxStore {
+  constructor(
+    private readonly retention: SandboxRetention = DEFAULT_RETENTION,
+    /** Payments that must be kept whatever their age (a dispute's). */
+    private readonly pinned: (paymentId: string) => boolean = () => false,
+  ) {}
+
+  /** When the age-based prune last ran (ms); it runs at most once a retention period's tenth, at most once a minute. */
+  private lastPrunedAt = 0;
+
   readonly payments = new Map<string, PaymentRecord>();
   readonly paymentsByKey = new Map<string, PaymentRecord>();
   readonly refunds = new Map<string, RefundRecord>();
@@ -324,6 +353,7 @@ export class SandboxStore {
     }
     this.payments.set(id, payment);
     this.paymentsByKey.set(input.idempotencyKey, payment);
+    this.prune();
     if (input.mode === 'card') this.recordCapture(payment);
     return payment;
   }
@@ -655,6 +685,56 @@ export class SandboxStore {
   addLedgerEntry(entry: LedgerEntry): void {
     this.ledger.push(entry);
     this.ledgerByTransaction.set(entry.transactionId, entry);
+    this.prune();
+  }
+
+  /**
+   * Forgets what SandboxRetention says, oldest first: the ledger past its size at once, the rest
+   * by age (a sweep of the maps, throttled). Maps iterate in insertion (creation) order.
+   */
+  prune(now = Date.now()): void {
+    const { maxLedgerEntries, retentionSeconds } = this.retention;
+    const dropLedger = (count: number) => {
+      for (const gone of this.ledger.splice(0, count)) {
+        if (this.ledgerByTransaction.get(gone.transactionId) === gone)
+          this.ledgerByTransaction.delete(gone.transactionId);
+      }
+    };
+    if (maxLedgerEntries > 0 && this.ledger.length > maxLedgerEntries)
+      dropLedger(this.ledger.length - maxLedgerEntries);
+    if (retentionSeconds <= 0) return;
+    const retentionMs = retentionSeconds * 1000;
+    if (now - this.lastPrunedAt < Math.min(retentionMs / 10, 60_000)) return;
+    this.lastPrunedAt = now;
+    const cutoff = now - retentionMs;
+    const old = (createdAt: string) => Date.parse(createdAt) < cutoff;
+    let expired = 0;
+    while (expired < this.ledger.length && old(this.ledger[expired]!.createdAt)) expired++;
+    dropLedger(expired);
+    for (const refund of this.refunds.values()) {
+      if (!old(refund.createdAt)) break;
+      if (refund.status === 'pending') continue;
+      this.forgetRefund(refund);
+    }
+    for (const payment of this.payments.values()) {
+      if (!old(payment.createdAt)) break;
+      if (MOVING_PAYMENT_STATUSES.has(payment.status) || this.pinned(payment.id)) continue;
+      this.payments.delete(payment.id);
+      if (this.paymentsByKey.get(payment.idempotencyKey) === payment) this.paymentsByKey.delete(payment.idempotencyKey);
+    }
+  }
+
+  private forgetRefund(refund: RefundRecord): void {
+    this.refunds.delete(refund.id);
+    if (refund.idempotencyKey && this.refundsByKey.get(refund.idempotencyKey) === refund) {
+      this.refundsByKey.delete(refund.idempotencyKey);
+    }
+    const sameReference = this.refundsByReference.get(refund.referenceId);
+    if (sameReference) {
+      const left = sameReference.filter((r) => r !== refund);
+      if (left.length > 0) this.refundsByReference.set(refund.referenceId, left);
+      else this.refundsByReference.delete(refund.referenceId);
+    }
   }
 
   /** The ledger entry of a capture, refund or dispute, by its transaction id. */

@@ -3,11 +3,13 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CODEC_PATH } from '../../src/api/routes/codec';
-import { loadConfigOrExit, stackFilePath } from '../../src/config';
+import { loadConfig, loadConfigOrExit, stackFilePath } from '../../src/config';
 import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
 import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
 import { supervise, type Supervised } from '../infra/supervisor';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
+import { clusterProductionEnv, clusterSandboxEnv } from './clusterEnv';
+import { buildWorkflowBundle } from '../../src/workflowBundle';
 import { AggregatorRegistry } from 'prom-client';
 import { startMetricsServer } from '../../src/metrics/server';
 import {
@@ -31,6 +33,11 @@ import {
  * (clusterWorkerKinds: each kind polls its own task queues). Every one of them is supervised: a
  * process that dies is restarted with backoff and a loud line. The pids are published in
  * $DATA_DIR/cluster.json (for `npm run chaos` and for operators).
+ *
+ * The API and worker processes run the production profile (NODE_ENV=production, decision 0081):
+ * the cluster hands them what production requires (dev/stack/clusterEnv.ts) and the workflow
+ * bundle it builds once at start. It, PostgreSQL, Temporal and the sandbox (an outside
+ * provider's stand-in) are the machine's infrastructure, not production processes.
  */
 const startedAt = Date.now();
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
@@ -153,16 +160,24 @@ async function main(): Promise<void> {
     };
     publish();
 
-    const childEnv = {
-      ...process.env,
-      DATA_DIR: config.dataDir,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporalAddress,
-    };
+    // Production workers run a built bundle: built once here for all of them.
+    let workflowBundlePath = process.env.WORKFLOW_BUNDLE_PATH;
+    if (!workflowBundlePath) {
+      say('Bundling the workflows...');
+      workflowBundlePath = (
+        await buildWorkflowBundle({
+          outPath: path.join(config.dataDir, 'workflow-bundle.js'),
+          buildId: config.WORKER_BUILD_ID,
+          onError: say,
+        })
+      ).codePath;
+    }
+    const childEnv = clusterProductionEnv(config, { databaseUrl, temporalAddress, workflowBundlePath });
     if (!config.SANDBOX_URL) {
+      const sandboxEnv = clusterSandboxEnv(childEnv);
       keep(
         'sandbox',
-        () => startEntry('sandbox', childEnv, logTo('sandbox')),
+        () => startEntry('sandbox', sandboxEnv, logTo('sandbox')),
         (child) => (pids.sandbox = child.pid),
       );
     }
@@ -216,12 +231,12 @@ async function main(): Promise<void> {
 
     await waitUntilReady(`http://127.0.0.1:${config.PORT}/readyz`);
     // Every kind's queues polled by all of its processes: the delivery queue by the delivery workers.
+    // As the workers see it (production: they leave promotion to this deploy step, decision 0083).
+    const workerConfig = { ...loadConfig(childEnv), temporalAddress };
     await Promise.all(
-      workerKinds.map(({ role, count }) =>
-        waitForWorkers({ ...config, temporalAddress }, { since: startedAt, count, role }),
-      ),
+      workerKinds.map(({ role, count }) => waitForWorkers(workerConfig, { since: startedAt, count, role })),
     );
-    await promoteStackBuild({ ...config, temporalAddress });
+    await promoteStackBuild(workerConfig);
 
     say(
       readyBanner({

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,6 +13,7 @@ import {
   temporalServerPorts,
 } from '../infra/temporalServerConfig';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
+import { CLUSTER_SECRET_NAMES } from './clusterEnv';
 import { ROOT } from './stackParts';
 
 /**
@@ -90,6 +92,9 @@ export async function startClusterChild(opts: ClusterChildOptions = {}): Promise
   env.WORKER_METRICS_PORT = opts.env?.WORKER_METRICS_PORT ?? String(await freeLoopbackPortRange(workerProcesses));
   // Bound to loopback: only this tool scrapes them.
   env.METRICS_HOST = opts.env?.METRICS_HOST ?? '127.0.0.1';
+  // Its API and workers run the production profile: strong secrets, known here too (a tool that
+  // calls the sandbox's API uses SANDBOX_API_KEY), unless the caller gave its own.
+  for (const name of CLUSTER_SECRET_NAMES) env[name] = opts.env?.[name] ?? randomBytes(32).toString('base64url');
   // The cluster runs its own database, Temporal server, sandbox and mail catcher.
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SANDBOX_URL', 'SMTP_URL', 'PUBLIC_BASE_URL'])
     delete env[name];

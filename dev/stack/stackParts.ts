@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { ensureSchedules } from '../../src/temporal/schedules';
 import { temporal } from '@temporalio/proto';
 import { devPayloadKeysPath, devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../../src/config';
 import { openOrm, migrate } from '../../src/db/orm';
@@ -11,11 +12,11 @@ import { sealSigningSecrets } from '../../src/domain/signingSecrets';
 import { ProviderSecrets } from '../../src/providers/secrets';
 import { startMailCatcher } from '../mail/catcher';
 import { temporalClientOptions } from '../../src/temporal/connection';
-import { newPayloadKeys } from '../../src/temporal/payloadCodec';
+import { newPayloadKeys, payloadDataConverter } from '../../src/temporal/payloadCodec';
 import { workerTaskQueues, type WorkerRole } from '../../src/temporal/taskQueues';
 import { ownChild } from '../infra/processes';
 import { metricsUrl } from '../../src/metrics/address';
-import { promoteBuild } from '../../src/temporal/deploymentVersion';
+import { promoteBuild, VersionNotPolled } from '../../src/temporal/deploymentVersion';
 import { loadWorkflowBundle } from '../../src/workflowBundle';
 
 /** The parts `npm start` and `npm run cluster` share: child processes, readiness waits, the banner. */
@@ -288,7 +289,7 @@ Press Ctrl-C to stop.`;
 /**
  * The deploy step of a stack whose workers do not promote themselves (WORKER_SET_CURRENT_VERSION
  * off, as in production; decision 0083): once every kind polls, the build its workers run becomes
- * current, through the same function as `workers:promote`.
+ * current and the schedules are applied, as `workers:promote` does.
  */
 export async function promoteStackBuild(config: Config): Promise<void> {
   if (!config.WORKER_VERSIONING || config.WORKER_SET_CURRENT_VERSION) return;
@@ -296,14 +297,32 @@ export async function promoteStackBuild(config: Config): Promise<void> {
   const buildId = config.WORKER_BUILD_ID ?? loadWorkflowBundle(bundlePath).manifest.buildId;
   const connection = await Connection.connect(temporalClientOptions(config));
   try {
-    await promoteBuild({
-      connection,
-      namespace: config.TEMPORAL_NAMESPACE,
-      deploymentName: config.WORKER_DEPLOYMENT_NAME,
-      buildId,
-      taskQueues: workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE),
-      identity: 'npm-run-cluster',
-    });
+    // The server lists a version's queues a moment after its workers' first polls.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await promoteBuild({
+          connection,
+          namespace: config.TEMPORAL_NAMESPACE,
+          deploymentName: config.WORKER_DEPLOYMENT_NAME,
+          buildId,
+          taskQueues: workerTaskQueues('all', config.TEMPORAL_TASK_QUEUE),
+          identity: 'npm-run-cluster',
+        });
+        break;
+      } catch (err) {
+        if (!(err instanceof VersionNotPolled) || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    await ensureSchedules(
+      new Client({
+        connection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        ...payloadDataConverter(config.TEMPORAL_PAYLOAD_KEYS),
+      }),
+      config.TEMPORAL_TASK_QUEUE,
+    );
   } finally {
     await connection.close();
   }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfigOrExit, stackFilePath } from '../../src/config';
+import { loadConfigOrExit, sandboxProcessEnv, stackFilePath } from '../../src/config';
 import { startEmbeddedPostgres, type RunningPostgres } from '../infra/embeddedPostgres';
 import { startTemporal, type RunningTemporal } from '../infra/temporal';
 import { supervise, type Supervised } from '../infra/supervisor';
@@ -91,7 +91,8 @@ async function main(): Promise<void> {
       children.push(
         supervise({
           name,
-          start: () => startEntry(name, childEnv, logFile),
+          // The sandbox stands in for an outside processor: none of the product's secrets (item 11).
+          start: () => startEntry(name, name === 'sandbox' ? sandboxProcessEnv(childEnv) : childEnv, logFile),
           log: (line) => say(`${line} See ${logFile}.`),
           giveUp: (reason) => {
             if (stopping) return;

@@ -44,6 +44,8 @@ export interface ApiSettings extends PaymentSettings, RefundSettings, Subscripti
   stuckAfterSeconds?: number;
   /** PROVIDER_SECRETS_KEY (base64): webhook endpoint secrets are stored encrypted with it. */
   secretsKey?: string;
+  /** PROVIDER_SECRETS_PREVIOUS_KEYS: keys that still decrypt (decision 0080). */
+  secretsPreviousKeys?: string;
 }
 
 export interface AppDeps {
@@ -83,14 +85,21 @@ export function allRoutes(
   return [
     ...apiKeyRoutes(em),
     ...paymentRoutes({ em, providers: deps.providers, payments, settings: deps.settings }),
-    ...refundRoutes({ em, refunds }),
-    ...subscriptionRoutes({ em, providers: deps.providers, subscriptions }),
+    ...refundRoutes({ em, refunds, ...(deps.settings.quotas ? { quotas: deps.settings.quotas } : {}) }),
+    ...subscriptionRoutes({
+      em,
+      providers: deps.providers,
+      subscriptions,
+      ...(deps.settings.quotas ? { quotas: deps.settings.quotas } : {}),
+    }),
     ...listRoutes({ em, settings: deps.settings }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
     ...disputeRoutes({ em, providers: deps.providers, disputes }),
     ...webhookEndpointRoutes({
       em,
-      secrets: deps.settings.secretsKey ? ProviderSecrets.fromBase64(deps.settings.secretsKey) : null,
+      secrets: deps.settings.secretsKey
+        ? ProviderSecrets.fromBase64(deps.settings.secretsKey, deps.settings.secretsPreviousKeys)
+        : null,
     }),
     ...eventRoutes({ em, settings: deps.settings }),
   ];
@@ -105,23 +114,37 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // The error middleware answers every error; Koa's default handler would print stacks.
   app.silent = true;
 
+  // providers:set / providers:remove take effect for the next request (decision 0081).
+  deps.outcomes?.followProviderChanges({
+    changed: (merchantId, environment) => deps.providers.forget(merchantId, environment),
+    resync: () => deps.providers.forgetAll(),
+  });
   const gateways = apiGateways(deps);
   const routes = [...allRoutes(deps, gateways), ...(deps.extraRoutes ?? [])];
   const authenticator = new Authenticator(deps.orm.em, deps.settings.authCacheTtlMs, deps.logger);
   const connection = deps.temporal;
 
-  const health = healthRoutes({
-    database: async () => {
-      await deps.orm.em.getConnection().execute('select 1');
-    },
-    temporal: async () => {
-      await connection.withDeadline(Date.now() + 2000, () => connection.healthService.check({}));
-    },
-  });
-  const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
-  const webhooks = webhookRoutes({ ...gateways, em: deps.orm.em, providers: deps.providers, logger: deps.logger });
-  const api = new Router<AppState>();
   const limits = rateLimiters(deps.orm.em, deps.settings.rateLimit, deps.logger);
+  const health = healthRoutes(
+    {
+      database: async () => {
+        await deps.orm.em.getConnection().execute('select 1');
+      },
+      temporal: async () => {
+        await connection.withDeadline(Date.now() + 2000, () => connection.healthService.check({}));
+      },
+    },
+    limits.unauthenticated,
+  );
+  const docs = docsRoutes(buildOpenApi(routes, deps.settings.publicBaseUrl));
+  const webhooks = webhookRoutes({
+    ...gateways,
+    em: deps.orm.em,
+    providers: deps.providers,
+    logger: deps.logger,
+    ...(limits.unauthenticated ? { limiter: limits.unauthenticated } : {}),
+  });
+  const api = new Router<AppState>();
   mountRoutes(api, routes, authenticate(authenticator, limits));
 
   app.use(httpMetrics());

@@ -38,6 +38,9 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
+/** Buckets a process keeps (its local view, and the memory store's); the oldest go first. */
+const MAX_LOCAL_KEYS = 10_000;
+
 /** Where the shared buckets live. */
 export interface BucketStore {
   /** Takes up to `want` whole tokens from bucket `key` at once; answers how many, and how many are left. */
@@ -48,6 +51,28 @@ export interface BucketStore {
 function literal(n: number): string {
   if (!Number.isFinite(n)) throw new Error(`not a finite number: ${n}`);
   return String(n);
+}
+
+/**
+ * Buckets in this process's memory: for what must not cost a database round trip (the
+ * unauthenticated routes' per-address limit, decision 0081). Each API process counts alone, so
+ * behind N processes an address has N budgets. At most MAX_LOCAL_KEYS buckets, oldest dropped.
+ */
+export class MemoryBucketStore implements BucketStore {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  take(key: string, want: number, rule: RateRule): Promise<{ granted: number; tokens: number }> {
+    const now = Date.now();
+    const found = this.buckets.get(key);
+    const available = found
+      ? Math.min(rule.burst, found.tokens + ((now - found.at) / 1000) * rule.ratePerSecond)
+      : rule.burst;
+    const granted = Math.max(0, Math.min(want, Math.floor(available)));
+    this.buckets.delete(key); // re-inserted last: the Map's order is the eviction order
+    if (this.buckets.size >= MAX_LOCAL_KEYS) this.buckets.delete(this.buckets.keys().next().value!);
+    this.buckets.set(key, { tokens: available - granted, at: now });
+    return Promise.resolve({ granted, tokens: available - granted });
+  }
 }
 
 /** How often a process deletes the full buckets (rows as good as absent), at most. */
@@ -118,7 +143,6 @@ export interface RateLimiterOptions {
   leaseTtlMs?: number;
 }
 
-const MAX_LOCAL_KEYS = 10_000;
 const STORE_FAILURE_LOG_INTERVAL_MS = 10_000;
 
 export class RateLimiter {
@@ -261,6 +285,13 @@ export interface RateLimitSettings {
   burst: number;
   authFailuresPerMinute: number;
   authFailuresBurst: number;
+  /**
+   * Per client address and API process, on the routes without authentication (decision 0081):
+   * every `GET /readyz`, and every refused provider webhook (bad id, unknown processor, bad
+   * signature). Absent or 0: off.
+   */
+  unauthenticatedPerSecond?: number;
+  unauthenticatedBurst?: number;
 }
 
 /** The limiters of one API process (absent settings: none). */
@@ -268,10 +299,23 @@ export function rateLimiters(
   em: EntityManager,
   settings: RateLimitSettings | undefined,
   log: Logger,
-): { perKey?: RateLimiter; authFailures?: RateLimiter } {
+): { perKey?: RateLimiter; authFailures?: RateLimiter; unauthenticated?: RateLimiter } {
   if (!settings) return {};
   const store = new PostgresBucketStore(em, log);
+  const unauthenticatedPerSecond = settings.unauthenticatedPerSecond ?? 0;
+  const unauthenticatedBurst = settings.unauthenticatedBurst ?? 0;
   return {
+    // In memory, token by token: counting must not touch the database these routes spare.
+    ...(unauthenticatedPerSecond > 0 && unauthenticatedBurst > 0
+      ? {
+          unauthenticated: new RateLimiter(
+            new MemoryBucketStore(),
+            { ratePerSecond: unauthenticatedPerSecond, burst: unauthenticatedBurst },
+            log,
+            { leaseSize: 1 },
+          ),
+        }
+      : {}),
     ...(settings.perSecond > 0 && settings.burst > 0
       ? { perKey: new RateLimiter(store, { ratePerSecond: settings.perSecond, burst: settings.burst }, log) }
       : {}),

@@ -1,3 +1,4 @@
+import { quotasOf, type QuotaSettings } from '../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PROVIDER_OUTCOME } from '../rules/providerFailures';
 import { AppError } from '../errors';
@@ -24,7 +25,7 @@ export interface PaymentUseCases {
   em: EntityManager;
   providers: ProviderRegistry;
   payments: Pick<PaymentGateway, 'submit'>;
-  settings: { paymentExpirySeconds: number };
+  settings: { paymentExpirySeconds: number; quotas?: Partial<QuotaSettings> };
 }
 
 const serviceUnavailableNoRecord = () =>
@@ -50,6 +51,7 @@ export async function createPayment(
     const payment = await createOrFindPayment(em, caller, body, {
       processor,
       expirySeconds: settings.paymentExpirySeconds,
+      openHostedLimit: quotasOf(settings.quotas).openHostedPayments,
     });
     if (payment.status !== 'created') return presentPayment(payment);
 

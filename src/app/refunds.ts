@@ -1,3 +1,4 @@
+import { quotasOf, type QuotaSettings } from '../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PROVIDER_OUTCOME } from '../rules/providerFailures';
 import { createOrFindRefund, refundViewById, type RefundRequest, type RefundResponse } from '../domain/refunds';
@@ -12,6 +13,8 @@ import { providerTrouble, workflowServiceUnavailable } from './workflowTrouble';
 export interface RefundUseCases {
   em: EntityManager;
   refunds: Pick<RefundGateway, 'startAndAwaitOutcome'>;
+  /** Per-merchant quotas (decision 0079): here the refunds a payment may have. */
+  quotas?: Partial<QuotaSettings>;
 }
 
 /**
@@ -25,7 +28,9 @@ export async function createRefund(
   paymentId: string,
   body: RefundRequest,
 ): Promise<RefundResponse> {
-  const created = await createOrFindRefund(deps.em, caller, paymentId, body);
+  const created = await createOrFindRefund(deps.em, caller, paymentId, body, {
+    maxRefunds: quotasOf(deps.quotas).refundsPerPayment,
+  });
   // Committed, slot reserved. If the workflow cannot be started now (Temporal unreachable,
   // this process dies), the orphan sweeper starts it: the refund proceeds either way.
   const { refund, payment } = created;

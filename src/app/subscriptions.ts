@@ -1,3 +1,4 @@
+import { quotasOf, type QuotaSettings } from '../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PROVIDER_OUTCOME } from '../rules/providerFailures';
 import { AppError } from '../errors';
@@ -9,6 +10,7 @@ import {
   createOrFindSubscription,
   existingSubscriptionProcessor,
   findSubscriptionView,
+  recordCancelIntent,
   subscriptionRecordOf,
   subscriptionStartInput,
   subscriptionStartOf,
@@ -32,6 +34,8 @@ export interface SubscriptionUseCases {
     SubscriptionGateway,
     'startAndAwaitFirstOutcome' | 'cancel' | 'revive' | 'updatePaymentMethod' | 'reachable'
   >;
+  /** Per-merchant quotas (decision 0079): here the test environment's live subscriptions. */
+  quotas?: Partial<QuotaSettings>;
 }
 
 const notFound = () => new AppError('not_found', 'Subscription not found.');
@@ -57,7 +61,10 @@ export async function createSubscription(
   const processor = await processorForCreate(providers, caller, () =>
     existingSubscriptionProcessor(em, caller, body.externalId),
   );
-  const { subscription, phases } = await createOrFindSubscription(em, caller, body, { processor });
+  const { subscription, phases } = await createOrFindSubscription(em, caller, body, {
+    processor,
+    liveTestLimit: quotasOf(deps.quotas).liveTestSubscriptions,
+  });
   const outcome: StartOutcome | 'no_answer' =
     subscription.status === 'created'
       ? await subscriptions.startAndAwaitFirstOutcome(await subscriptionStartInput(em, subscription, phases))
@@ -105,6 +112,9 @@ export async function cancelSubscription(
   if (!before) throw notFound();
   if (before.status === 'cancelled') return before;
   const cancel = { reason: req.reason ?? 'merchant_request', notify: req.notify };
+  // Recorded first (decision 0076): from here no invoice is opened and no charge sent, whatever
+  // becomes of the workflow's Update; the cancellation itself is still the workflow's.
+  const recorded = await recordCancelIntent(em, subscriptionId, cancel);
   let result = await subscriptions.cancel(subscriptionId, cancel);
   if (result === 'closed' && (await reviveToCancel(deps, subscriptionId, cancel)) !== 'skipped') {
     // Its run had ended with the subscription live (decision 0061): a new run took the cancel
@@ -114,7 +124,9 @@ export async function cancelSubscription(
   const after = await findSubscriptionView(em, subscriptionId, caller);
   if (!after) throw notFound();
   if (after.status === 'cancelled') return after;
-  if (result === 'accepted') {
+  if (result === 'accepted' || (result === 'no_answer' && recorded)) {
+    // No answer with the intent recorded (e.g. failing workflow tasks): the cancel is not lost,
+    // nothing is charged meanwhile, and it takes effect when the workflow runs again.
     throw workflowServiceUnavailable(
       'The cancellation is accepted and takes effect as soon as the workers resume; repeat the request to see the result.',
       { subscription: after, cancellation: 'accepted' },

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { openOrm, migrate } from '../db/orm';
+import { grantApplicationRole, roleOfUrl } from '../db/roles';
 import { errorText } from '../db/dbErrors';
 import {
   KEY_ENVIRONMENTS,
@@ -32,7 +33,9 @@ import {
 } from '../domain/merchantProviders';
 import { AppError } from '../errors';
 import { ProviderSecrets } from '../providers/secrets';
+import { reencryptSecrets } from '../domain/secretsReencryption';
 import { PROMOTE_USAGE, PromoteUsageError, runPromote } from './promote';
+import { HAND_OVER_USAGE, HandOverUsageError, runHandOver } from './handOver';
 import { VersionNotPolled } from '../temporal/deploymentVersion';
 
 /**
@@ -70,7 +73,14 @@ Commands:
                                              (test: the built-in sandbox again); existing
                                              records keep the processor that served them
 ${PROMOTE_USAGE}
-  db:migrate                                 apply pending database migrations (and, with
+  secrets:reencrypt [--dry-run]              seal every stored secret again under
+                                             PROVIDER_SECRETS_KEY (after a rotation; decision
+                                             0080): counts per column; rows no listed key opens
+                                             are counted by key id and left alone
+${HAND_OVER_USAGE}
+  db:migrate                                 apply pending database migrations, as the owner of
+                                             MIGRATION_DATABASE_URL when set (then DATABASE_URL's
+                                             role gets rows, never the schema), and, with
                                              PROVIDER_SECRETS_KEY, encrypt signing secrets
                                              still stored in plain text)
 
@@ -118,6 +128,8 @@ function overlapHoursOf(value: string | undefined): number {
 export interface CommandOptions {
   /** PROVIDER_SECRETS_KEY (base64), validated by the configuration. */
   providerSecretsKey?: string;
+  /** PROVIDER_SECRETS_PREVIOUS_KEYS: keys that still decrypt (decision 0080). */
+  providerSecretsPreviousKeys?: string;
   /** Standard input, for secrets given as `-` (kept out of `ps` and shell history). */
   readStdin?: () => Promise<string>;
 }
@@ -165,6 +177,7 @@ export async function runCommand(
       rotate: { type: 'boolean' },
       'overlap-hours': { type: 'string' },
       clear: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -202,7 +215,9 @@ export async function runCommand(
     case 'webhooks:secret': {
       const merchantId = required(values.merchant, '--merchant');
       const environment = oneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment', 'test');
-      const secrets = options.providerSecretsKey ? ProviderSecrets.fromBase64(options.providerSecretsKey) : null;
+      const secrets = options.providerSecretsKey
+        ? ProviderSecrets.fromBase64(options.providerSecretsKey, options.providerSecretsPreviousKeys)
+        : null;
       if (!values.rotate) {
         if (values['overlap-hours'] !== undefined) throw new UsageError('--overlap-hours goes with --rotate');
         return { secret: (await signingSecrets(em, secrets, merchantId, environment)).current, environment };
@@ -214,13 +229,24 @@ export async function runCommand(
       const merchantId = required(values.merchant, '--merchant');
       const environment = requiredOneOf<KeyEnvironment>(values.environment, KEY_ENVIRONMENTS, 'environment');
       const processor = requiredOneOf<Processor>(values.processor, PROCESSORS, 'processor');
-      const secrets = options.providerSecretsKey ? ProviderSecrets.fromBase64(options.providerSecretsKey) : null;
+      const secrets = options.providerSecretsKey
+        ? ProviderSecrets.fromBase64(options.providerSecretsKey, options.providerSecretsPreviousKeys)
+        : null;
       const given = await secretsFromStdin(
         { secretKey: values['secret-key'], webhookSecret: values['webhook-secret'] },
         options.readStdin,
       );
       const row = await setProvider(em, { merchantId, environment, processor, ...given }, secrets);
       return { provider: presentProvider(row) };
+    }
+    case 'secrets:reencrypt': {
+      if (!options.providerSecretsKey)
+        throw new UsageError('PROVIDER_SECRETS_KEY is required: it is the key secrets move to');
+      const secrets = ProviderSecrets.fromBase64(options.providerSecretsKey, options.providerSecretsPreviousKeys);
+      const dryRun = values['dry-run'] === true;
+      return {
+        reencryption: { dryRun, keyId: secrets.keyId, columns: await reencryptSecrets(em, secrets, { dryRun }) },
+      };
     }
     case 'providers:list': {
       const merchantId = required(values.merchant, '--merchant');
@@ -276,9 +302,12 @@ async function main(): Promise<number> {
   }
   // The deploy step's promotion asks Temporal, never the database.
   if (command === 'workers:promote') return promote(config, rest, json);
+  if (command === 'workflows:hand-over') return handOver(config, rest, json);
   let orm;
   try {
-    orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
+    // Migrations as the schema's owner when it is a role of its own (decision 0086).
+    const migrating = command === 'db:migrate' && config.MIGRATION_DATABASE_URL;
+    orm = await openOrm({ databaseUrl: migrating || config.databaseUrl, poolMax: 2 });
   } catch (err) {
     return fail(
       json,
@@ -290,9 +319,10 @@ async function main(): Promise<number> {
   try {
     const result =
       command === 'db:migrate'
-        ? await migrateAndSeal(orm, config.PROVIDER_SECRETS_KEY)
+        ? await migrateAndSeal(orm, config.PROVIDER_SECRETS_KEY, config)
         : await runCommand(orm.em.fork(), command, rest, {
             providerSecretsKey: config.PROVIDER_SECRETS_KEY,
+            providerSecretsPreviousKeys: config.PROVIDER_SECRETS_PREVIOUS_KEYS,
             readStdin: async () => {
               const chunks: Buffer[] = [];
               for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -317,11 +347,22 @@ async function main(): Promise<number> {
  * Migrations, then (with PROVIDER_SECRETS_KEY) the signing secrets a migration or a keyless
  * process left in plain text are encrypted (decision 0067).
  */
-async function migrateAndSeal(orm: Awaited<ReturnType<typeof openOrm>>, secretsKey: string | undefined) {
+async function migrateAndSeal(
+  orm: Awaited<ReturnType<typeof openOrm>>,
+  secretsKey: string | undefined,
+  config: Pick<Config, 'MIGRATION_DATABASE_URL' | 'databaseUrl'>,
+) {
   const migrations = await migrate(orm);
-  if (!secretsKey) return { migrations };
+  // The application's role (DATABASE_URL's user) gets rows, never the schema (decision 0086).
+  const appRole =
+    config.MIGRATION_DATABASE_URL && roleOfUrl(config.MIGRATION_DATABASE_URL) !== roleOfUrl(config.databaseUrl)
+      ? roleOfUrl(config.databaseUrl)
+      : null;
+  if (appRole) await grantApplicationRole(orm.em.fork(), appRole);
+  if (!secretsKey) return { migrations, appRole };
   return {
     migrations,
+    appRole,
     signingSecretsEncrypted: await sealSigningSecrets(orm.em.fork(), ProviderSecrets.fromBase64(secretsKey)),
   };
 }
@@ -341,6 +382,18 @@ async function promote(config: Config, argv: string[], json: boolean): Promise<n
       } else process.stderr.write(`${err.message}\n`);
       return 4;
     }
+    return fail(json, 'error', errorText(err), 1);
+  }
+}
+
+async function handOver(config: Config, argv: string[], json: boolean): Promise<number> {
+  try {
+    const result = await runHandOver(config, argv);
+    if (json) process.stdout.write(`${JSON.stringify({ handOver: result })}\n`);
+    else printHuman({ handOver: result });
+    return 0;
+  } catch (err) {
+    if (err instanceof HandOverUsageError) return fail(json, 'usage', `${err.message}\n\n${USAGE}`, 2);
     return fail(json, 'error', errorText(err), 1);
   }
 }

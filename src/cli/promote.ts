@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { ensureSchedules } from '../temporal/schedules';
 import type { Config } from '../config';
 import { promoteBuild, type PromoteBuildResult } from '../temporal/deploymentVersion';
 import { temporalClientOptions } from '../temporal/connection';
@@ -14,7 +15,8 @@ export const PROMOTE_USAGE = `  workers:promote [--build-id B] [--roles R1,R2] [
                                              polls every task queue of the roles (default all:
                                              payments, subscriptions, deliveries), make it the
                                              Current Version, or with --ramp send P% (1..99) of
-                                             new workflows to it. Refused while a queue is not
+                                             new workflows to it; once current, applies the
+                                             Temporal Schedules. Refused while a queue is not
                                              polled (exit 4, the queues named)`;
 
 export class PromoteUsageError extends Error {}
@@ -61,17 +63,32 @@ function bundleBuildId(bundlePath: string | undefined): string | undefined {
   return loadWorkflowBundle(candidate).manifest.buildId;
 }
 
-export async function runPromote(config: Config, argv: string[]): Promise<PromoteBuildResult> {
+/**
+ * Promotes, then (once the build is current, never on a ramp) applies the Temporal Schedules as
+ * this build defines them: the deploy step owns their definition (decision 0083).
+ */
+export async function runPromote(
+  config: Config,
+  argv: string[],
+): Promise<PromoteBuildResult & { schedulesApplied: boolean }> {
   const args = promoteArguments(argv, config);
   const connection = await Connection.connect(temporalClientOptions(config));
   try {
-    return await promoteBuild({
+    const promotion = await promoteBuild({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       deploymentName: config.WORKER_DEPLOYMENT_NAME,
       identity: `workers:promote@${os.hostname()}`,
       ...args,
     });
+    const current = promotion.action !== 'ramping';
+    if (current) {
+      await ensureSchedules(
+        new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+        config.TEMPORAL_TASK_QUEUE,
+      );
+    }
+    return { ...promotion, schedulesApplied: current };
   } finally {
     await connection.close();
   }

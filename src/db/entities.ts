@@ -174,6 +174,11 @@ export const PaymentSchema = new EntitySchema<Payment>({
       name: 'payments_processing_created_idx',
       expression: `create index "payments_processing_created_idx" on "payments" ("created_at") where status = 'processing'`,
     },
+    // Hosted payments waiting on the customer, per merchant: the open_hosted_payments quota's count (decision 0079).
+    {
+      name: 'payments_open_hosted_idx',
+      expression: `create index "payments_open_hosted_idx" on "payments" ("merchant_id", "environment") where status in ('created', 'requires_action') and card_token is null`,
+    },
   ],
   checks: [
     { name: 'payments_amount_positive_check', expression: 'amount_minor > 0' },
@@ -560,6 +565,10 @@ export class Subscription {
   currentPeriodEnd!: Date | null;
   cancelledAt!: Date | null;
   cancellationReason!: string | null;
+  /** A DELETE's recorded intent (decision 0076): set before the workflow is asked; never cleared. */
+  cancelRequestedAt!: Date | null;
+  cancelRequestReason!: string | null;
+  cancelRequestNotify!: boolean | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -573,6 +582,11 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
     {
       properties: ['merchant', 'environment', 'createdAt', 'id'],
       name: 'subscriptions_merchant_env_created_idx',
+    },
+    // Subscriptions still holding their workflow, per merchant: the live_test_subscriptions quota's count (decision 0079).
+    {
+      name: 'subscriptions_live_idx',
+      expression: `create index "subscriptions_live_idx" on "subscriptions" ("merchant_id", "environment") where status <> 'cancelled'`,
     },
   ],
   checks: [
@@ -605,6 +619,9 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
     currentPeriodEnd: { ...timestamp, nullable: true },
     cancelledAt: { ...timestamp, nullable: true },
     cancellationReason: { type: 'string', length: 500, nullable: true },
+    cancelRequestedAt: { ...timestamp, nullable: true },
+    cancelRequestReason: { type: 'string', length: 500, nullable: true },
+    cancelRequestNotify: { type: 'boolean', nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

@@ -6,6 +6,12 @@
  */
 export const PAYMENT_OUTCOME_CHANNEL = 'payment_outcomes';
 export const REFUND_OUTCOME_CHANNEL = 'refund_outcomes';
+/**
+ * A merchant's provider configuration changed (`providers:set`, `providers:remove`): sent by the
+ * change's own transaction (delivered at its commit), payload `{ merchantId, environment }`; every
+ * API process drops its cached resolution, so the next request reads the row (decision 0081).
+ */
+export const PROVIDER_CHANGE_CHANNEL = 'provider_changes';
 
 /** PostgreSQL refuses a notification payload of 8000 bytes or more: the view is left out well before. */
 const MAX_HINT_BYTES = 7000;

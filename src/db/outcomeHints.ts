@@ -3,7 +3,8 @@ import pg from 'pg';
 import type { Logger } from '../logger';
 import type { PaymentHintMessage, PaymentOutcomeHint } from '../domain/payments';
 import type { RefundHintMessage, RefundOutcomeHint } from '../domain/refunds';
-import { PAYMENT_OUTCOME_CHANNEL, REFUND_OUTCOME_CHANNEL } from './hintChannels';
+import type { KeyEnvironment } from './entities';
+import { PAYMENT_OUTCOME_CHANNEL, PROVIDER_CHANGE_CHANNEL, REFUND_OUTCOME_CHANNEL } from './hintChannels';
 
 export { PAYMENT_OUTCOME_CHANNEL, REFUND_OUTCOME_CHANNEL };
 export type { PaymentOutcomeHint, RefundOutcomeHint };
@@ -89,14 +90,33 @@ export interface OutcomeWait<T = PaymentOutcomeHint> {
   cancel(): void;
 }
 
+/** Who follows merchants' provider changes (the API's provider registry). */
+export interface ProviderChangeFollower {
+  /** One configuration changed (committed). */
+  changed(merchantId: string, environment: KeyEnvironment): void;
+  /** The connection (re)started: changes may have gone unseen meanwhile, forget everything. */
+  resync(): void;
+}
+
+/** Parses a provider change; anything else on the channel is ignored. */
+export function parseProviderChange(
+  payload: string | undefined,
+): { merchantId: string; environment: KeyEnvironment } | null {
+  const m = parseJson(payload) as { merchantId?: unknown; environment?: unknown } | null;
+  if (typeof m?.merchantId !== 'string' || (m.environment !== 'test' && m.environment !== 'live')) return null;
+  return { merchantId: m.merchantId, environment: m.environment };
+}
+
 /**
- * One LISTEN connection per API process. A waiter registers before its Update is sent, so a
+ * One LISTEN connection per API process. It also carries merchants' provider changes
+ * (PROVIDER_CHANGE_CHANNEL) to the followers registered with `followProviderChanges`. A waiter registers before its Update is sent, so a
  * hint cannot arrive in between unseen. The connection reconnects on its own; while it is down,
  * waits simply get no hint.
  */
 export class OutcomeHintListener {
   /** By `<channel>:<record id>`. */
   private readonly waiters = new Map<string, Set<(o: unknown) => void>>();
+  private readonly providerFollowers = new Set<ProviderChangeFollower>();
   private client: pg.Client | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
@@ -105,11 +125,27 @@ export class OutcomeHintListener {
     private readonly databaseUrl: string,
     private readonly logger: Logger,
     private readonly applicationName: string,
+    private readonly channels: readonly string[],
   ) {}
 
   /** Starts listening in the background (the first connection is not awaited). */
   static start(databaseUrl: string, logger: Logger, applicationName = 'outcome-hints'): OutcomeHintListener {
-    const listener = new OutcomeHintListener(databaseUrl, logger, applicationName);
+    const listener = new OutcomeHintListener(databaseUrl, logger, applicationName, [
+      PAYMENT_OUTCOME_CHANNEL,
+      REFUND_OUTCOME_CHANNEL,
+      PROVIDER_CHANGE_CHANNEL,
+    ]);
+    void listener.connect();
+    return listener;
+  }
+
+  /**
+   * Provider changes only (a worker: it waits for no outcome hint, and would only parse and drop
+   * every one of them).
+   */
+  static startProviderChanges(databaseUrl: string, logger: Logger, follower: ProviderChangeFollower) {
+    const listener = new OutcomeHintListener(databaseUrl, logger, 'provider-changes', [PROVIDER_CHANGE_CHANNEL]);
+    listener.followProviderChanges(follower);
     void listener.connect();
     return listener;
   }
@@ -117,6 +153,11 @@ export class OutcomeHintListener {
   /** Whether hints arrive now (for tests and the bench). */
   get listening(): boolean {
     return this.client !== null;
+  }
+
+  /** Calls `follower` on each provider change, and on each (re)connection. */
+  followProviderChanges(follower: ProviderChangeFollower): void {
+    this.providerFollowers.add(follower);
   }
 
   waitFor(paymentId: string): OutcomeWait {
@@ -168,7 +209,8 @@ export class OutcomeHintListener {
       client.on('error', () => undefined);
       void client.end().catch(() => undefined);
       if (this.closed) return;
-      if (err) this.logger.warn({ err: err.message }, 'outcome hint listener lost; reconnecting');
+      if (err)
+        this.logger.warn({ err: err.message, listener: this.applicationName }, 'hint listener lost; reconnecting');
       this.retry = setTimeout(() => void this.connect(), 1000);
       this.retry.unref();
     };
@@ -181,16 +223,21 @@ export class OutcomeHintListener {
       } else if (msg.channel === REFUND_OUTCOME_CHANNEL) {
         const hint = parseRefundHint(msg.payload);
         if (hint) this.deliver(`${msg.channel}:${hint.refundId}`, hint.outcome);
+      } else if (msg.channel === PROVIDER_CHANGE_CHANNEL) {
+        const change = parseProviderChange(msg.payload);
+        if (change) for (const f of this.providerFollowers) f.changed(change.merchantId, change.environment);
       }
     });
     try {
       await client.connect();
-      await client.query(`listen ${PAYMENT_OUTCOME_CHANNEL}; listen ${REFUND_OUTCOME_CHANNEL}`);
+      await client.query(this.channels.map((channel) => `listen ${channel}`).join('; '));
       if (this.closed) {
         await client.end();
         return;
       }
       this.client = client;
+      // Changes made while no connection listened were not seen: everything cached is forgotten.
+      for (const f of this.providerFollowers) f.resync();
     } catch (err) {
       lost(err as Error);
     }

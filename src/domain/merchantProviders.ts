@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { KEY_ENVIRONMENTS, Merchant, MerchantProvider, type KeyEnvironment, type Processor } from '../db/entities';
+import { PROVIDER_CHANGE_CHANNEL } from '../db/hintChannels';
 import { AppError } from '../errors';
 import type { ProviderSecrets } from '../providers/secrets';
 import { stripeKeyMode } from '../providers/stripe/mapping';
@@ -111,6 +112,7 @@ export async function setProvider(
     if (existing) {
       tx.assign(existing, kept ? values : { ...values, createdAt: now });
       await tx.flush();
+      await announceProviderChange(tx, merchant.id, input.environment);
       return existing;
     }
     const row = tx.create(MerchantProvider, {
@@ -120,8 +122,24 @@ export async function setProvider(
       createdAt: now,
     });
     await tx.flush();
+    await announceProviderChange(tx, merchant.id, input.environment);
     return row;
   });
+}
+
+/**
+ * Tells every API process (LISTEN, src/db/outcomeHints.ts) that this configuration changed.
+ * Sent inside the change's transaction: PostgreSQL delivers it at the commit, never for a
+ * change rolled back, so the next request in any process reads the committed row.
+ */
+async function announceProviderChange(tx: EntityManager, merchantId: string, environment: KeyEnvironment) {
+  const message: ProviderChangeMessage = { merchantId, environment };
+  await tx.execute('select pg_notify(?, ?)', [PROVIDER_CHANGE_CHANNEL, JSON.stringify(message)]);
+}
+
+export interface ProviderChangeMessage {
+  merchantId: string;
+  environment: KeyEnvironment;
 }
 
 /** The merchant's providers, test before live. */
@@ -137,7 +155,11 @@ export async function removeProvider(
   merchantId: string,
   environment: KeyEnvironment,
 ): Promise<boolean> {
-  const deleted = await em.nativeDelete(MerchantProvider, { merchant: merchantId, environment });
+  const deleted = await em.transactional(async (tx) => {
+    const count = await tx.nativeDelete(MerchantProvider, { merchant: merchantId, environment });
+    if (count > 0) await announceProviderChange(tx, merchantId, environment);
+    return count;
+  });
   if (deleted > 0) return true;
   await findMerchant(em, merchantId);
   return false;

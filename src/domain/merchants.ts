@@ -109,6 +109,11 @@ async function findMerchant(em: EntityManager, merchantId: string): Promise<Merc
 }
 
 /** A merchant's API keys, active and revoked, newest first. */
-export async function listApiKeys(em: EntityManager, merchantId: string): Promise<ApiKey[]> {
-  return em.fork().find(ApiKey, { merchant: merchantId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+/** A merchant's keys of one environment (the caller's: a test key never sees a live key, decision 0081). */
+export async function listApiKeys(
+  em: EntityManager,
+  merchantId: string,
+  environment: KeyEnvironment,
+): Promise<ApiKey[]> {
+  return em.fork().find(ApiKey, { merchant: merchantId, environment }, { orderBy: { createdAt: 'desc', id: 'desc' } });
 }

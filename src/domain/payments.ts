@@ -9,6 +9,7 @@ import { outboxEventCte, outboxEventFields, recordEvent, type EventInput, type M
 import type { ProviderPayment } from '../providers/types';
 import { ProviderMismatchError, differences } from '../providers/errors';
 import type { RecordScope } from './scope';
+import { lockQuota, quotaExceeded } from './quotas';
 import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
 import { hintPayload, PAYMENT_OUTCOME_CHANNEL } from '../db/hintChannels';
 import type { SubmitOutcome } from '../../workflows/paymentApi';
@@ -198,6 +199,68 @@ export async function insertPayment(em: EntityManager, p: NewPayment): Promise<P
   return row ? paymentViewOfRow(row) : null;
 }
 
+/** What a hosted payment waiting on its customer is: it holds a workflow until paid, declined or expired. */
+const OPEN_HOSTED_PAYMENT = `status in ('created', 'requires_action') and card_token is null`;
+
+/**
+ * insertPayment for a hosted payment under the `open_hosted_payments` quota (decision 0079): the
+ * merchant's open hosted payments are counted and the new one inserted in one transaction under
+ * the quota's advisory lock, so concurrent creates in any API process never pass the limit
+ * together. A payment this externalId already names is left to the caller (null, nothing
+ * written): a repeat answers the original, never quota_exceeded.
+ */
+async function insertHostedPaymentWithinQuota(
+  em: EntityManager,
+  scope: RecordScope,
+  p: NewPayment,
+  limit: number,
+): Promise<PaymentView | null> {
+  return em.fork().transactional(async (tx) => {
+    await lockQuota(tx, 'open_hosted_payments', scope);
+    const [named] = await tx.execute<{ id: string }[]>(
+      `select id from payments where merchant_id = ? and external_id = ?`,
+      [scope.merchantId, p.externalId],
+    );
+    if (named) return null;
+    const [counted] = await tx.execute<{ n: string }[]>(
+      `select count(*) as n from payments where merchant_id = ? and environment = ? and ${OPEN_HOSTED_PAYMENT}`,
+      [scope.merchantId, scope.environment],
+    );
+    const current = Number(counted?.n ?? 0);
+    if (current >= limit) throw quotaExceeded('open_hosted_payments', limit, current);
+    const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+    const rows = await tx.execute<Record<string, unknown>[]>(
+      `insert into payments (id, merchant_id, external_id, environment, processor, amount_minor, currency, status,
+         card_token, save_card_enabled, customer, billing, metadata, description, callback_url, return_url, expires_at,
+         created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?)
+       on conflict (merchant_id, external_id) do nothing
+       returning ${PAYMENT_VIEW_COLUMNS}`,
+      [
+        p.id,
+        p.merchantId,
+        p.externalId,
+        p.environment,
+        p.processor,
+        p.amountMinor,
+        p.currency,
+        p.cardToken,
+        p.saveCardEnabled,
+        json(p.customer),
+        json(p.billing),
+        json(p.metadata),
+        p.description,
+        p.callbackUrl,
+        p.returnUrl,
+        p.expiresAt,
+        p.createdAt,
+        p.createdAt,
+      ],
+    );
+    return rows[0] ? paymentViewOfRow(rows[0]) : null;
+  });
+}
+
 /** What POST /payments asks for (the parsed body). */
 export interface PaymentRequest {
   externalId: string;
@@ -246,11 +309,15 @@ export async function createOrFindPayment(
   em: EntityManager,
   scope: RecordScope,
   body: PaymentRequest,
-  { processor, expirySeconds }: { processor: string; expirySeconds: number },
+  {
+    processor,
+    expirySeconds,
+    openHostedLimit = 0,
+  }: { processor: string; expirySeconds: number; openHostedLimit?: number },
 ): Promise<CreatedPayment> {
   const now = new Date();
   const merchant = { id: scope.merchantId };
-  const inserted = await insertPayment(em, {
+  const row: NewPayment = {
     id: newId('payment'),
     merchantId: scope.merchantId,
     externalId: body.externalId,
@@ -268,7 +335,11 @@ export async function createOrFindPayment(
     returnUrl: body.returnUrl ?? null,
     expiresAt: new Date(now.getTime() + expirySeconds * 1000),
     createdAt: now,
-  });
+  };
+  const inserted =
+    body.cardToken === undefined && openHostedLimit > 0
+      ? await insertHostedPaymentWithinQuota(em, scope, row, openHostedLimit)
+      : await insertPayment(em, row);
   if (inserted) return { ...inserted, merchant };
   // The externalId names a payment already: that one (the unique key spans both environments).
   // A fork of its own: the ORM's identity map is per request (the insert above needs none).

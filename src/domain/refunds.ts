@@ -11,6 +11,7 @@ import type { RecordScope } from './scope';
 import { markSentCte } from '../rules/providerCallMark';
 import { workerMetrics } from '../metrics/worker';
 import { hintPayload, REFUND_OUTCOME_CHANNEL } from '../db/hintChannels';
+import { quotaExceeded } from './quotas';
 
 /**
  * Refund rules. A request's checks are decided in one place (decideRefund); the in-flight slot is
@@ -193,8 +194,17 @@ export async function createRefund(
   scope: RecordScope,
   paymentId: string,
   req: RefundRequest,
+  { maxRefunds = 0 }: RefundLimits = {},
 ): Promise<RefundCreation> {
-  return (await createRefundFromRead(em, scope, paymentId, req)) ?? createRefundLocked(em, scope, paymentId, req);
+  return (
+    (await createRefundFromRead(em, scope, paymentId, req, maxRefunds)) ??
+    createRefundLocked(em, scope, paymentId, req, maxRefunds)
+  );
+}
+
+/** The `refunds_per_payment` quota (decision 0079): at most this many refunds per payment, whatever their status; 0: no limit. */
+export interface RefundLimits {
+  maxRefunds?: number;
 }
 
 /**
@@ -207,8 +217,9 @@ export async function createOrFindRefund(
   scope: RecordScope,
   paymentId: string,
   req: RefundRequest,
+  limits: RefundLimits = {},
 ): Promise<RefundCreation> {
-  const create = () => createRefund(em.fork(), scope, paymentId, req);
+  const create = () => createRefund(em.fork(), scope, paymentId, req, limits);
   return create().catch((err: unknown) => {
     if (err instanceof UniqueConstraintViolationException) return create();
     throw err;
@@ -260,6 +271,7 @@ async function createRefundLocked(
   scope: RecordScope,
   paymentId: string,
   req: RefundRequest,
+  maxRefunds: number,
 ): Promise<RefundCreation> {
   return em.transactional(async (tx) => {
     const payment = await tx.findOne(
@@ -291,6 +303,11 @@ async function createRefundLocked(
           refundId: inFlight?.id ?? null,
         });
       }
+    }
+    // Under the payment's row lock, which every refund's creation takes: the count cannot move.
+    if (maxRefunds > 0) {
+      const current = await tx.count(Refund, { payment: payment.id });
+      if (current >= maxRefunds) throw quotaExceeded('refunds_per_payment', maxRefunds, current);
     }
     const now = new Date();
     const refund = tx.create(Refund, {
@@ -340,6 +357,7 @@ const RESERVE_AND_INSERT_REFUND: PreparedStatement = {
            update payments set amount_pending_refund_minor = $4, updated_at = $5
             where id = $1 and status = $2 and amount_refunded_minor = $3 and amount_pending_refund_minor = 0
               and open_disputes = 0 and amount_disputed_minor = $9
+              and ($10::int = 0 or (select count(*) from refunds where payment_id = $1) < $10::int)
            returning id, merchant_id, currency
          )
          insert into refunds (id, merchant_id, payment_id, external_id, amount_minor, currency, reason, status,
@@ -391,6 +409,7 @@ export async function reserveRefundAsRead(
   em: EntityManager,
   payment: PaymentView,
   refund: Pick<Refund, 'id' | 'externalId' | 'amountMinor' | 'reason'>,
+  maxRefunds = 0,
 ): Promise<boolean> {
   try {
     const inserted = await preparedRows(em, RESERVE_AND_INSERT_REFUND, [
@@ -403,6 +422,7 @@ export async function reserveRefundAsRead(
       refund.externalId,
       refund.reason,
       payment.amountDisputedMinor,
+      maxRefunds,
     ]);
     return inserted.length === 1;
   } catch (err) {
@@ -422,6 +442,7 @@ async function createRefundFromRead(
   scope: RecordScope,
   paymentId: string,
   req: RefundRequest,
+  maxRefunds: number,
 ): Promise<RefundCreation | null> {
   const read = await readRefundRequest(em, scope, paymentId, req.externalId);
   if (!read) return null;
@@ -436,7 +457,7 @@ async function createRefundFromRead(
     currency: payment.currency,
     reason: req.reason ?? null,
   };
-  return (await reserveRefundAsRead(em, payment, refund)) ? { refund, payment, created: true } : null;
+  return (await reserveRefundAsRead(em, payment, refund, maxRefunds)) ? { refund, payment, created: true } : null;
 }
 
 function validation(path: string, message: string): AppError {

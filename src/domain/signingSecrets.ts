@@ -13,7 +13,8 @@ import { ProviderSecretError, type ProviderSecrets } from '../providers/secrets'
  * `db:migrate`, for every row). A secret is never logged; the CLI prints it only when it is
  * created or rotated.
  */
-const PLAIN = 'plain:';
+/** A signing secret stored in plain text by a keyless process (db:migrate seals it). */
+export const PLAIN = 'plain:';
 
 /** The overlap of a rotation unless told otherwise: the previous secret still signs this long. */
 export const DEFAULT_ROTATION_OVERLAP_HOURS = 24;

@@ -13,7 +13,7 @@ import {
 } from '../db/entities';
 import { AppError } from '../errors';
 import { newId } from '../ids';
-import { preparedRows, type PreparedStatement } from '../db/orm';
+import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/orm';
 import { toMajor } from '../rules/money';
 import { declineTypeOf, type DeclineType } from '../rules/declines';
 import type { SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
@@ -29,6 +29,7 @@ import {
   type SubscriptionStatus,
 } from '../rules/subscriptionPlan';
 import type { RecordScope } from './scope';
+import { lockQuota, quotaExceeded } from './quotas';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
 /**
@@ -169,6 +170,9 @@ export function insertSubscription(
     currentPeriodEnd: null,
     cancelledAt: null,
     cancellationReason: null,
+    cancelRequestedAt: null,
+    cancelRequestReason: null,
+    cancelRequestNotify: null,
     createdAt: now,
     updatedAt: now,
   });
@@ -230,8 +234,14 @@ async function createOrFind(
   scope: RecordScope,
   body: SubscriptionRequest,
   processor: string,
+  liveTestLimit: number,
 ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
   return em.fork().transactional(async (tx) => {
+    // The `live_test_subscriptions` quota (decision 0079): counted and inserted under its advisory
+    // lock, after the externalId's own record is looked for (a repeat answers it, never quota_exceeded).
+    // Live: every subscription but a cancelled one (it holds its workflow).
+    const quota = scope.environment === 'test' && liveTestLimit > 0;
+    if (quota) await lockQuota(tx, 'live_test_subscriptions', scope);
     const existing = await tx.findOne(Subscription, { merchant: scope.merchantId, externalId: body.externalId });
     if (existing) {
       // externalIds stay unique per merchant across environments (one unique key): the other
@@ -242,6 +252,14 @@ async function createOrFind(
       const mismatch = conflict(existing, body);
       if (mismatch) throw mismatch;
       return { subscription: existing, phases: null };
+    }
+    if (quota) {
+      const current = await tx.count(Subscription, {
+        merchant: scope.merchantId,
+        environment: scope.environment,
+        status: { $ne: 'cancelled' },
+      });
+      if (current >= liveTestLimit) throw quotaExceeded('live_test_subscriptions', liveTestLimit, current);
     }
     const { subscription, phases } = insertSubscription(tx, tx.getReference(Merchant, scope.merchantId), {
       merchantId: scope.merchantId,
@@ -279,10 +297,11 @@ export async function createOrFindSubscription(
   em: EntityManager,
   scope: RecordScope,
   body: SubscriptionRequest,
-  { processor }: { processor: string },
+  { processor, liveTestLimit = 0 }: { processor: string; liveTestLimit?: number },
 ): Promise<{ subscription: Subscription; phases: SubscriptionPhase[] | null }> {
-  return createOrFind(em, scope, body, processor).catch((err: unknown) => {
-    if (err instanceof UniqueConstraintViolationException) return createOrFind(em, scope, body, processor);
+  return createOrFind(em, scope, body, processor, liveTestLimit).catch((err: unknown) => {
+    if (err instanceof UniqueConstraintViolationException)
+      return createOrFind(em, scope, body, processor, liveTestLimit);
     throw err;
   });
 }
@@ -354,8 +373,12 @@ export async function subscriptionRecordOf(
     call_sent: boolean | null;
     updated_at: Date | null;
     action_keys: string[] | null;
+    cancel_requested_at: Date | null;
+    cancel_request_reason: string | null;
+    cancel_request_notify: boolean | null;
   }> = await em.getConnection().execute(
     `select s.status, s.setup_transaction_id, s.card_token is not null as has_card,
+            s.cancel_requested_at, s.cancel_request_reason, s.cancel_request_notify,
             s.updated_at as subscription_updated_at, i.id as invoice_id, i.period_index, i.period_start, i.period_end,
             i.status as invoice_status, i.attempts, i.decline_type, i.next_attempt_at,
             i.provider_call_sent_at is not null as call_sent, i.updated_at,
@@ -395,6 +418,10 @@ export async function subscriptionRecordOf(
             updatedAtMs: ms(row.updated_at)!,
           },
     actionRequiredEmailKeys: row.action_keys ?? [],
+    cancelRequest:
+      row.cancel_requested_at === null || row.status === 'cancelled'
+        ? null
+        : { reason: row.cancel_request_reason ?? 'merchant_request', notify: row.cancel_request_notify ?? true },
   };
 }
 
@@ -601,7 +628,8 @@ export type OpenedInvoice =
       /** The new invoice as charging reads it (`markChargeSent`): this process's, never the workflow's. */
       forCharge?: InvoiceForCharge;
     }
-  | { kind: 'cancelled' }
+  /** `outbox`: the cancellation this call applied from a recorded DELETE (decision 0076). */
+  | { kind: 'cancelled'; outbox?: Outbox }
   | { kind: 'missing' };
 
 /**
@@ -627,6 +655,13 @@ export async function openPeriodInvoice(
     let invoice = await tx.findOne(Invoice, { subscription: s.id, periodIndex: input.periodIndex });
     if (!invoice) {
       if (s.status === 'cancelled') {
+        opened = { kind: 'cancelled' };
+        return;
+      }
+      if (s.cancelRequestedAt) {
+        // A DELETE recorded while no workflow took it (decision 0076): no new invoice, the
+        // cancellation applied here, under the row's lock.
+        await applyCancellation(tx, s, out, s.cancelRequestReason ?? 'merchant_request', s.cancelRequestNotify ?? true);
         opened = { kind: 'cancelled' };
         return;
       }
@@ -668,7 +703,8 @@ export async function openPeriodInvoice(
     opened = { kind, invoiceId: invoice.id, attempts: invoice.attempts };
   });
   if (!outbox || !opened) return { kind: 'missing' };
-  return opened.kind === 'cancelled' ? opened : { ...opened, outbox };
+  if (opened.kind !== 'cancelled') return { ...opened, outbox };
+  return outbox.emailIds.length > 0 || outbox.eventIds.length > 0 ? { kind: 'cancelled', outbox } : opened;
 }
 
 /** The outbox keys (suffixes) of an invoice's successful charge: its receipt and its event. */
@@ -792,7 +828,8 @@ export async function loadInvoiceForCharge(em: EntityManager, invoiceId: string)
 const OPEN_CHARGEABLE_INVOICE: PreparedStatement = {
   name: 'open_chargeable_invoice',
   text: `with sub as (
-       select ${subscriptionForChargeColumns('s')} from subscriptions s where s.id = $1 for update
+       select ${subscriptionForChargeColumns('s')}, s.cancel_requested_at as s_cancel_requested_at
+         from subscriptions s where s.id = $1 for update
      ), inserted as (
        insert into invoices (id, merchant_id, subscription_id, period_index, phase_id, amount_minor, currency,
                              period_start, period_end, status, attempts, created_at, updated_at,
@@ -801,7 +838,7 @@ const OPEN_CHARGEABLE_INVOICE: PreparedStatement = {
               $6::timestamptz, $7::timestamptz, 'open', 0, $8::timestamptz, $8::timestamptz,
               case when $9::boolean and sub.s_card_token is not null then now() end
          from sub
-        where sub.s_status <> 'cancelled'
+        where sub.s_status <> 'cancelled' and sub.s_cancel_requested_at is null
           and not exists (select 1 from invoices where subscription_id = sub.s_id and period_index = $3::int)
        on conflict (subscription_id, period_index) do nothing
        returning subscription_id, provider_call_sent_at
@@ -1152,25 +1189,101 @@ export async function cancelSubscription(
   notify: boolean,
   profile: EmailProfile,
 ): Promise<Outbox | null> {
+  return change(em, subscriptionId, profile, (tx, s, out) => applyCancellation(tx, s, out, reason, notify));
+}
+
+/** {@link cancelSubscription}'s change, under the subscription's row lock its caller holds. */
+async function applyCancellation(
+  tx: EntityManager,
+  s: Subscription,
+  out: OutboxWriter,
+  reason: string,
+  notify: boolean,
+): Promise<void> {
+  if (s.status === 'cancelled') {
+    out.expect(['email:cancelled'], ['cancelled']);
+    return;
+  }
+  const now = new Date();
+  // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
+  // `processing` stays so until the processor decides (a capture then counts).
+  await tx.nativeUpdate(
+    Invoice,
+    { subscription: s.id, status: { $in: ['open', 'requires_action'] } },
+    { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
+  );
+  s.status = 'cancelled';
+  s.cancelledAt = now;
+  s.cancellationReason = reason;
+  s.updatedAt = now;
+  out.event('subscription.cancelled', 'cancelled');
+  if (notify) out.email('cancelled', 'email:cancelled', {});
+}
+
+/**
+ * A DELETE's intent, recorded before the workflow is asked (decision 0076): from then on no
+ * invoice is opened and no charge is sent (both check it under this row's lock), and the
+ * cancellation is applied by whichever comes first: the workflow's Update, or the next invoice
+ * step. Idempotent: the first request's reason and notify are kept. False: nothing to record
+ * (cancelled already, or no such subscription).
+ */
+export async function recordCancelIntent(
+  em: EntityManager,
+  subscriptionId: string,
+  req: { reason: string; notify: boolean },
+): Promise<boolean> {
+  const rows: unknown[] = await em.getConnection().execute(
+    `update subscriptions
+        set cancel_requested_at = coalesce(cancel_requested_at, now()),
+            cancel_request_reason = coalesce(cancel_request_reason, ?),
+            cancel_request_notify = coalesce(cancel_request_notify, ?)
+      where id = ? and status <> 'cancelled'
+      returning id`,
+    [req.reason, req.notify, subscriptionId],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Marks an invoice's charge sent, unless a DELETE was recorded first (decision 0076): the
+ * subscription's row is locked, its intent read and the mark written in one statement, so a
+ * concurrent DELETE lands either before the mark (no charge) or after it (the charge is made and
+ * recorded, then the cancellation). An attempt whose call was sent before is never refused: it is
+ * asked again under its key. `sentBefore`: as for any provider call mark.
+ */
+export async function markInvoiceChargeSent(
+  em: EntityManager,
+  invoiceId: string,
+): Promise<{ kind: 'marked'; sentBefore: boolean } | { kind: 'cancel_requested' }> {
+  const [row] = await parameterisedRows(
+    em,
+    `with sub as (
+       select s.cancel_requested_at from subscriptions s
+        where s.id = (select subscription_id from invoices where id = ?) for update
+     ), prior as (
+       select id, provider_call_sent_at as sent_at from invoices where id = ? for update
+     ), marked as (
+       update invoices set provider_call_sent_at = coalesce(prior.sent_at, now())
+         from prior left join sub on true
+        where invoices.id = prior.id and (sub.cancel_requested_at is null or prior.sent_at is not null)
+       returning invoices.id
+     )
+     select prior.sent_at, exists (select 1 from marked) as marked from prior`,
+    [invoiceId, invoiceId],
+  );
+  if (row && !row.marked) return { kind: 'cancel_requested' };
+  return { kind: 'marked', sentBefore: row?.sent_at != null };
+}
+
+/** The cancellation a recorded DELETE asks for (decision 0076), applied where no workflow took it. */
+export async function cancelAsRequested(
+  em: EntityManager,
+  subscriptionId: string,
+  profile: EmailProfile,
+): Promise<Outbox | null> {
   return change(em, subscriptionId, profile, async (tx, s, out) => {
-    if (s.status === 'cancelled') {
-      out.expect(['email:cancelled'], ['cancelled']);
-      return;
-    }
-    const now = new Date();
-    // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
-    // `processing` stays so until the processor decides (a capture then counts).
-    await tx.nativeUpdate(
-      Invoice,
-      { subscription: s.id, status: { $in: ['open', 'requires_action'] } },
-      { status: 'void', voidedAt: now, nextAttemptAt: null, updatedAt: now },
-    );
-    s.status = 'cancelled';
-    s.cancelledAt = now;
-    s.cancellationReason = reason;
-    s.updatedAt = now;
-    out.event('subscription.cancelled', 'cancelled');
-    if (notify) out.email('cancelled', 'email:cancelled', {});
+    if (!s.cancelRequestedAt && s.status !== 'cancelled') return;
+    await applyCancellation(tx, s, out, s.cancelRequestReason ?? 'merchant_request', s.cancelRequestNotify ?? true);
   });
 }
 

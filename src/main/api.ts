@@ -8,7 +8,8 @@ import { errorText } from '../db/dbErrors';
 import { createApp } from '../api/app';
 import { temporalClientOptions } from '../temporal/connection';
 import { requestIdClientOptions } from '../temporal/requestId';
-import { codecEndpoint, payloadDataConverter } from '../temporal/payloadCodec';
+import { payloadDataConverter } from '../temporal/payloadCodec';
+import { codecEndpoint } from '../api/routes/codec';
 import { providerRegistryFromConfig } from '../providers/registry';
 import { OutcomeHintListener } from '../db/outcomeHints';
 import { collectProcessMetrics, renderApiMetrics } from '../metrics/api';
@@ -56,12 +57,20 @@ async function main(): Promise<void> {
       subscriptionAuthorizationExpirySeconds: config.SUBSCRIPTION_AUTHORIZATION_EXPIRY_SECONDS,
       cursorSecret: config.CURSOR_SECRET,
       secretsKey: config.PROVIDER_SECRETS_KEY,
+      secretsPreviousKeys: config.PROVIDER_SECRETS_PREVIOUS_KEYS,
       trustProxyHops: config.TRUST_PROXY_HOPS,
+      quotas: {
+        openHostedPayments: config.QUOTA_OPEN_HOSTED_PAYMENTS,
+        liveTestSubscriptions: config.QUOTA_LIVE_TEST_SUBSCRIPTIONS,
+        refundsPerPayment: config.QUOTA_REFUNDS_PER_PAYMENT,
+      },
       rateLimit: {
         perSecond: config.RATE_LIMIT_PER_SECOND,
         burst: config.RATE_LIMIT_BURST,
         authFailuresPerMinute: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
         authFailuresBurst: config.RATE_LIMIT_AUTH_FAILURES_BURST,
+        unauthenticatedPerSecond: config.RATE_LIMIT_UNAUTHENTICATED_PER_SECOND,
+        unauthenticatedBurst: config.RATE_LIMIT_UNAUTHENTICATED_BURST,
       },
     },
   });

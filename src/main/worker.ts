@@ -12,6 +12,7 @@ import { requestIdClientOptions } from '../temporal/requestId';
 import { payloadDataConverter } from '../temporal/payloadCodec';
 import { createWorkers } from '../worker';
 import { providerRegistryFromConfig } from '../providers/registry';
+import { OutcomeHintListener } from '../db/outcomeHints';
 import { ensureSchedules } from '../temporal/schedules';
 import { deliveryTaskQueue, workerTaskQueues } from '../temporal/taskQueues';
 import { activitiesInFlight, isForcedShutdown } from '../temporal/workerShutdown';
@@ -97,11 +98,20 @@ async function main(): Promise<void> {
     ...requestIdClientOptions,
     ...payloads,
   });
-  await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
+  // The deploy step owns the schedules (workers:promote); a self-promoting worker applies them itself.
+  if (config.WORKER_SET_CURRENT_VERSION || !config.WORKER_VERSIONING) {
+    await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
+  }
   const identity = `worker-${process.pid}@${os.hostname()}`;
   // One SDK worker per task queue of its role (WORKER_ROLE), sharing the activities.
   const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
   const workflowCache = workflowCacheSettings(config);
+  const providers = providerRegistryFromConfig(config, orm, { logger });
+  // providers:set / providers:remove reach this worker's registry at once too (decision 0081).
+  const providerChanges = OutcomeHintListener.startProviderChanges(config.databaseUrl, logger, {
+    changed: (merchantId, environment) => providers.forget(merchantId, environment),
+    resync: () => providers.forgetAll(),
+  });
   const workers = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -109,7 +119,7 @@ async function main(): Promise<void> {
     taskQueues,
     orm,
     logger,
-    providers: providerRegistryFromConfig(config, orm, { logger }),
+    providers,
     publicBaseUrl: config.publicBaseUrl,
     client,
     callbackRetryInitialSeconds: config.CALLBACK_RETRY_INITIAL_SECONDS,
@@ -216,6 +226,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info('worker stopped');
+  await providerChanges.close();
   await orm.close();
   await connection.close();
   await clientConnection.close();

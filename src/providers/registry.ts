@@ -27,13 +27,16 @@ export interface ProviderSettings {
   orm: MikroORM;
   /** PROVIDER_SECRETS_KEY (base64). Unset: a configuration with secrets cannot be used. */
   secretsKey?: string;
+  /** PROVIDER_SECRETS_PREVIOUS_KEYS (comma-separated base64): keys that still decrypt. */
+  secretsPreviousKeys?: string;
   /** STRIPE_API_BASE. */
   stripeApiBase?: string;
   /** Builds the Stripe adapter (default: src/providers/stripe; tests may put a stand-in). */
   stripe?: StripeProviderFactory;
   /**
    * How long a merchant's configuration, once read, is used without reading it again (default
-   * 15 s): a change made with the CLI reaches every process within this bound.
+   * 15 s). API and worker processes also drop an entry as soon as a change commits (`forget`,
+   * fed by LISTEN); this bound is what is left when that notification is lost.
    */
   cacheTtlMs?: number;
   /** Where unusable configurations are reported (operator-visible). */
@@ -109,12 +112,27 @@ export class ProviderRegistry {
       }),
     );
     this.orm = settings.orm;
-    this.secrets = settings.secretsKey ? ProviderSecrets.fromBase64(settings.secretsKey) : null;
+    this.secrets = settings.secretsKey
+      ? ProviderSecrets.fromBase64(settings.secretsKey, settings.secretsPreviousKeys)
+      : null;
     this.stripeFactory = settings.stripe ?? ((s) => new StripeProvider(s));
     this.stripeApiBase = (settings.stripeApiBase ?? 'https://api.stripe.com').replace(/\/$/, '');
     this.timeoutMs = settings.timeoutMs;
     this.cacheTtlMs = settings.cacheTtlMs ?? PROVIDER_CACHE_TTL_MS;
     this.logger = settings.logger;
+  }
+
+  /**
+   * Drops the cached resolution of one configuration: its next use reads the row. Called by the
+   * process's listener when `providers:set`/`providers:remove` commits (decision 0081).
+   */
+  forget(merchantId: string, environment: KeyEnvironment): void {
+    this.cache.delete(`${merchantId}:${environment}`);
+  }
+
+  /** Drops every cached resolution (the change listener reconnected: changes may have been missed). */
+  forgetAll(): void {
+    this.cache.clear();
   }
 
   /** The provider that needs no merchant configuration (the sandbox's webhook route). */
@@ -242,6 +260,7 @@ export function providerRegistryFromConfig(
     SANDBOX_WEBHOOK_SECRET: string;
     PROVIDER_TIMEOUT_MS: number;
     PROVIDER_SECRETS_KEY?: string;
+    PROVIDER_SECRETS_PREVIOUS_KEYS?: string;
     STRIPE_API_BASE: string;
   },
   orm: MikroORM,
@@ -254,6 +273,7 @@ export function providerRegistryFromConfig(
     timeoutMs: config.PROVIDER_TIMEOUT_MS,
     orm,
     secretsKey: config.PROVIDER_SECRETS_KEY,
+    secretsPreviousKeys: config.PROVIDER_SECRETS_PREVIOUS_KEYS,
     stripeApiBase: config.STRIPE_API_BASE,
     ...options,
   });

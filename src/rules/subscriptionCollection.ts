@@ -130,6 +130,8 @@ export interface SubscriptionRecordForRevival {
    * (`<subscriptionId>:email:action_required:<invoiceId>:<attempt>:<reminder>`).
    */
   actionRequiredEmailKeys: string[];
+  /** A DELETE recorded and not applied yet (decision 0076): a revived run takes it first. */
+  cancelRequest?: { reason: string; notify: boolean } | null;
 }
 
 /**

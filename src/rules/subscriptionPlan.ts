@@ -32,6 +32,15 @@ export interface Plan {
 
 export const DEFAULT_RETRY_SCHEDULE_DAYS = [1, 3, 5];
 
+/*
+ * Workflow-visible arithmetic (issue 44, item 7; decision 0083): phaseOfPeriod, periodMillis,
+ * retryDelayMillis and retryScheduleTotalMillis decide the timers of running subscription
+ * workflows. Their outputs are frozen (test/unit/workflowArithmetic.test.ts): a change comes as a
+ * new function chosen behind patched() in the workflow, never as an edit of these. They live in
+ * src/rules, the deterministic layer workflows may import, because the sweeper's revival and the
+ * API compute the same periods from the same definitions.
+ */
+
 /** The phase that bills the period `periodIndex` (0-based) and its position in the plan. */
 export function phaseOfPeriod(plan: Plan, periodIndex: number): { phase: PlanPhase; phaseIndex: number } {
   let remaining = periodIndex;

@@ -1,8 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import type { DataConverter, LoadedDataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { Config } from '../config';
-import type { CodecSettings } from '../api/routes/codec';
 
 /**
  * Workflow and activity payloads encrypted before they leave the process (decision 0078): card
@@ -159,25 +157,12 @@ export function payloadDataConverter(keys: string | undefined): { dataConverter?
 }
 
 /**
- * The API's codec endpoint settings (src/api/routes/codec.ts): served only with a key ring;
- * TEMPORAL_CODEC_TOKEN required by every request when set; unset, open in development and off
- * (401) in production. CORS for TEMPORAL_CODEC_CORS_ORIGINS, default the embedded UI's.
+ * Values of payloads read from a fetched history (history holds them as the codec left them):
+ * decoded by the converter's codecs, last applied first, then converted. Reading them with the
+ * payload converter alone would parse ciphertext.
  */
-export function codecEndpoint(
-  config: Pick<Config, 'NODE_ENV' | 'TEMPORAL_CODEC_TOKEN' | 'TEMPORAL_CODEC_CORS_ORIGINS' | 'TEMPORAL_UI_PORT'>,
-  dataConverter: DataConverter | undefined,
-): { codec?: CodecSettings } {
-  const codec = dataConverter?.payloadCodecs?.[0];
-  if (!codec) return {};
-  const corsOrigins = config.TEMPORAL_CODEC_CORS_ORIGINS
-    ? config.TEMPORAL_CODEC_CORS_ORIGINS.split(',').map((o) => o.trim().replace(/\/$/, ''))
-    : [`http://localhost:${config.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`];
-  return {
-    codec: {
-      codec,
-      ...(config.TEMPORAL_CODEC_TOKEN ? { token: config.TEMPORAL_CODEC_TOKEN } : {}),
-      open: config.NODE_ENV !== 'production',
-      corsOrigins,
-    },
-  };
+export async function decodeHistoryPayloads(converter: LoadedDataConverter, payloads: Payload[]): Promise<unknown[]> {
+  let decoded = payloads;
+  for (const codec of [...converter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+  return decoded.map((payload) => converter.payloadConverter.fromPayload(payload));
 }

@@ -9,13 +9,13 @@ import {
 import {
   LIVE_KINDS,
   ORPHAN_KINDS,
-  SWEEP_SCHEDULE_ID,
   sweepOrphansWorkflow,
+  sweepScheduleId,
   type SweepOrphansInput,
 } from '../../workflows/sweepOrphans';
 import { sweepOrphansWorkflowSummary } from '../rules/workflowSummaries';
 
-/** The payments-only sweeper's schedule, replaced by SWEEP_SCHEDULE_ID. */
+/** The payments-only sweeper's schedule, replaced by sweepScheduleId's. */
 const LEGACY_PAYMENT_SWEEP_SCHEDULE_ID = 'sweep-orphan-payments';
 
 const SWEEP_EVERY_MS = 60_000;
@@ -39,7 +39,7 @@ function sweepSchedule(taskQueue: string) {
     action: {
       type: 'startWorkflow' as const,
       workflowType: sweepOrphansWorkflow,
-      workflowId: SWEEP_SCHEDULE_ID,
+      workflowId: sweepScheduleId(taskQueue),
       taskQueue,
       args: [SWEEP_ARGS] as [SweepOrphansInput],
       workflowRunTimeout: SWEEP_RUN_TIMEOUT_MS,
@@ -68,13 +68,16 @@ function isCurrent(existing: ScheduleDescription, taskQueue: string): boolean {
 }
 
 /**
- * The platform's Temporal Schedules, ensured by every worker at start: created if missing,
+ * The platform's Temporal Schedules, applied by the deploy step (`workers:promote` making a build
+ * current; in development each worker at start; decision 0083), so a restarting worker of an older
+ * build never takes a definition back: created if missing,
  * updated if their definition changed (a deploy), left alone otherwise. An update keeps the
  * schedule's state, so an operator's pause (and its note) survives a deploy.
  */
 export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
   const desired = sweepSchedule(taskQueue);
-  const handle = client.schedule.getHandle(SWEEP_SCHEDULE_ID);
+  const scheduleId = sweepScheduleId(taskQueue);
+  const handle = client.schedule.getHandle(scheduleId);
   let existing: ScheduleDescription | undefined;
   try {
     existing = await handle.describe();
@@ -83,7 +86,7 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
   }
   if (!existing) {
     try {
-      await client.schedule.create({ scheduleId: SWEEP_SCHEDULE_ID, ...desired });
+      await client.schedule.create({ scheduleId, ...desired });
     } catch (err) {
       // Another worker created it a moment ago (with this same definition, or its own).
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;

@@ -27,6 +27,7 @@ import {
 import { ExternalIdKey, MerchantIdKey, SubscriptionStatusKey } from '../../workflows/searchAttributes';
 import { isTemporalUnreachable } from './grpcErrors';
 import { temporalReachable } from './reachability';
+import { decodeHistoryPayloads } from './payloadCodec';
 import { subscriptionTaskQueue } from './taskQueues';
 import { subscriptionRevivalOf, type SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
 import {
@@ -165,11 +166,14 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
       if (err instanceof WorkflowNotFoundError) return null;
       throw err;
     }
-    const converter = client.workflow.options.loadedDataConverter.payloadConverter;
     for (const event of history.events ?? []) {
       const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
       if (input?.name !== cancelSubscriptionUpdate.name) continue;
-      const [req] = (input.args?.payloads ?? []).map((p) => converter.fromPayload(p as Payload));
+      // Through the client's codec first: the history holds the payloads encrypted (decision 0078).
+      const [req] = await decodeHistoryPayloads(
+        client.workflow.options.loadedDataConverter,
+        (input.args?.payloads ?? []) as Payload[],
+      );
       if (isCancelRequest(req)) return req;
     }
     return null;
@@ -236,7 +240,8 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
         };
         // A cancellation the lost run accepted (the merchant was told it takes effect) is the new
         // run's first message: its handler takes it before any step, so nothing is charged.
-        const cancel = cancelNow ?? (await cancelAcceptedByLastRun(subscription.id));
+        // So is a DELETE recorded in PostgreSQL whose Update no run took (decision 0076).
+        const cancel = cancelNow ?? (await cancelAcceptedByLastRun(subscription.id)) ?? record?.cancelRequest ?? null;
         if (!cancel) return client.workflow.start(subscriptionWorkflow, revived);
         return client.workflow.startUpdateWithStart(cancelSubscriptionUpdate, {
           args: [cancel],

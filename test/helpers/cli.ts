@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { testStack } from '../setup/stackInfo';
-import { TEST_PROVIDER_SECRETS_KEY } from './stack';
+import { TEST_PAYLOAD_KEYS, TEST_PROVIDER_SECRETS_KEY } from './stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -29,6 +29,8 @@ export async function runCli(
     DATABASE_URL: testStack().databaseUrl,
     LOG_LEVEL: 'silent',
     PROVIDER_SECRETS_KEY: TEST_PROVIDER_SECRETS_KEY,
+    // The key ring of this test file's stacks: the CLI reads their workflows' memos and results.
+    TEMPORAL_PAYLOAD_KEYS: TEST_PAYLOAD_KEYS,
   };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];

@@ -23,7 +23,8 @@ import { startMailCatcher } from '../../dev/mail/catcher';
 import { testStack } from '../setup/stackInfo';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
 import { clientInterceptors } from '../../src/temporal/connection';
-import { codecEndpoint, newPayloadKeys, payloadDataConverter } from '../../src/temporal/payloadCodec';
+import { newPayloadKeys, payloadDataConverter } from '../../src/temporal/payloadCodec';
+import { codecEndpoint } from '../../src/api/routes/codec';
 import type { Logger } from '../../src/logger';
 import { activitiesInFlight, isForcedShutdown } from '../../src/temporal/workerShutdown';
 
@@ -265,6 +266,8 @@ export async function startTestWorker(
     /** The sweeper's subscription starts (a revived run's billing day and authorization expiry): the API's. */
     billingDaySeconds?: number;
     subscriptionAuthorizationExpirySeconds?: number;
+    /** Another workflow bundle (a fixture's: test/fixtures/legacy-subscription); default the shipped one. */
+    workflowBundlePath?: string;
   },
 ): Promise<TestWorker> {
   const stack = testStack();
@@ -297,7 +300,7 @@ export async function startTestWorker(
       : {}),
     ...(opts.smtpUrl ? { smtpUrl: opts.smtpUrl } : {}),
     ...(opts.productionProfile ? { productionProfile: true } : {}),
-    workflowBundle: { codePath: stack.workflowBundlePath },
+    workflowBundle: { codePath: opts.workflowBundlePath ?? stack.workflowBundlePath },
     ...stackPayloads(),
   });
   const running = workers.map((worker) =>
@@ -442,8 +445,11 @@ export async function startPaymentStack(
     sandboxProcessingSeconds,
     sandbox: sandboxTimings = {},
     productionProfile,
+    workflowBundlePath,
   }: {
     logger?: Logger;
+    /** The worker runs this workflow bundle (a fixture's) instead of the shipped one. */
+    workflowBundlePath?: string;
     /** The worker addresses emails as NODE_ENV=production does (decision 0066). */
     productionProfile?: boolean;
     sandboxProcessingSeconds?: number;
@@ -476,6 +482,7 @@ export async function startPaymentStack(
     smtpUrl,
     ...(logger ? { logger } : {}),
     ...(productionProfile ? { productionProfile } : {}),
+    ...(workflowBundlePath ? { workflowBundlePath } : {}),
     ...(settings.billingDaySeconds ? { billingDaySeconds: settings.billingDaySeconds } : {}),
     ...(settings.subscriptionAuthorizationExpirySeconds
       ? { subscriptionAuthorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds }

@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ACTIVITY_INTERCEPTORS } from '../../src/worker';
@@ -43,13 +43,16 @@ describe("an activity's database error in history", () => {
     });
     try {
       const workflowId = `scrub-probe-${Date.now()}`;
-      const failure = await worker.runUntil(
-        client.workflow
-          .execute(probeWorkflow, { workflowId, taskQueue, args: ['scrub'] })
-          .then(() => null)
-          .catch((err: unknown) => err),
-      );
-      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      // A constraint violation is a bug (decision 0077): not retried, the run parked (Stuck activity_bug).
+      await worker.runUntil(async () => {
+        const handle = await client.workflow.start(probeWorkflow, { workflowId, taskQueue, args: ['scrub'] });
+        for (let i = 0; i < 80; i += 1) {
+          const mark = (await handle.describe()).searchAttributes.Stuck as string[] | undefined;
+          if (mark?.[0] === 'activity_bug') break;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        await handle.terminate('test over');
+      });
       const history = JSON.stringify(await client.workflow.getHandle(workflowId).fetchHistory());
       expect(history).not.toContain(email);
       expect(history).not.toMatch(/insert into|already exists|Key \(email\)/i);

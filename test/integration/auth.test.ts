@@ -109,7 +109,7 @@ describe('GET /merchant/api-keys and authentication', () => {
 
   it("lists only the caller's keys, newest first, and never a secret", async () => {
     const mine = await createTestMerchant(orm, 'Mine');
-    const second = await createKey(orm.em.fork(), mine.merchantId, { environment: 'live', role: 'merchant' });
+    const second = await createKey(orm.em.fork(), mine.merchantId, { environment: 'test', role: 'merchant' });
     const theirs = await createTestMerchant(orm, 'Theirs');
 
     const res = await list(mine.auth);
@@ -120,6 +120,27 @@ describe('GET /merchant/api-keys and authentication', () => {
     for (const secret of [mine.secretKey, second.secretKey]) expect(text).not.toContain(secret);
     expect(text).not.toMatch(/secret/i);
     expect(text).not.toContain(createHash('sha256').update(mine.secretKey).digest('hex'));
+  });
+
+  it("lists only the keys of the caller's environment: a test key never sees a live key, and the reverse", async () => {
+    const m = await createTestMerchant(orm, 'Two environments');
+    const live = await createKey(orm.em.fork(), m.merchantId, { environment: 'live', role: 'merchant' });
+    const liveAdmin = await createKey(orm.em.fork(), m.merchantId, { environment: 'live', role: 'admin' });
+    const liveAuth = basicAuth(live.apiKey.publicKey, live.secretKey);
+
+    const asTest = await list(m.auth);
+    expect(asTest.status).toBe(200);
+    const testText = await asTest.text();
+    const testKeys = (JSON.parse(testText) as { apiKeys: Array<{ id: string; environment: string }> }).apiKeys;
+    expect(testKeys.map((k) => k.id)).toEqual([m.apiKeyId]);
+    expect(testText).not.toContain(live.apiKey.publicKey);
+    expect(testText).not.toContain(liveAdmin.apiKey.publicKey);
+
+    const asLive = await list(liveAuth);
+    expect(asLive.status).toBe(200);
+    const liveKeys = (await asLive.json()) as { apiKeys: Array<{ id: string; environment: string }> };
+    expect(liveKeys.apiKeys.map((k) => k.id)).toEqual([liveAdmin.apiKey.id, live.apiKey.id]);
+    expect(liveKeys.apiKeys.every((k) => k.environment === 'live')).toBe(true);
   });
 
   it('stores only a hash of the secret', async () => {

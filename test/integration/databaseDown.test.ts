@@ -153,11 +153,20 @@ describe('with PostgreSQL cut off or restarting', () => {
     expect(paid.body).toMatchObject({ status: 'succeeded' });
   });
   afterAll(async () => {
-    await worker?.stop();
-    await api?.close();
-    await sandbox?.close();
-    await orm?.close();
-    await database?.stop();
+    // Each step bounded and named when it overruns: twice in CI (not alone) this teardown outlasted
+    // jest's hook with the worker's stop bounded (decision 0075); docs/notes.md.
+    const step = async (name: string, run: () => Promise<unknown> | undefined) => {
+      let timer: NodeJS.Timeout | undefined;
+      const overran = new Promise<'overran'>((resolve) => (timer = setTimeout(() => resolve('overran'), 10_000)));
+      const ended = await Promise.race([Promise.resolve(run()).then(() => 'ended' as const), overran]);
+      clearTimeout(timer);
+      if (ended === 'overran') process.stderr.write(`databaseDown teardown: ${name} did not end within 10 s\n`);
+    };
+    await step('worker.stop', () => worker?.stop());
+    await step('api.close', () => api?.close());
+    await step('sandbox.close', () => sandbox?.close());
+    await step('orm.close', () => orm?.close());
+    await step('database.stop', () => database?.stop());
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

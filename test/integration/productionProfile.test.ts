@@ -23,7 +23,7 @@ describe('production profile (PRODUCT.md)', () => {
   // Only what a bare shell has: none of the test stack's variables leak in.
   const bareEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATA_DIR: '/tmp/nowhere' };
 
-  it.each(['src/main/api.ts', 'src/main/worker.ts', 'dev/sandbox/main.ts'])(
+  it.each(['src/main/api.ts', 'src/main/worker.ts'])(
     '%s refuses to start on development defaults: exit 78, each variable named',
     async (entry) => {
       const { code, stderr } = await runEntryPoint(entry, bareEnv);
@@ -44,4 +44,17 @@ describe('production profile (PRODUCT.md)', () => {
       expect(stderr).not.toMatch(/\n\s+at /); // a reason, not a stack trace
     },
   );
+
+  it('dev/sandbox/main.ts refuses its own development defaults, and knows nothing of the product (decision 0086)', async () => {
+    const { code, stderr } = await runEntryPoint('dev/sandbox/main.ts', bareEnv);
+    expect(code).toBe(78);
+    for (const name of ['SANDBOX_API_KEY', 'SANDBOX_WEBHOOK_SECRET', 'SANDBOX_ADMIN_TOKEN']) {
+      expect(stderr).toContain(`  ${name}: `);
+    }
+    // The stand-in processor never reads the product's database or keys.
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PROVIDER_SECRETS_KEY', 'CURSOR_SECRET']) {
+      expect(stderr).not.toContain(name);
+    }
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
 });

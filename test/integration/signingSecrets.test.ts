@@ -77,7 +77,7 @@ describe('signing secrets per environment', () => {
       ['live', live.json.secret as string],
     ] as const) {
       const row = await storedRow(merchant.merchantId, environment);
-      expect(row!.secret).toMatch(/^v1:/);
+      expect(row!.secret).toMatch(/^v2:/);
       expect(row!.secret).not.toContain(secret);
       expect(row!.secret).not.toContain(secret.slice('whsec_'.length));
     }
@@ -115,7 +115,7 @@ describe('signing secrets per environment', () => {
     expect(fresh).not.toBe(old);
     expect((await secretCli()).json.secret).toBe(fresh);
     const row = await storedRow(merchant.merchantId, 'test');
-    expect(row!.previous_secret).toMatch(/^v1:/);
+    expect(row!.previous_secret).toMatch(/^v2:/);
     expect(row!.previous_secret).not.toContain(old.slice('whsec_'.length));
 
     const during = await deliveredSignature();
@@ -151,7 +151,7 @@ describe('signing secrets per environment', () => {
     expect(migrated.json.signingSecretsEncrypted).toBeGreaterThanOrEqual(2);
     for (const environment of ['test', 'live']) {
       const row = await storedRow(legacy.merchantId, environment);
-      expect(row!.secret).toMatch(/^v1:/);
+      expect(row!.secret).toMatch(/^v2:/);
       expect(row!.secret).not.toContain(secret);
       const shown = await runCli(['webhooks:secret', '--merchant', legacy.merchantId, '--environment', environment]);
       expect(shown.json.secret).toBe(secret);

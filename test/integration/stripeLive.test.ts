@@ -1,3 +1,4 @@
+import { newId } from '../../src/ids';
 import Stripe from 'stripe';
 import { createKey } from '../../src/domain/merchants';
 import { testStack } from '../setup/stackInfo';
@@ -641,7 +642,8 @@ describe('Stripe for a live key (through stripe-mock)', () => {
       const signed = sign(payload);
       const cases: Array<[string, string, string]> = [
         [merchant.merchantId, payload, sign(payload, 'whsec_other')],
-        ['mer_not_configured', payload, signed],
+        // Another merchant (a well-formed id; a malformed one is 404 before anything: decision 0081).
+        [newId('merchant'), payload, signed],
         [merchant.merchantId, payload.replace('1099', '1'), signed],
         [merchant.merchantId, payload, 'garbage'],
       ];

@@ -10,7 +10,7 @@ import {
 import { call, eventually } from '../helpers/http';
 import {
   sweepOrphansWorkflow,
-  SWEEP_SCHEDULE_ID,
+  sweepScheduleId,
   type SweepOrphansInput,
   type SweepResult,
 } from '../../workflows/sweepOrphans';
@@ -105,6 +105,25 @@ describe('orphan sweeper', () => {
     expect(await sweep({ graceSeconds: 60 })).toEqual({ payments: 0, ...nothingElse });
     expect(await sweep()).toEqual({ payments: 1, ...nothingElse });
     expect(await workflowStatus(young)).toBe('RUNNING');
+  });
+
+  it('a row committed after the watermark passed its time is still examined (the lookback)', async () => {
+    const first = await orphanPayment('before-late');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await sweep()).toEqual({ payments: 1, ...nothingElse });
+    expect(await workflowStatus(first)).toBe('RUNNING');
+    // A transaction that began before that row's and committed only now: its created_at (the
+    // transaction's start) is behind the watermark the sweep just saved.
+    const late = await orphanPayment('late-commit');
+    await stack.orm.em
+      .fork()
+      .execute(`update payments set created_at = created_at - interval '3 minutes' where id = ?`, [late]);
+    // Behind the watermark, so not counted again; but its workflow is started.
+    await sweep();
+    expect(await workflowStatus(late)).toBe('RUNNING');
+    // Examined again within the lookback: nothing more happens to either.
+    await sweep();
+    expect(await workflowStatus(first)).toBe('RUNNING');
   });
 
   it('gives a subscription committed without its workflow one: charged once, as the merchant asked', async () => {
@@ -494,20 +513,21 @@ describe('orphan sweeper', () => {
 
   it("ensureSchedules updates a schedule whose definition changed, keeping an operator's pause", async () => {
     const client = stack.worker.client;
-    const handle = client.schedule.getHandle(SWEEP_SCHEDULE_ID);
+    const scheduleId = sweepScheduleId(stack.taskQueue);
+    const handle = client.schedule.getHandle(scheduleId);
     await handle.delete().catch((err: unknown) => {
       if (!(err instanceof ScheduleNotFoundError)) throw err;
     });
     // An older definition, paused by an operator.
     await client.schedule.create({
-      scheduleId: SWEEP_SCHEDULE_ID,
+      scheduleId,
       spec: { intervals: [{ every: '5 minutes' }] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
       state: { paused: true, note: 'operator: investigating' },
       action: {
         type: 'startWorkflow',
         workflowType: sweepOrphanPaymentsWorkflow,
-        workflowId: SWEEP_SCHEDULE_ID,
+        workflowId: scheduleId,
         taskQueue: 'an-old-queue',
         args: [{ olderThanSeconds: 120, limit: 500 }],
       },

@@ -104,7 +104,7 @@ describe('webhook endpoints', () => {
   it('the secret is stored encrypted, never in plain text', async () => {
     const { body } = await create(testAuth);
     const row = await api.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: body.id }, { populate: ['merchant'] });
-    expect(row.secretCiphertext).toMatch(/^v1:/);
+    expect(row.secretCiphertext).toMatch(/^v2:/);
     const rows: Array<Record<string, unknown>> = await api.orm.em
       .getConnection()
       .execute(`select * from webhook_endpoints where id = ?`, [body.id]);

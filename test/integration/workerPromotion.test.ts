@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config';
 import { loadWorkflowBundle } from '../../src/workflowBundle';
 import { workerTaskQueues } from '../../src/temporal/taskQueues';
 import type { Activities } from '../../activities';
+import { sweepScheduleId } from '../../workflows/sweepOrphans';
 import { runCli } from '../helpers/cli';
 import { uniqueTaskQueue } from '../helpers/stack';
 import { testStack } from '../setup/stackInfo';
@@ -85,6 +86,7 @@ describe('promoting a worker build', () => {
         action: 'ramping',
         rampPercent: 10,
         taskQueues: [main, subscriptions],
+        schedulesApplied: false,
       },
     });
     const rampInfo = (
@@ -96,7 +98,15 @@ describe('promoting a worker build', () => {
     await startWorker(deliveries!, true);
     const promoted = await promote('--build-id', buildId);
     expect(promoted.code).toBe(0);
-    expect(promoted.json.promotion).toMatchObject({ action: 'current', taskQueues: [main, subscriptions, deliveries] });
+    expect(promoted.json.promotion).toMatchObject({
+      action: 'current',
+      taskQueues: [main, subscriptions, deliveries],
+      schedulesApplied: true,
+    });
+    // The deploy step applied the sweep schedule of this queue (workers no longer do in production).
+    const schedule = client.schedule.getHandle(sweepScheduleId(taskQueue));
+    expect((await schedule.describe()).action).toMatchObject({ workflowType: 'sweepOrphansWorkflow', taskQueue });
+    await schedule.delete();
     const routing = (
       await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName })
     ).workerDeploymentInfo?.routingConfig;
@@ -155,6 +165,7 @@ describe('promoting a worker build', () => {
       SANDBOX_ADMIN_TOKEN: 'admin-token-0123456789abcdef0123456789abcd',
       CURSOR_SECRET: 'cursor-secret-0123456789abcdef0123456789',
       PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`,
     };
     expect(loadConfig(production).WORKER_SET_CURRENT_VERSION).toBe(false);
     expect(loadConfig({ ...production, WORKER_SET_CURRENT_VERSION: 'true' }).WORKER_SET_CURRENT_VERSION).toBe(true);

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { envSchema, loadConfig } from '../../src/config';
+import { envSchema, loadConfig, loadSandboxConfig, sandboxProcessEnv } from '../../src/config';
 import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../../dev/stack/stackParts';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
 import { deliveryTaskQueue, workerTaskQueues } from '../../src/temporal/taskQueues';
@@ -44,6 +45,7 @@ const PRODUCTION_ENTRY_POINTS = [
 const APP_SERVICES = ['api', 'worker', 'worker-deliveries', 'migrate', 'provider-sandbox'];
 const REQUIRED_SERVICES = [
   'postgres',
+  'temporal-schema',
   'temporal',
   'temporal-admin-tools',
   'temporal-ui',
@@ -97,7 +99,11 @@ const SHAPED_SECRETS: Record<string, string> = {
   PROVIDER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
   CURSOR_SECRET: Buffer.alloc(32, 9).toString('base64'),
   TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 5).toString('base64')}`,
+  PUBLIC_BASE_URL: 'https://pay.example.com',
 };
+
+/** An operator's secret: 43 random-looking characters (production refuses short or patterned ones). */
+const operatorSecret = (variable: string) => createHash('sha256').update(variable).digest('base64url');
 
 /** `${VAR:?msg}` substituted by a dummy secret, `${VAR:-default}` by its default, `$$` by `$`. */
 function interpolate(value: string, required: string[]): string {
@@ -105,7 +111,7 @@ function interpolate(value: string, required: string[]): string {
     .replace(/\$\{(\w+)(?::?([-?])([^}]*))?\}/g, (_, variable: string, kind?: string, rest?: string) => {
       if (kind === '?') {
         required.push(variable);
-        return SHAPED_SECRETS[variable] ?? `operator-set-${variable.toLowerCase()}`;
+        return SHAPED_SECRETS[variable] ?? operatorSecret(variable);
       }
       return kind === '-' ? (rest ?? '') : '';
     })
@@ -245,7 +251,10 @@ describe('docker-compose.yml', () => {
     expect(containerPorts(services['temporal-ui']?.ports)).toContain(8080);
   });
 
-  it.each(APP_SERVICES)('gives %s only variables that src/config.ts reads', (name) => {
+  // The product's services (the sandbox has a test of its own: only its variables).
+  const PRODUCT_SERVICES = APP_SERVICES.filter((name) => name !== 'provider-sandbox');
+
+  it.each(PRODUCT_SERVICES)('gives %s only variables that src/config.ts reads', (name) => {
     const names = envNames(services[name]?.environment);
     // The shared block reached the service (a lost merge would leave these out).
     expect(names).toEqual(expect.arrayContaining(['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_TASK_QUEUE']));
@@ -260,7 +269,7 @@ describe('docker-compose.yml', () => {
     expect(unknown).toEqual([]);
   });
 
-  it.each(APP_SERVICES)('starts %s under the production profile once the operator sets the secrets', (name) => {
+  it.each(PRODUCT_SERVICES)('starts %s under the production profile once the operator sets the secrets', (name) => {
     const { env, required } = containerEnvironment(services[name]!);
     expect(env.NODE_ENV).toBe('production');
     // src/config.ts's own validation and production refusals (exit 78 in the process).
@@ -273,6 +282,7 @@ describe('docker-compose.yml', () => {
         'SANDBOX_ADMIN_TOKEN',
         'PAYMENTS_DB_PASSWORD',
         'CURSOR_SECRET',
+        'PUBLIC_BASE_URL',
       ]),
     );
   });
@@ -284,27 +294,41 @@ describe('docker-compose.yml', () => {
       .filter((variable) => /PASSWORD|PWD|SECRET|TOKEN|API_KEY/.test(variable) && variable !== 'TEMPORAL_API_KEY');
     expect(defaulted).toEqual([]);
     const { env: postgres, required: postgresRequired } = containerEnvironment(services.postgres!);
-    expect(postgres.POSTGRES_PASSWORD).toBe('operator-set-postgres_password');
+    expect(postgres.POSTGRES_PASSWORD).toBe(operatorSecret('POSTGRES_PASSWORD'));
     expect(postgresRequired).toEqual(['POSTGRES_PASSWORD']);
     expect(containerEnvironment(services.temporal!).required).toEqual(['TEMPORAL_DB_PASSWORD']);
   });
 
-  it.each(APP_SERVICES)('points %s at the other services by service name, never at localhost', (name) => {
+  it('gives the provider sandbox only its own variables: never the database, secrets key or payload keys', () => {
+    const { env } = containerEnvironment(services['provider-sandbox']!);
+    expect(Object.keys(env).filter((name) => !/^(SANDBOX_[A-Z_]+|NODE_ENV|LOG_LEVEL)$/.test(name))).toEqual([]);
+    expect(sandboxProcessEnv(env)).toEqual(env);
+    // Its own production refusals pass once the operator sets its three secrets.
+    const config = loadSandboxConfig(env);
+    expect(config).toMatchObject({ NODE_ENV: 'production', SANDBOX_PORT: 3100 });
+    expect(containerEnvironment(services['provider-sandbox']!).required.sort()).toEqual([
+      'SANDBOX_ADMIN_TOKEN',
+      'SANDBOX_API_KEY',
+      'SANDBOX_WEBHOOK_SECRET',
+    ]);
+  });
+
+  it.each(PRODUCT_SERVICES)('points %s at the other services by service name, never at localhost', (name) => {
     const { env } = containerEnvironment(services[name]!);
     const config = loadConfig({ ...env, DATA_DIR: '/tmp/nowhere-compose-test' });
     const targets: Array<[string, string]> = [
       ['databaseUrl', new URL(config.databaseUrl).hostname],
       ['temporalAddress', config.temporalAddress.replace(/:\d+$/, '')],
       ['smtpUrl', new URL(config.smtpUrl).hostname],
-      // Where the provider (the sandbox service) sends webhooks: the api.
-      ['publicBaseUrl', new URL(config.publicBaseUrl).hostname],
     ];
     // The sandbox's own SANDBOX_URL is where browsers open its checkout pages, not another service.
     if (name !== 'provider-sandbox') targets.push(['sandboxUrl', new URL(config.sandboxUrl).hostname]);
     const serviceNames = Object.keys(services);
     const wrong = targets.filter(([, host]) => !serviceNames.includes(host)).map(([key, host]) => `${key}=${host}`);
     expect(wrong).toEqual([]);
-    expect(new URL(config.publicBaseUrl).hostname).toBe('api');
+    // Where providers (the sandbox service too) send webhooks: the operator's https URL of the api
+    // (decision 0081), never a default.
+    expect(config.publicBaseUrl).toBe('https://pay.example.com');
     if (name !== 'provider-sandbox') expect(new URL(config.sandboxUrl).hostname).toBe('provider-sandbox');
   });
 
@@ -333,7 +357,11 @@ describe('docker-compose.yml', () => {
     const missing = longRunning.filter(([, service]) => healthcheckText(service) === '').map(([name]) => name);
     expect(missing).toEqual([]);
     expect(healthcheckText(services.postgres!)).toContain('pg_isready');
-    expect(healthcheckText(services.temporal!)).toContain('temporal operator cluster health --address temporal:7233');
+    // The server image has no temporal CLI: its frontend port (the admin tools then ask its health RPC).
+    expect(healthcheckText(services.temporal!)).toMatch(/nc -z .* 7233/);
+    expect(commandText(services['temporal-admin-tools']?.command)).toContain(
+      'temporal operator cluster health --address temporal:7233',
+    );
     expect(healthcheckText(services['provider-sandbox']!)).toContain('/healthz');
     // The worker listens on nothing: the file it renews while polling must be fresh.
     const workerEnv = containerEnvironment(services.worker!).env;
@@ -379,6 +407,64 @@ describe('docker-compose.yml', () => {
     expect(map.migrate?.condition).toBe('service_completed_successfully');
     expect(map).toHaveProperty('temporal');
     expect(commandText(services.migrate?.command)).toMatch(/dist\/src\/cli\/index\.js db:migrate/);
+  });
+
+  describe('hardening (decision 0081)', () => {
+    const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+    /** Compose's byte notation (`512m`, `1g`, `1280m`, plain bytes). */
+    const memoryBytes = (limit: unknown): number => {
+      const m = /^(\d+)([bkmg]?)$/i.exec(String(limit));
+      return m ? Number(m[1]) * UNITS[m[2]!.toLowerCase()]! : NaN;
+    };
+
+    it.each(Object.keys(loadCompose().services))(
+      '%s drops every capability, gains no privileges and has a memory limit',
+      (name) => {
+        const service = services[name]!;
+        expect(service.cap_drop).toEqual(['ALL']);
+        expect(service.security_opt).toContain('no-new-privileges:true');
+        expect(memoryBytes(service.mem_limit)).toBeGreaterThanOrEqual(64 * 1024 ** 2);
+        // Only PostgreSQL's entrypoint gets a few back (it owns its data directory, then steps down).
+        if (name === 'postgres') {
+          expect(service.cap_add).toEqual(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETGID', 'SETUID']);
+        } else expect(service.cap_add).toBeUndefined();
+        expect(service.privileged).toBeUndefined();
+      },
+    );
+
+    it.each(APP_SERVICES)('%s runs on a read-only root filesystem with a tmpfs /tmp', (name) => {
+      const service = services[name]!;
+      expect(service.read_only).toBe(true);
+      expect((service.tmpfs as string[]).map((t) => t.split(':')[0])).toContain('/tmp');
+      // The worker's liveness file is written there.
+      const file = containerEnvironment(service).env.WORKER_HEALTH_FILE;
+      if (file) expect(file.startsWith('/tmp/')).toBe(true);
+    });
+
+    it("gives the worker's container room above its heap limit", () => {
+      const heapMiB = Number(/--max-old-space-size=(\d+)/.exec(commandText(services.worker!.command))?.[1]);
+      expect(memoryBytes(services.worker!.mem_limit)).toBeGreaterThanOrEqual((heapMiB + 256) * 1024 ** 2);
+    });
+
+    it('runs the real Temporal server image, its schemas set up by a one-shot beforehand', () => {
+      const images = Object.values(services).map((s) => s.image ?? '');
+      expect(images.filter((image) => image.includes('auto-setup'))).toEqual([]);
+      expect(services.temporal!.image).toMatch(/^temporalio\/server:\d+\.\d+\.\d+$/);
+      const schema = services['temporal-schema']!;
+      expect(schema.restart).toBe('no');
+      const script = commandText(schema.command);
+      for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d']) expect(script).toContain(step);
+      expect(script).toContain('temporal_visibility');
+      // The same server version's tools.
+      const version = services.temporal!.image!.split(':')[1]!;
+      expect(schema.image).toContain(`admin-tools:${version}`);
+      expect(services['temporal-admin-tools']!.image).toContain(`admin-tools:${version}`);
+      expect(services.temporal!.depends_on).toEqual({
+        'temporal-schema': { condition: 'service_completed_successfully' },
+      });
+      // The namespace, once auto-setup's job, is created by the admin tools.
+      expect(commandText(services['temporal-admin-tools']!.command)).toContain('temporal operator namespace create');
+    });
   });
 
   it('depends only on services that exist', () => {

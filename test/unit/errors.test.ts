@@ -77,6 +77,7 @@ describe('the error vocabulary', () => {
       subscription_not_updatable: 409,
       invalid_signature: 400,
       rate_limited: 429,
+      quota_exceeded: 429,
       not_ready: 503,
       service_unavailable: 503,
       internal_error: 500,

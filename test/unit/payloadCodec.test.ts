@@ -2,8 +2,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import YAML from 'yaml';
 import { devServerArgs } from '../../dev/infra/temporalDevServer';
 import { renderUiConfig } from '../../dev/infra/temporalServerConfig';
+import { codecEndpoint } from '../../src/api/routes/codec';
 import {
-  codecEndpoint,
   EncryptionCodec,
   newPayloadKeys,
   payloadDataConverter,

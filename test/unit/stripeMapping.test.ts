@@ -322,8 +322,16 @@ describe('Checkout Session', () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const at = (ms: number) => checkoutExpiresAt(new Date(now.getTime() + ms), now) - now.getTime() / 1000;
     expect(at(3_600_000)).toBe(3600);
-    expect(at(60_000)).toBe(32 * 60);
+    expect(at(60_000)).toBe(33 * 60);
     expect(at(48 * 3_600_000)).toBe(24 * 3600 - 120);
+  });
+
+  it('expires_at is the same for a create replayed within the minute (Stripe refuses other parameters)', () => {
+    const expiresAt = new Date('2026-01-03T00:00:00Z');
+    const first = checkoutExpiresAt(expiresAt, new Date('2026-01-01T00:00:00.100Z'));
+    expect(checkoutExpiresAt(expiresAt, new Date('2026-01-01T00:00:59.900Z'))).toBe(first);
+    // Still inside Stripe's 24 h from the later moment.
+    expect(first * 1000).toBeLessThan(Date.parse('2026-01-01T00:00:59.900Z') + 24 * 3_600_000);
   });
 });
 

@@ -557,7 +557,8 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter((name): name is string => !!name);
     const workflowTasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
-    return { scheduled, workflowTasks };
+    const handOvers = events.filter((e) => e.workflowExecutionContinuedAsNewEventAttributes).length;
+    return { scheduled, workflowTasks, handOvers };
   }
 
   it('a renewal is one workflow task: its invoice opened and charged, and its receipt sent, by local activities', async () => {
@@ -573,15 +574,18 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
       await skipUntil(() => billing.paid() >= 4, 30 * DAY_MS);
       return cancelAndFinish(handle);
     });
-    const { scheduled, workflowTasks } = await taskCounts(subscriptionWorkflowId(wf.subscriptionId));
+    const { scheduled, workflowTasks, handOvers } = await taskCounts(subscriptionWorkflowId(wf.subscriptionId));
     // Nothing scheduled for a period: only the start's visibility wait and the cancellation.
     expect(new Set(scheduled)).toEqual(new Set(['awaitRecordVisible', 'cancelSubscriptionRecord']));
     expect(ranLocal).toEqual(Array.from({ length: billing.paid() }, () => true));
     // No step of its own for the invoice, in the task or out of it.
     expect(billing.activities.openInvoice).toHaveBeenCalledTimes(billing.paid());
     // Per paid period: the task its timer wakes (charged, receipt sent, next timer); plus the
-    // start, the task after its visibility wait, and the cancellation's two.
-    expect(workflowTasks).toBeLessThanOrEqual(billing.paid() + 4);
+    // start, the task after its visibility wait, and the cancellation's two. A run hands over at
+    // least every 30 days (decision 0084): each hand-over adds at most two (the drain, the new
+    // run's first task).
+    expect(handOvers).toBeGreaterThanOrEqual(1);
+    expect(workflowTasks).toBeLessThanOrEqual(billing.paid() + 4 + 2 * handOvers);
     expect(
       billing.activities.sendEmail.mock.calls.map(([id]) => String(id)).filter((id) => id.endsWith('-receipt')),
     ).toHaveLength(billing.paid());

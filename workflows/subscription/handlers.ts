@@ -1,6 +1,7 @@
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import {
   cancelSubscriptionUpdate,
+  handOverSignal,
   isCancelRequest,
   isPaymentMethodRequest,
   providerInvoiceEventSignal,
@@ -69,6 +70,10 @@ export function installHandlers(s: SubscriptionState): void {
 
   setHandler(providerInvoiceEventSignal, () => {
     s.invoiceEvent = true;
+  });
+
+  setHandler(handOverSignal, () => {
+    s.handOverAsked = true;
   });
 
   setHandler(subscriptionStateQuery, () => liveStateOf(s));

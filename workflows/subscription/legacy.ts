@@ -21,12 +21,13 @@ import {
   type SubscriptionStatus,
 } from '../../src/rules/subscriptionPlan';
 import { failureType } from '../failures';
-import { EVENT_DELIVERY_QUEUE } from '../patches';
+import { EVENT_DELIVERY_QUEUE, LEGACY_HAND_OVER, LEGACY_HANDLERS_DRAINED } from '../patches';
 import { merchantEventsWorkflow } from '../merchantEvents';
 import { attemptOptions, patientActivities } from '../providerActivities';
 import { SubscriptionStatusKey } from '../searchAttributes';
 import {
   cancelSubscriptionUpdate,
+  handOverSignal,
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionStateQuery,
@@ -96,6 +97,8 @@ export async function legacySubscriptionWorkflow(
   let discarded = false;
   let providerEvent = false;
   let pendingSends = 0;
+  /** An operator's `handOver` signal (legacy-hand-over-v1): continue as new into ./index.ts. */
+  let handOverAsked = false;
   const live = {
     periodIndex: input.resume?.periodIndex ?? 0,
     currentPeriodStart: null as string | null,
@@ -121,6 +124,10 @@ export async function legacySubscriptionWorkflow(
   });
   setHandler(providerSubscriptionEventSignal, () => {
     providerEvent = true;
+  });
+  // Histories recorded before it carry no such signal: nothing they replay changes.
+  setHandler(handOverSignal, () => {
+    handOverAsked = true;
   });
   setHandler(subscriptionStateQuery, () => ({
     status,
@@ -160,10 +167,13 @@ export async function legacySubscriptionWorkflow(
     }
   };
 
-  /** Sleeps until `at` (epoch ms) unless a cancellation arrives; true when not cancelled. */
-  const sleepUntil = async (at: number): Promise<boolean> => {
+  /**
+   * Sleeps until `at` (epoch ms) unless a cancellation arrives (or, between periods, `wake()`
+   * holds: a hand-over); true when not cancelled.
+   */
+  const sleepUntil = async (at: number, wake: () => boolean = () => false): Promise<boolean> => {
     const ms = at - Date.now();
-    if (ms > 0 && !cancelRequested()) await condition(cancelRequested, ms);
+    if (ms > 0 && !cancelRequested() && !wake()) await condition(() => cancelRequested() || wake(), ms);
     return !cancelRequested();
   };
 
@@ -177,7 +187,10 @@ export async function legacySubscriptionWorkflow(
     if (cancelRequest && status !== 'cancelled' && !discarded) await cancel(cancelRequest);
     firstOutcome ??= { kind: 'settled' }; // e.g. the row never appeared: a waiting API reads PostgreSQL
     await condition(() => pendingSends === 0);
-    await condition(allHandlersFinished);
+    // Handlers drained (legacy-handlers-drained-v1); before it, the no-op its histories recorded.
+    if (patched(LEGACY_HANDLERS_DRAINED)) await condition(allHandlersFinished);
+    // The old line awaited a boolean: one microtask, kept as it ran for histories without the marker.
+    else await Promise.resolve();
     // The first outcome too: an API that asks after the run closed (a refused token) reads it here.
     return { status, firstOutcome };
   };
@@ -209,7 +222,19 @@ export async function legacySubscriptionWorkflow(
   let periodStart = input.resume?.periodStartMs ?? Date.now();
   let firstPeriod = !input.resume;
   for (;;) {
-    if (!(await sleepUntil(periodStart))) break;
+    // Between periods (a legacy cursor says no more): an operator's hand-over wakes the sleep.
+    const handOverDue = () => handOverAsked && !firstPeriod;
+    if (!(await sleepUntil(periodStart, handOverDue))) break;
+    if (handOverDue() && patched(LEGACY_HAND_OVER)) {
+      if (pendingSends > 0) await condition(() => pendingSends === 0 || cancelRequested(), SEND_DRAIN_MS);
+      await condition(() => cancelRequested() || allHandlersFinished());
+      if (cancelRequested()) break;
+      // Into the current code: it takes a legacy cursor, as at the history limit.
+      return continueAsNew<typeof legacySubscriptionWorkflow>({
+        ...input,
+        resume: { status, periodIndex: live.periodIndex, periodStartMs: periodStart, runs: runs + 1 },
+      });
+    }
     const { phase } = phaseOfPeriod(plan, live.periodIndex);
     const periodEnd = periodStart + periodMillis(phase, billingDaySeconds);
     const opened = await records.openInvoice({
@@ -257,7 +282,9 @@ export async function legacySubscriptionWorkflow(
       if (pendingSends > 0) await condition(() => pendingSends === 0 || cancelRequested(), SEND_DRAIN_MS);
       const mustContinue = info.historyLength >= MAX_HISTORY_EVENT_LIMIT;
       if ((pendingSends === 0 || mustContinue) && !cancelRequested()) {
-        await condition(allHandlersFinished);
+        if (patched(LEGACY_HANDLERS_DRAINED)) await condition(allHandlersFinished);
+        // The old no-op (a boolean awaited): one microtask, as its histories recorded.
+        else await Promise.resolve();
         if (!cancelRequested()) {
           return continueAsNew<typeof legacySubscriptionWorkflow>({
             ...input,

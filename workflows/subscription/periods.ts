@@ -1,7 +1,7 @@
 import { patched } from '@temporalio/workflow';
 import type { OpenedInvoice } from '../../activities/subscriptions';
 import { periodMillis, phaseOfPeriod } from '../../src/rules/subscriptionPlan';
-import { RENEWAL_OPEN_IN_CHARGE } from '../patches';
+import { RENEWAL_OPEN_IN_CHARGE, SUBSCRIPTION_CANCEL_INTENT } from '../patches';
 import { openInvoice } from './activities';
 import { cancelStep } from './cancel';
 import { collect, openAndCharge, type MadeAttempt } from './charge';
@@ -44,6 +44,8 @@ export async function bill(s: SubscriptionState): Promise<void> {
         return;
       }
       if (opened.kind === 'cancelled') {
+        // A recorded DELETE the step applied (decision 0076): its email is sent as any other.
+        if (opened.outbox && patched(SUBSCRIPTION_CANCEL_INTENT)) follow(s, opened.outbox);
         s.status = 'cancelled';
         return;
       }

@@ -60,6 +60,10 @@ export interface SubscriptionState {
   cardCharge: 'requested' | 'charging' | null;
   /** A card update is being applied (they are applied one at a time). */
   cardBusy: boolean;
+  /** SUBSCRIPTION_RUN_AGE recorded in this run: its waits end at the run age bound. */
+  ageBounded: boolean;
+  /** An operator's `handOver` signal arrived: the run hands over at its next wait (when age bounded). */
+  handOverAsked: boolean;
   /** For the `state` query: the invoice and period last opened. */
   live: { invoiceId: string | null; currentPeriodStart: string | null; currentPeriodEnd: string | null };
 }
@@ -95,6 +99,8 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
     cardPages: resume?.cardPages ?? 0,
     cardCharge: resume?.chargeNow ? 'requested' : null,
     cardBusy: false,
+    ageBounded: false,
+    handOverAsked: false,
   };
 }
 

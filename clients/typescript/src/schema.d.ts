@@ -145,7 +145,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's API keys, active and revoked (public part only), newest first. */
+        /** List the caller's API keys of the calling key's environment, active and revoked (public part only), newest first. */
         get: operations["listApiKeys"];
         put?: never;
         post?: never;
@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a captured payment in full or in part (the same externalId returns the existing refund).
-         * @description Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 409 `charge_disputed` (a dispute of the payment is open), 422 `amount_exceeds_refundable`. The answer is the refund, terminal or `pending`.
+         * @description Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 409 `charge_disputed` (a dispute of the payment is open), 422 `amount_exceeds_refundable`, 429 `quota_exceeded` (the payment has its maximum number of refunds, QUOTA_REFUNDS_PER_PAYMENT, default 100). The answer is the refund, terminal or `pending`.
          */
         post: operations["createRefund"];
         delete?: never;
@@ -1662,7 +1662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests: `rate_limited` */
+            /** @description Too many requests: `rate_limited`, `quota_exceeded` */
             429: {
                 headers: {
                     /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
@@ -1882,7 +1882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests: `rate_limited` */
+            /** @description Too many requests: `rate_limited`, `quota_exceeded` */
             429: {
                 headers: {
                     /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
@@ -2266,7 +2266,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests: `rate_limited` */
+            /** @description Too many requests: `rate_limited`, `quota_exceeded` */
             429: {
                 headers: {
                     /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */

@@ -40,11 +40,12 @@ export function apiKeyRoutes(em: EntityManager) {
       path: '/merchant/api-keys',
       operationId: 'listApiKeys',
       tag: 'API keys',
-      summary: "List the caller's API keys, active and revoked (public part only), newest first.",
+      summary:
+        "List the caller's API keys of the calling key's environment, active and revoked (public part only), newest first.",
       response: z.object({ apiKeys: z.array(apiKeySchema) }),
       errors: [...AUTH_ERRORS],
       handler: async ({ caller }) => {
-        const keys = await listApiKeys(em, caller.merchantId);
+        const keys = await listApiKeys(em, caller.merchantId, caller.environment);
         return { apiKeys: keys.map(presentApiKey) };
       },
     }),

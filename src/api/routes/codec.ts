@@ -1,8 +1,9 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import type { Config } from '../../config';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
 import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
@@ -96,4 +97,28 @@ export function codecRoutes(settings: CodecSettings): Router<AppState> {
     });
   }
   return router;
+}
+
+/**
+ * The codec endpoint's settings: served only with a key ring;
+ * TEMPORAL_CODEC_TOKEN required by every request when set; unset, open in development and off
+ * (401) in production. CORS for TEMPORAL_CODEC_CORS_ORIGINS, default the embedded UI's.
+ */
+export function codecEndpoint(
+  config: Pick<Config, 'NODE_ENV' | 'TEMPORAL_CODEC_TOKEN' | 'TEMPORAL_CODEC_CORS_ORIGINS' | 'TEMPORAL_UI_PORT'>,
+  dataConverter: DataConverter | undefined,
+): { codec?: CodecSettings } {
+  const codec = dataConverter?.payloadCodecs?.[0];
+  if (!codec) return {};
+  const corsOrigins = config.TEMPORAL_CODEC_CORS_ORIGINS
+    ? config.TEMPORAL_CODEC_CORS_ORIGINS.split(',').map((o) => o.trim().replace(/\/$/, ''))
+    : [`http://localhost:${config.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`];
+  return {
+    codec: {
+      codec,
+      ...(config.TEMPORAL_CODEC_TOKEN ? { token: config.TEMPORAL_CODEC_TOKEN } : {}),
+      open: config.NODE_ENV !== 'production',
+      corsOrigins,
+    },
+  };
 }

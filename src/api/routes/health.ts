@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
+import { limitEveryRequest } from '../middleware/addressLimit';
+import type { RateLimiter } from '../rateLimiter';
 
 export type Probe = () => Promise<void>;
 
@@ -31,14 +33,15 @@ async function run(probe: Probe): Promise<'ok' | string> {
 
 /**
  * `/healthz`: the process is up. `/readyz`: PostgreSQL and Temporal answer, else 503 `not_ready`
- * (a probe's failure, whatever it is, is caught here: never a 500). No auth on either.
+ * (a probe's failure, whatever it is, is caught here: never a 500). No auth on either; `/readyz`
+ * costs a round trip to each, so it is limited per client address (`limiter`, decision 0081).
  */
-export function healthRoutes(probes: Record<string, Probe>): Router<AppState> {
+export function healthRoutes(probes: Record<string, Probe>, limiter?: RateLimiter): Router<AppState> {
   const router = new Router<AppState>();
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  router.get('/readyz', async (ctx) => {
+  router.get('/readyz', limitEveryRequest(limiter), async (ctx) => {
     const names = Object.keys(probes);
     const results = await Promise.all(names.map((n) => run(probes[n]!)));
     const checks = Object.fromEntries(names.map((n, i) => [n, results[i]]));

@@ -20,6 +20,7 @@ import {
   metadata,
 } from '../inputs';
 import { timestamp } from '../schemas';
+import type { QuotaSettings } from '../../rules/quotas';
 
 export interface PaymentSettings {
   taskQueue: string;
@@ -28,6 +29,8 @@ export interface PaymentSettings {
   callbackRetryInitialSeconds: number;
   /** A processing payment's first question to the provider without a webhook, then doubling up to daily. */
   processingPollSeconds?: number;
+  /** Per-merchant quotas (decision 0079); absent ones take their defaults. */
+  quotas?: Partial<QuotaSettings>;
 }
 
 export const createPaymentBody = z
@@ -122,6 +125,7 @@ export function paymentRoutes(deps: {
         'provider_not_configured',
         'provider_invalid_response',
         'provider_unavailable',
+        'quota_exceeded',
       ],
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);

@@ -8,6 +8,7 @@ import { createRefund } from '../../app/refunds';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import { currency, externalId, majorAmount } from '../inputs';
 import { timestamp } from '../schemas';
+import type { QuotaSettings } from '../../rules/quotas';
 
 export interface RefundSettings {
   taskQueue: string;
@@ -48,7 +49,7 @@ const paymentParams = z.object({ paymentId: z.string() });
 const refundParams = z.object({ refundId: z.string() });
 const paymentNotFound = () => new AppError('not_found', 'Payment not found.');
 
-export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }) {
+export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway; quotas?: Partial<QuotaSettings> }) {
   return [
     defineRoute({
       method: 'post',
@@ -57,7 +58,7 @@ export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }
       tag: 'Refunds',
       summary: 'Refund a captured payment in full or in part (the same externalId returns the existing refund).',
       description:
-        'Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 409 `charge_disputed` (a dispute of the payment is open), 422 `amount_exceeds_refundable`. The answer is the refund, terminal or `pending`.',
+        'Checks, in order: 404, replay (same externalId on this payment), 400 (currency, amount), 409 `payment_not_refundable`, 409 `refund_in_flight`, 409 `charge_disputed` (a dispute of the payment is open), 422 `amount_exceeds_refundable`, 429 `quota_exceeded` (the payment has its maximum number of refunds, QUOTA_REFUNDS_PER_PAYMENT, default 100). The answer is the refund, terminal or `pending`.',
       params: paymentParams,
       body: createRefundBody,
       response: refundSchema,
@@ -70,6 +71,7 @@ export function refundRoutes(deps: { em: EntityManager; refunds: RefundGateway }
         'refund_in_flight',
         'charge_disputed',
         'amount_exceeds_refundable',
+        'quota_exceeded',
         'provider_invalid_response',
         'provider_unavailable',
       ],

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { QuotaSettings } from '../../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
@@ -183,6 +184,7 @@ export function subscriptionRoutes(deps: {
   em: EntityManager;
   providers: ProviderRegistry;
   subscriptions: SubscriptionGateway;
+  quotas?: Partial<QuotaSettings>;
 }) {
   return [
     defineRoute({
@@ -204,6 +206,7 @@ export function subscriptionRoutes(deps: {
         'provider_invalid_response',
         'provider_unavailable',
         'service_unavailable',
+        'quota_exceeded',
       ],
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);

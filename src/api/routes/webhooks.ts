@@ -17,6 +17,9 @@ import type { RecordScope } from '../../domain/scope';
 import { webhookMayWake } from '../../domain/webhookTargets';
 import type { AppState } from '../context';
 import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
+import { limitRefusals } from '../middleware/addressLimit';
+import type { RateLimiter } from '../rateLimiter';
+import { isId } from '../../ids';
 
 const invalidSignature = () => new AppError('invalid_signature', 'The webhook signature does not verify.');
 
@@ -66,7 +69,10 @@ export function webhookRoutes(deps: {
   disputes: Pick<DisputeGateway, 'workflowId' | 'startOrSignal'>;
   providers: ProviderRegistry;
   logger: Logger;
+  /** Refused webhooks per client address (decision 0081); absent: no limit. */
+  limiter?: RateLimiter;
 }): Router<AppState> {
+  const limited = limitRefusals(deps.limiter);
   const router = new Router<AppState>();
   const invoiceEvents = {
     workflowId: deps.subscriptions.workflowId,
@@ -170,8 +176,10 @@ export function webhookRoutes(deps: {
     ctx.body = { received: true };
   };
 
-  router.post('/webhooks/stripe/:merchantId', async (ctx) => {
+  router.post('/webhooks/stripe/:merchantId', limited, async (ctx) => {
     const merchantId = ctx.params.merchantId!;
+    // Checked before anything reads the database: a malformed id is no merchant's (decision 0081).
+    if (!isId('merchant', merchantId)) throw new AppError('not_found', 'Route not found.');
     const raw = await readLimited(ctx.req, MAX_BODY_BYTES);
     const candidates = await deps.providers.stripeWebhookCandidates(merchantId);
     const { event, environment } = verified(candidates, raw, ctx.req.headers);
@@ -188,7 +196,7 @@ export function webhookRoutes(deps: {
     await deliver(ctx, 'stripe', event, { merchantId, environment });
   });
 
-  router.post('/webhooks/:processor', async (ctx) => {
+  router.post('/webhooks/:processor', limited, async (ctx) => {
     const provider = deps.providers.builtIn(ctx.params.processor!);
     if (!provider) throw new AppError('not_found', 'Route not found.');
     const raw = await readLimited(ctx.req, MAX_BODY_BYTES);

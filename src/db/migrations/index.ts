@@ -21,6 +21,8 @@ import { Migration20261202000000EventLog } from './Migration20261202000000EventL
 import { Migration20261202010000SigningSecrets } from './Migration20261202010000SigningSecrets';
 import { Migration20261202020000WebhookEndpoints } from './Migration20261202020000WebhookEndpoints';
 import { Migration20261203000000DeliveryJobs } from './Migration20261203000000DeliveryJobs';
+import { Migration20261204000000CancelIntent } from './Migration20261204000000CancelIntent';
+import { Migration20261206000000QuotaIndexes } from './Migration20261206000000QuotaIndexes';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -46,4 +48,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261202010000SigningSecrets', class: Migration20261202010000SigningSecrets },
   { name: 'Migration20261202020000WebhookEndpoints', class: Migration20261202020000WebhookEndpoints },
   { name: 'Migration20261203000000DeliveryJobs', class: Migration20261203000000DeliveryJobs },
+  { name: 'Migration20261204000000CancelIntent', class: Migration20261204000000CancelIntent },
+  { name: 'Migration20261206000000QuotaIndexes', class: Migration20261206000000QuotaIndexes },
 ];

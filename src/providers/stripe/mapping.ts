@@ -473,8 +473,11 @@ const EXPIRY_MARGIN_MS = 2 * 60_000;
 
 /** `expires_at` (Unix seconds) for a payment expiring at `expiresAt`, clamped to Stripe's range. */
 export function checkoutExpiresAt(expiresAt: Date, now: Date): number {
-  const min = now.getTime() + CHECKOUT_MIN_EXPIRY_MS + EXPIRY_MARGIN_MS;
-  const max = now.getTime() + CHECKOUT_MAX_EXPIRY_MS - EXPIRY_MARGIN_MS;
+  // The clock to the minute: a create replayed under its idempotency key within the minute sends
+  // the same parameters (Stripe refuses a key reused with others); the margins absorb the minute.
+  const at = Math.floor(now.getTime() / 60_000) * 60_000;
+  const min = at + 60_000 + CHECKOUT_MIN_EXPIRY_MS + EXPIRY_MARGIN_MS;
+  const max = at + CHECKOUT_MAX_EXPIRY_MS - EXPIRY_MARGIN_MS;
   return Math.floor(Math.min(max, Math.max(min, expiresAt.getTime())) / 1000);
 }
 
