@@ -469,13 +469,24 @@ describe('event resend and endpoint delivery lifecycle', () => {
         ]);
         const ok = await payEvent(merchant.auth);
         await settled(merchant.auth, ok, 1);
-        expect(await failingSince(endpoint.id)).toBeNull();
+        // The streak ends just after the attempt is recorded (the step's next statement).
+        expect(
+          await eventually(
+            () => failingSince(endpoint.id),
+            (since) => since === null,
+            5_000,
+          ),
+        ).toBeNull();
 
         receiver.respondWith(500);
         const failing = await payEvent(merchant.auth);
         const shown = await settled(merchant.auth, failing, 1);
         expect(shown.body.deliveries[0]).toMatchObject({ status: 'failed', httpStatus: 500 });
-        const since = await failingSince(endpoint.id);
+        const since = await eventually(
+          () => failingSince(endpoint.id),
+          (at) => at !== null,
+          5_000,
+        );
         expect(Date.now() - new Date(since!).getTime()).toBeLessThan(60_000);
         expect((await api<Endpoint>('GET', `/webhook-endpoints/${endpoint.id}`, merchant.auth)).body.status).toBe(
           'enabled',

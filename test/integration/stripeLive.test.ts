@@ -596,11 +596,14 @@ describe('Stripe for a live key (through stripe-mock)', () => {
         400,
         closedAtStripe,
       );
-      settledProxy.answerNext(
-        (r) => r.method === 'GET' && r.path.startsWith('/v1/disputes/dp_live_closed_lost'),
-        200,
-        stripeDispute('dp_live_closed_lost', 'lost'),
-      );
+      // Every look at it (the dispute's workflow may look too, before or after the API) finds it lost.
+      for (let look = 0; look < 3; look++) {
+        settledProxy.answerNext(
+          (r) => r.method === 'GET' && r.path.startsWith('/v1/disputes/dp_live_closed_lost'),
+          200,
+          stripeDispute('dp_live_closed_lost', 'lost'),
+        );
+      }
       const evidence = await call(settled.api.baseUrl, 'POST', `/disputes/${lostId}/evidence`, who.auth, {
         text: 'Delivered.',
         submit: true,
@@ -620,11 +623,14 @@ describe('Stripe for a live key (through stripe-mock)', () => {
         400,
         closedAtStripe,
       );
-      settledProxy.answerNext(
-        (r) => r.method === 'GET' && r.path.startsWith('/v1/disputes/dp_live_closed_won'),
-        200,
-        stripeDispute('dp_live_closed_won', 'won'),
-      );
+      // Every look at it (the dispute's workflow may look too, before or after the API) finds it won.
+      for (let look = 0; look < 3; look++) {
+        settledProxy.answerNext(
+          (r) => r.method === 'GET' && r.path.startsWith('/v1/disputes/dp_live_closed_won'),
+          200,
+          stripeDispute('dp_live_closed_won', 'won'),
+        );
+      }
       const accepted = await call(settled.api.baseUrl, 'POST', `/disputes/${wonId}/accept`, who.auth);
       expect(accepted.status).toBe(409);
       expect(accepted.body).toMatchObject({ code: 'dispute_not_updatable', details: { status: 'won' } });
