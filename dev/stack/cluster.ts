@@ -148,7 +148,10 @@ async function main(): Promise<void> {
       sandboxUrl: config.sandboxUrl,
       temporalAddress,
       temporalUiUrl: temporalServer.uiUrl ?? null,
-      databaseUrl,
+      // The machine's tools (chaos's witnesses, the capacity bench, which also reads Temporal's
+      // databases) connect as the owner; the product's processes never do (decision 0086).
+      databaseUrl: migrationDatabaseUrl,
+      applicationDatabaseUrl: databaseUrl,
       mailDir: config.SMTP_URL ? null : path.join(config.dataDir, 'mail'),
       demoMerchant: demo,
       metrics: (() => {
