@@ -25,8 +25,8 @@ const PARKED_RETRY_MAX_MS = 3_600_000;
 
 /**
  * Did the activity fail on a bug (src/temporal/activityErrors.ts)? By the failure's type only. A
- * regular activity's failure arrives wrapped in an ActivityFailure; a local activity's may arrive
- * as the ApplicationFailure itself (workflows/failures.ts), so both are read.
+ * regular activity's failure arrives wrapped in an ActivityFailure; a local activity's arrives as
+ * the ApplicationFailure itself (sdk-core wraps only a local activity's timeout or cancellation).
  */
 export function isActivityBug(err: unknown): boolean {
   const failure = err instanceof ActivityFailure ? err.cause : err;
