@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|activity-bugs|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -35,6 +35,7 @@ import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
 import { buildWorkflowBundle } from '../src/workflowBundle';
 import { recordCancelIntent as recordCancelIntentOf } from '../src/domain/subscriptions';
 import { handOverSignal } from '../workflows/subscriptionApi';
+import { startWorkerWithOverrides, type OverriddenWorker } from '../test/helpers/activityOverrides';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'cancel-intent') await recordCancelIntent();
     if (which === 'all' || which === 'run-age') await recordRunAge();
     if (which === 'all' || which === 'sweeps-deprecated') await recordSweepsDeprecated();
+    if (which === 'all' || which === 'activity-bugs') await recordActivityBugs();
   } finally {
     await globalTeardown();
   }
@@ -1240,6 +1242,54 @@ async function recordSweepsDeprecated(): Promise<void> {
     });
     await exportHistory('sweep-orphans.deprecated-patches', workflowId);
   } finally {
+    await stack.close();
+  }
+}
+
+/**
+ * Bugs park (issue 44 item 5, decision 0077 amended): a refund whose local provider attempt hit a
+ * bug (a TypeError, before the provider was asked) parked its call (local-activity-bug-park-v1,
+ * `Stuck: activity_bug`), asked again a minute later, then settled. A worker with the product's
+ * activities and interceptors whose attemptProviderRefund fails its first call.
+ */
+async function recordActivityBugs(): Promise<void> {
+  const stack = await startPaymentStack('record-activity-bugs');
+  let worker: OverriddenWorker | undefined;
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Activity bug recorder');
+    await stack.worker.stop();
+    let calls = 0;
+    worker = await startWorkerWithOverrides(stack, (real) => ({
+      attemptProviderRefund: async (refundId: string) => {
+        if (++calls === 1) {
+          const settings = undefined as unknown as { refundReason: string };
+          settings.refundReason.trim(); // a TypeError
+        }
+        return real.attemptProviderRefund(refundId);
+      },
+    }));
+    const paid = await call(stack.api.baseUrl, 'POST', '/payments', merchant.auth, {
+      amount: 10,
+      currency: 'USD',
+      externalId: `bug-${Date.now()}`,
+      customer: { email: 'r@example.com' },
+      cardToken: 'tok_success',
+    });
+    const refunded = await call(
+      stack.api.baseUrl,
+      'POST',
+      `/payments/${paid.body.id as string}/refund`,
+      merchant.auth,
+      {
+        externalId: `bug-refund-${Date.now()}`,
+        amount: 4,
+      },
+    );
+    const handle = stack.api.client.workflow.getHandle(refundWorkflowId(refunded.body.id as string));
+    await handle.result();
+    await exportHistory('refund-local-attempt-bug-parked', handle.workflowId);
+  } finally {
+    await worker?.stop();
     await stack.close();
   }
 }

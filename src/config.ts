@@ -308,6 +308,11 @@ export const DEFAULT_METRICS_HOST = '127.0.0.1';
 export interface StackFile {
   databaseUrl: string;
   temporalAddress: string;
+  /**
+   * `npm run cluster`: the schema owner's URL (decision 0086, amended), MIGRATION_DATABASE_URL of
+   * a CLI without DATABASE_URL (its `db:migrate`); `databaseUrl` is then the application role's.
+   */
+  migrationDatabaseUrl?: string;
 }
 
 export function stackFilePath(dataDir: string): string {
@@ -377,6 +382,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         : ['true', '1', 'yes'].includes(env.WORKER_SET_CURRENT_VERSION),
     dataDir,
     databaseUrl: env.DATABASE_URL ?? stack?.databaseUrl ?? embeddedDatabaseUrl(env.PG_PORT),
+    // The stack's owner URL goes only with the stack's own DATABASE_URL (decision 0086, amended).
+    MIGRATION_DATABASE_URL:
+      env.MIGRATION_DATABASE_URL ?? (env.DATABASE_URL === undefined ? stack?.migrationDatabaseUrl : undefined),
     temporalAddress: env.TEMPORAL_ADDRESS ?? stack?.temporalAddress ?? `127.0.0.1:${env.TEMPORAL_PORT}`,
     sandboxUrl: env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`,
     smtpUrl: env.SMTP_URL ?? `smtp://127.0.0.1:${env.SMTP_PORT}`,

@@ -323,6 +323,16 @@ export const SUBSCRIPTION_CANCEL_INTENT = 'subscription-cancel-intent-v1';
  */
 export const ACTIVITY_BUG_PARK = 'activity-bug-park-v1';
 
+/**
+ * A local activity (a provider attempt, a renewal's quick step) failing on a bug parks its call as
+ * a regular one does (ACTIVITY_BUG_PARK), instead of handing the failure to the workflow's code
+ * (which took it as an ambiguous provider answer, or fell back to the regular activity): asked
+ * again locally after a minute, doubling up to hourly, the run `Stuck: activity_bug` meanwhile.
+ * An id of its own: a run that parked a regular call and later took a local call's bug to its
+ * caller must replay that path. Asked only where such a failure reaches the workflow.
+ */
+export const LOCAL_ACTIVITY_BUG_PARK = 'local-activity-bug-park-v1';
+
 // issue 44, item 1: runs that stay young (decision 0084)
 
 /**

@@ -85,6 +85,21 @@ export interface RestartablePostgres {
   /** Resolves once the server accepts connections (after a start or a restart). */
   waitUntilReady(timeoutMs?: number): Promise<void>;
   ensureDatabase(database: string): Promise<void>;
+  /** ensureLoginRole as the superuser: a role of the application's (decision 0086, amended). */
+  ensureLoginRole(role: string, password: string): Promise<void>;
+}
+
+/**
+ * A login role that is nothing more (not a superuser, cannot create databases or roles), with
+ * this password: created, or its attributes and password set again (idempotent, so a password
+ * kept elsewhere wins). What it may do in a database is granted by `db:migrate`
+ * (src/db/roles.ts grantApplicationRole). Run by a superuser (or a CREATEROLE role) on `admin`.
+ */
+export async function ensureLoginRole(admin: pg.Client, role: string, password: string): Promise<void> {
+  const name = admin.escapeIdentifier(role);
+  const attributes = `login nosuperuser nocreatedb nocreaterole noreplication nobypassrls password ${admin.escapeLiteral(password)}`;
+  const exists = await admin.query('select 1 from pg_roles where rolname = $1', [role]);
+  await admin.query(exists.rowCount === 0 ? `create role ${name} ${attributes}` : `alter role ${name} ${attributes}`);
 }
 
 /**
@@ -155,6 +170,14 @@ export async function prepareRestartablePostgres(opts: { dir: string; port: numb
       try {
         const exists = await client.query('select 1 from pg_database where datname = $1', [database]);
         if (exists.rowCount === 0) await client.query(`create database ${client.escapeIdentifier(database)}`);
+      } finally {
+        await client.end();
+      }
+    },
+    async ensureLoginRole(role, password) {
+      const client = await connectOnce('postgres');
+      try {
+        await ensureLoginRole(client, role, password);
       } finally {
         await client.end();
       }

@@ -8,7 +8,7 @@ import { prepareRestartablePostgres } from '../infra/embeddedPostgres';
 import { prepareTemporalServer, registerNamespace } from '../infra/temporalServer';
 import { supervise, type Supervised } from '../infra/supervisor';
 import { clusterFilePath, type ClusterFile } from './clusterFile';
-import { clusterProductionEnv, clusterSandboxEnv } from './clusterEnv';
+import { clusterDatabase, clusterProductionEnv, clusterSandboxEnv } from './clusterEnv';
 import { buildWorkflowBundle } from '../../src/workflowBundle';
 import { AggregatorRegistry } from 'prom-client';
 import { startMetricsServer } from '../../src/metrics/server';
@@ -34,9 +34,10 @@ import {
  * process that dies is restarted with backoff and a loud line. The pids are published in
  * $DATA_DIR/cluster.json (for `npm run chaos` and for operators).
  *
- * The API and worker processes run the production profile (NODE_ENV=production, decision 0081):
- * the cluster hands them what production requires (dev/stack/clusterEnv.ts) and the workflow
- * bundle it builds once at start. It, PostgreSQL, Temporal and the sandbox (an outside
+ * The API and worker processes run the production profile (NODE_ENV=production, decision 0081)
+ * as the application database role, which cannot alter the schema; migrations run at start as
+ * the database's owner (decision 0086, amended). The cluster hands them what production
+ * requires (dev/stack/clusterEnv.ts) and the workflow bundle it builds once at start. It, PostgreSQL, Temporal and the sandbox (an outside
  * provider's stand-in) are the machine's infrastructure, not production processes.
  */
 const startedAt = Date.now();
@@ -114,7 +115,11 @@ async function main(): Promise<void> {
     );
     await pg.waitUntilReady();
     await pg.ensureDatabase('payments');
-    const databaseUrl = pg.databaseUrl('payments');
+    // Two roles (decision 0086, amended): the superuser that owns the database migrates; the API,
+    // workers, sweeper and CLI connect as an application role that reads and writes rows only.
+    const database = clusterDatabase(pg.databaseUrl('payments'), config.dataDir);
+    await pg.ensureLoginRole(database.appRole, database.appPassword);
+    const { databaseUrl, migrationDatabaseUrl } = database;
 
     say(`Preparing the Temporal server on PostgreSQL (schemas; the first start builds it with Go)...`);
     const temporalServer = await prepareTemporalServer({
@@ -136,7 +141,7 @@ async function main(): Promise<void> {
     const temporalAddress = temporalServer.address;
     await registerNamespace({ address: temporalAddress, namespace: config.TEMPORAL_NAMESPACE, log: say });
 
-    const prepared = await prepareStack(config, { databaseUrl, temporalAddress }, say);
+    const prepared = await prepareStack(config, { databaseUrl, temporalAddress, migrationDatabaseUrl }, say);
     cleanups.push(...prepared.cleanups);
     const demo = prepared.demo;
     published = {
@@ -145,7 +150,10 @@ async function main(): Promise<void> {
       sandboxUrl: config.sandboxUrl,
       temporalAddress,
       temporalUiUrl: temporalServer.uiUrl ?? null,
-      databaseUrl,
+      // The machine's tools (chaos's witnesses, the capacity bench, which also reads Temporal's
+      // databases) connect as the owner; the product's processes never do (decision 0086).
+      databaseUrl: migrationDatabaseUrl,
+      applicationDatabaseUrl: databaseUrl,
       mailDir: config.SMTP_URL ? null : path.join(config.dataDir, 'mail'),
       demoMerchant: demo,
       metrics: (() => {

@@ -29,7 +29,15 @@ export const CLUSTER_SECRET_NAMES = [
   'CURSOR_SECRET',
 ] as const;
 
-type ClusterSecrets = Record<(typeof CLUSTER_SECRET_NAMES)[number], string>;
+/**
+ * The password of the cluster's application database role (CLUSTER_APP_ROLE), kept with the
+ * secrets above but never passed as a variable of its own: it is in DATABASE_URL.
+ */
+const APP_ROLE_PASSWORD = 'applicationDatabasePassword';
+
+const KEPT_NAMES = [...CLUSTER_SECRET_NAMES, APP_ROLE_PASSWORD] as const;
+
+type ClusterSecrets = Record<(typeof KEPT_NAMES)[number], string>;
 
 export function clusterSecretsPath(dataDir: string): string {
   return path.join(dataDir, 'cluster-secrets.json');
@@ -45,12 +53,12 @@ export function clusterSecrets(dataDir: string): ClusterSecrets {
     // first start
   }
   const secrets = Object.fromEntries(
-    CLUSTER_SECRET_NAMES.map((name) => [
+    KEPT_NAMES.map((name) => [
       name,
       kept[name] && !secretWeakness(kept[name]) ? kept[name] : randomBytes(32).toString('base64url'),
     ]),
   ) as ClusterSecrets;
-  if (CLUSTER_SECRET_NAMES.some((name) => secrets[name] !== kept[name])) {
+  if (KEPT_NAMES.some((name) => secrets[name] !== kept[name])) {
     fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   return secrets;
@@ -62,6 +70,40 @@ function chosen(source: NodeJS.ProcessEnv, name: (typeof CLUSTER_SECRET_NAMES)[n
   return given && !secretWeakness(given) ? given : kept[name];
 }
 
+/** The role the cluster's API, workers, sweeper and CLI connect as (decision 0086, amended). */
+export const CLUSTER_APP_ROLE = 'payments_app';
+
+/** The cluster's two ways into its payments database (decision 0086, amended). */
+export interface ClusterDatabase {
+  /**
+   * The schema owner's URL (the embedded PostgreSQL's superuser, which created the database and
+   * every table in it): the migration step's alone.
+   */
+  migrationDatabaseUrl: string;
+  /** CLUSTER_APP_ROLE's URL: rows only, never the schema. DATABASE_URL of every other process. */
+  databaseUrl: string;
+  appRole: string;
+  appPassword: string;
+}
+
+/**
+ * The cluster's database URLs from the owner's: the same server and database as CLUSTER_APP_ROLE,
+ * with the password kept for this data dir (cluster-secrets.json, 0600). The role itself is made
+ * (or its password set) in the embedded PostgreSQL by `ensureLoginRole` (dev/infra/embeddedPostgres.ts).
+ */
+export function clusterDatabase(ownerUrl: string, dataDir: string): ClusterDatabase {
+  const appPassword = clusterSecrets(dataDir)[APP_ROLE_PASSWORD];
+  const url = new URL(ownerUrl);
+  url.username = CLUSTER_APP_ROLE;
+  url.password = encodeURIComponent(appPassword);
+  return { migrationDatabaseUrl: ownerUrl, databaseUrl: url.toString(), appRole: CLUSTER_APP_ROLE, appPassword };
+}
+
+/**
+ * The API's and workers' environment. `services.databaseUrl` is the application role's
+ * (ClusterDatabase.databaseUrl); MIGRATION_DATABASE_URL is never passed on, even when the
+ * caller's shell has one: only the migration step connects as the owner.
+ */
 export function clusterProductionEnv(
   config: Config,
   services: { databaseUrl: string; temporalAddress: string; workflowBundlePath: string },
@@ -71,8 +113,9 @@ export function clusterProductionEnv(
   const secretsKey = config.PROVIDER_SECRETS_KEY ?? fs.readFileSync(devSecretsKeyPath(config.dataDir), 'utf8').trim();
   const payloadKeys =
     config.TEMPORAL_PAYLOAD_KEYS ?? fs.readFileSync(devPayloadKeysPath(config.dataDir), 'utf8').trim();
+  const { MIGRATION_DATABASE_URL: _ownerUrl, ...inherited } = source;
   return {
-    ...source,
+    ...inherited,
     NODE_ENV: 'production',
     DATA_DIR: config.dataDir,
     DATABASE_URL: services.databaseUrl,

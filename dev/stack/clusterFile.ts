@@ -7,7 +7,10 @@ export interface ClusterFile {
   sandboxUrl: string;
   temporalAddress: string;
   temporalUiUrl: string | null;
+  /** The owner's (the embedded PostgreSQL's superuser): for the machine's tools (chaos, benches). */
   databaseUrl: string;
+  /** The application role's, as the API, workers and CLI connect (decision 0086, amended). */
+  applicationDatabaseUrl?: string;
   mailDir: string | null;
   demoMerchant: { merchantId: string; publicKey: string; secretKey: string };
   /**

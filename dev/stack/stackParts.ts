@@ -7,6 +7,7 @@ import { ensureSchedules } from '../../src/temporal/schedules';
 import { temporal } from '@temporalio/proto';
 import { devPayloadKeysPath, devSecretsKeyPath, stackFilePath, type Config, type StackFile } from '../../src/config';
 import { openOrm, migrate } from '../../src/db/orm';
+import { grantApplicationRole, roleOfUrl } from '../../src/db/roles';
 import { ensureDemoMerchant, type DemoCredentials } from '../../src/domain/demo';
 import { sealSigningSecrets } from '../../src/domain/signingSecrets';
 import { ProviderSecrets } from '../../src/providers/secrets';
@@ -76,9 +77,30 @@ export function startEntry(entry: ProcessEntry, env: NodeJS.ProcessEnv, logFile:
 }
 
 /**
+ * The migrations of a stack, as `db:migrate` runs them (decision 0086): as the schema's owner
+ * (`migrationDatabaseUrl`, `npm run cluster`'s) when given, then DATABASE_URL's role granted rows
+ * (src/db/roles.ts) when it is another role; else as `databaseUrl`'s role (`npm start`: one role).
+ * Returns the migrations applied.
+ */
+export async function migrateStack(stack: Pick<StackFile, 'databaseUrl' | 'migrationDatabaseUrl'>): Promise<string[]> {
+  const owner = stack.migrationDatabaseUrl ?? stack.databaseUrl;
+  const orm = await openOrm({ databaseUrl: owner, poolMax: 2 });
+  try {
+    const applied = await migrate(orm);
+    if (roleOfUrl(owner) !== roleOfUrl(stack.databaseUrl)) {
+      await grantApplicationRole(orm.em.fork(), roleOfUrl(stack.databaseUrl));
+    }
+    return applied;
+  } finally {
+    await orm.close();
+  }
+}
+
+/**
  * What both stacks do once PostgreSQL and Temporal are up: the SMTP catcher (unless SMTP_URL),
- * the migrations, the demo merchant on first start, and the stack file the CLI and lone
- * processes read. Returns the demo credentials and what to close at shutdown.
+ * the migrations (migrateStack), the demo merchant on first start, and the stack file the CLI and
+ * lone processes read. Everything after the migrations runs as `stack.databaseUrl`'s role.
+ * Returns the demo credentials and what to close at shutdown.
  */
 export async function prepareStack(
   config: Config,
@@ -91,10 +113,10 @@ export async function prepareStack(
     const mail = await startMailCatcher({ port: config.SMTP_PORT, dir: path.join(config.dataDir, 'mail') });
     cleanups.push(mail.close);
   }
+  const applied = await migrateStack(stack);
+  if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
   const orm = await openOrm({ databaseUrl: stack.databaseUrl, poolMax: 2 });
   try {
-    const applied = await migrate(orm);
-    if (applied.length) say(`Applied migrations: ${applied.join(', ')}`);
     const demo = await ensureDemoMerchant(orm.em.fork(), config.dataDir);
     let secretsKey = config.PROVIDER_SECRETS_KEY;
     if (!secretsKey && config.NODE_ENV !== 'production') {

@@ -16,6 +16,8 @@ import {
 } from '../helpers/stack';
 import { testStack } from '../setup/stackInfo';
 import { createSandbox, type RunningSandbox } from '../../dev/sandbox/server';
+import { ensureLoginRole } from '../../dev/infra/embeddedPostgres';
+import { migrateStack } from '../../dev/stack/stackParts';
 
 /**
  * Issue 44, item 11 (decision 0086): migrations run as the schema's owner
@@ -104,5 +106,73 @@ describe('the application database role', () => {
     const events = await call(api.baseUrl, 'GET', `/events?objectId=${paymentId}`, merchant.auth);
     expect(events.status).toBe(200);
     expect((events.body.events as Array<{ type: string }>).map((e) => e.type)).toContain('payment.succeeded');
+  });
+});
+
+/**
+ * Decision 0086, amended: `npm run cluster` runs its API, workers and sweeper as an application
+ * role it makes in its PostgreSQL (ensureLoginRole) and migrates as the database's owner
+ * (migrateStack, given the owner's URL): here against the run's real PostgreSQL, whose
+ * superuser owns the schema as the cluster's does. The role logs in, reads and writes rows, and
+ * cannot alter the schema.
+ */
+describe("npm run cluster's application role", () => {
+  const role = `payments_cluster_app_${process.pid}`;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: testStack().databaseUrl });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin.query(`reassign owned by "${role}" to current_user; drop owned by "${role}"; drop role "${role}"`);
+    await admin.end();
+  });
+
+  it('is a bare login role; migrateStack grants it rows, never the schema', async () => {
+    const ownerUrl = testStack().databaseUrl;
+    // Made, then made again with another password (a restart with the data dir's kept one): idempotent.
+    await ensureLoginRole(admin, role, 'first-password-of-the-role');
+    const password = `pw-${process.pid}-${Date.now()}`;
+    await ensureLoginRole(admin, role, password);
+    const attributes = await admin.query(
+      'select rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolbypassrls from pg_roles where rolname = $1',
+      [role],
+    );
+    expect(attributes.rows).toEqual([
+      { rolcanlogin: true, rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolbypassrls: false },
+    ]);
+
+    const url = new URL(ownerUrl);
+    url.username = role;
+    url.password = password;
+    const appUrl = url.toString();
+    await migrateStack({ databaseUrl: appUrl, migrationDatabaseUrl: ownerUrl });
+
+    const app = new pg.Client({ connectionString: appUrl });
+    await app.connect();
+    try {
+      const refused = async (sql: string) =>
+        app.query(sql).then(
+          () => 'allowed',
+          (err: { code?: string }) => err.code,
+        );
+      expect(await refused('alter table payments add column cluster_role_probe int')).toBe('42501');
+      expect(await refused('alter table merchants drop column name')).toBe('42501');
+      expect(await refused('create table cluster_role_probe (x int)')).toBe('42501');
+      expect(await refused('drop table payments')).toBe('42501');
+      expect(await refused('truncate merchant_events')).toBe('42501');
+      expect((await app.query('select count(*)::int as n from merchants')).rows[0]).toEqual({ n: expect.any(Number) });
+    } finally {
+      await app.end();
+    }
+    // The product under it: a merchant written (rows, sequences, triggers) through an ORM of the role.
+    const orm = await openTestOrm(appUrl);
+    try {
+      const merchant = await createTestMerchant(orm, 'Cluster role merchant');
+      expect(merchant.merchantId).toEqual(expect.any(String));
+    } finally {
+      await orm.close();
+    }
   });
 });

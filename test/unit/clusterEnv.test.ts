@@ -2,10 +2,20 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { devPayloadKeysPath, devSecretsKeyPath, loadConfig, loadSandboxConfig } from '../../src/config';
+import {
+  devPayloadKeysPath,
+  devSecretsKeyPath,
+  loadConfig,
+  loadSandboxConfig,
+  secretWeakness,
+  stackFilePath,
+} from '../../src/config';
+import { roleOfUrl } from '../../src/db/roles';
 import { newPayloadKeys } from '../../src/temporal/payloadCodec';
 import {
+  CLUSTER_APP_ROLE,
   CLUSTER_SECRET_NAMES,
+  clusterDatabase,
   clusterProductionEnv,
   clusterSandboxEnv,
   clusterSecretsPath,
@@ -76,5 +86,53 @@ describe("npm run cluster's production environment", () => {
     expect(given.SANDBOX_API_KEY).toBe(strong);
     expect(given.SANDBOX_WEBHOOK_SECRET).toBe(first.SANDBOX_WEBHOOK_SECRET);
     expect(() => loadConfig(given)).not.toThrow();
+  });
+
+  it('runs the API and workers as the application database role; the owner only migrates (decision 0086, amended)', () => {
+    const ownerUrl = 'postgres://postgres:postgres@127.0.0.1:5999/payments';
+    const database = clusterDatabase(ownerUrl, dataDir);
+    expect(database.migrationDatabaseUrl).toBe(ownerUrl);
+    expect(database.appRole).toBe(CLUSTER_APP_ROLE);
+    expect(roleOfUrl(database.databaseUrl)).toBe(CLUSTER_APP_ROLE);
+    expect(roleOfUrl(database.databaseUrl)).not.toBe(roleOfUrl(ownerUrl));
+    const [owner, app] = [new URL(ownerUrl), new URL(database.databaseUrl)];
+    expect([app.host, app.pathname]).toEqual([owner.host, owner.pathname]);
+    // Its password: strong, made once per data dir and kept (0600) across restarts.
+    expect(decodeURIComponent(app.password)).toBe(database.appPassword);
+    expect(secretWeakness(database.appPassword)).toBeNull();
+    expect(clusterDatabase(ownerUrl, dataDir).databaseUrl).toBe(database.databaseUrl);
+    expect(fs.statSync(clusterSecretsPath(dataDir)).mode & 0o777).toBe(0o600);
+
+    // As the cluster publishes it for the CLI (stack.json), then the API's and workers' environment,
+    // even from a shell that has an owner's URL of its own.
+    fs.writeFileSync(
+      stackFilePath(dataDir),
+      JSON.stringify({
+        databaseUrl: database.databaseUrl,
+        temporalAddress: services.temporalAddress,
+        migrationDatabaseUrl: ownerUrl,
+      }),
+    );
+    const env = clusterProductionEnv(
+      loadConfig(shell(dataDir)),
+      { ...services, databaseUrl: database.databaseUrl },
+      { ...shell(dataDir), MIGRATION_DATABASE_URL: ownerUrl },
+    );
+    expect(env.DATABASE_URL).toBe(database.databaseUrl);
+    expect(env).not.toHaveProperty('MIGRATION_DATABASE_URL');
+    expect(Object.values(env)).not.toContain(ownerUrl);
+    const config = loadConfig(env);
+    expect(roleOfUrl(config.databaseUrl)).toBe(CLUSTER_APP_ROLE);
+    expect(config.MIGRATION_DATABASE_URL).toBeUndefined();
+    // The password travels in DATABASE_URL only, never as a variable of its own.
+    expect(Object.entries(env).filter(([, value]) => value === database.appPassword)).toEqual([]);
+
+    // A CLI of the cluster's data dir (no DATABASE_URL): rows as the application role, and its
+    // `db:migrate` as the owner (MIGRATION_DATABASE_URL from the stack file).
+    const cli = loadConfig(shell(dataDir));
+    expect(cli.databaseUrl).toBe(database.databaseUrl);
+    expect(cli.MIGRATION_DATABASE_URL).toBe(ownerUrl);
+    // A DATABASE_URL of the caller's own never goes with the stack's owner.
+    expect(loadConfig({ ...shell(dataDir), DATABASE_URL: ownerUrl }).MIGRATION_DATABASE_URL).toBeUndefined();
   });
 });

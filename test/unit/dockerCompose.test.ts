@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { envSchema, loadConfig, loadSandboxConfig, sandboxProcessEnv } from '../../src/config';
 import { WORKER_NODE_ARGS, compiledWorkerNodeArgs } from '../../dev/stack/stackParts';
 import { customSearchAttributes } from '../../workflows/searchAttributes';
+import { roleOfUrl } from '../../src/db/roles';
 import { deliveryTaskQueue, workerTaskQueues } from '../../src/temporal/taskQueues';
 import { PRODUCTION_DYNAMIC_CONFIG, renderDynamicConfig } from '../../dev/infra/temporalServerConfig';
 
@@ -407,6 +408,70 @@ describe('docker-compose.yml', () => {
     expect(map.migrate?.condition).toBe('service_completed_successfully');
     expect(map).toHaveProperty('temporal');
     expect(commandText(services.migrate?.command)).toMatch(/dist\/src\/cli\/index\.js db:migrate/);
+  });
+
+  describe('database roles (decision 0086, amended)', () => {
+    const envOf = (name: string) => containerEnvironment(services[name]!).env;
+    /** The database roles postgres-init creates: name, attributes, password, as compose renders them. */
+    const initRoles = () => {
+      const content = (compose.configs as Record<string, { content: string }>)['postgres-init']!.content;
+      const sql = interpolate(content, []);
+      const roles = [...sql.matchAll(/CREATE ROLE (\w+) WITH ([^;]*?)PASSWORD '([^']*)'/g)].map((m) => ({
+        name: m[1]!,
+        attributes: m[2]!.trim().split(/\s+/),
+        password: m[3]!,
+      }));
+      return { sql, roles };
+    };
+
+    it('migrates as the schema owner; every other app service connects as the application role', () => {
+      const migrate = envOf('migrate');
+      expect(migrate.MIGRATION_DATABASE_URL).toEqual(expect.any(String));
+      const owner = roleOfUrl(migrate.MIGRATION_DATABASE_URL!);
+      // db:migrate grants DATABASE_URL's role: the one the others use, not the owner.
+      const app = roleOfUrl(migrate.DATABASE_URL!);
+      expect(app).not.toBe(owner);
+      for (const name of ['api', 'worker', 'worker-deliveries']) {
+        const env = envOf(name);
+        expect({ name, role: roleOfUrl(env.DATABASE_URL!) }).toEqual({ name, role: app });
+      }
+      // Same database, same server: only the role differs.
+      const [ownerUrl, appUrl] = [new URL(migrate.MIGRATION_DATABASE_URL!), new URL(migrate.DATABASE_URL!)];
+      expect([ownerUrl.host, ownerUrl.pathname]).toEqual([appUrl.host, appUrl.pathname]);
+      // The owner's URL is the migrate service's alone (the sandbox sees no database at all).
+      const holders = Object.keys(services).filter((name) => 'MIGRATION_DATABASE_URL' in envOf(name));
+      expect(holders).toEqual(['migrate']);
+      expect(containerEnvironment(services.migrate!).required).toContain('PAYMENTS_OWNER_DB_PASSWORD');
+      expect(loadConfig({ ...migrate, DATA_DIR: '/tmp/nowhere-compose-test' }).MIGRATION_DATABASE_URL).toBe(
+        migrate.MIGRATION_DATABASE_URL,
+      );
+    });
+
+    it('creates the owner of the payments database and an application role that owns nothing', () => {
+      const { sql, roles } = initRoles();
+      const migrate = envOf('migrate');
+      const owner = new URL(migrate.MIGRATION_DATABASE_URL!);
+      const app = new URL(migrate.DATABASE_URL!);
+      const byName = Object.fromEntries(roles.map((r) => [r.name, r]));
+      // Each role logs in with the password of its URL (both set by the operator, no default).
+      expect(byName[roleOfUrl(owner.href)]?.password).toBe(decodeURIComponent(owner.password));
+      expect(byName[roleOfUrl(app.href)]?.password).toBe(decodeURIComponent(app.password));
+      expect(byName[roleOfUrl(app.href)]?.attributes).toEqual(
+        expect.arrayContaining(['LOGIN', 'NOSUPERUSER', 'NOCREATEDB', 'NOCREATEROLE']),
+      );
+      const database = owner.pathname.slice(1);
+      expect(sql).toMatch(new RegExp(`CREATE DATABASE ${database} OWNER ${roleOfUrl(owner.href)};`));
+      expect(sql).not.toMatch(new RegExp(`OWNER ${roleOfUrl(app.href)}\\b`));
+      expect(sql).toMatch(new RegExp(`GRANT CONNECT ON DATABASE ${database} TO ${roleOfUrl(app.href)};`));
+    });
+
+    it.each(['api', 'worker', 'worker-deliveries'])('starts %s once migrate succeeded', (name) => {
+      const deps = services[name]!.depends_on as Record<string, { condition?: string }>;
+      expect(deps.migrate?.condition).toBe('service_completed_successfully');
+      expect((services.migrate!.depends_on as Record<string, { condition?: string }>).postgres?.condition).toBe(
+        'service_healthy',
+      );
+    });
   });
 
   describe('hardening (decision 0081)', () => {
