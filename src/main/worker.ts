@@ -18,6 +18,7 @@ import { activitiesInFlight, isForcedShutdown } from '../temporal/workerShutdown
 import { startDeliveryKicker } from '../temporal/deliveryKicker';
 import { createDeadlineResolver } from '../net/deadlineResolver';
 import { workflowCacheSettings } from '../temporal/workflowCache';
+import { providerCallLimiter, providerCallLimitsFromConfig } from '../temporal/providerCallLimits';
 import { promoteWorkerVersion } from '../temporal/deploymentVersion';
 import {
   buildWorkflowBundle,
@@ -102,7 +103,11 @@ async function main(): Promise<void> {
   // One SDK worker per task queue of its role (WORKER_ROLE), sharing the activities.
   const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
   const workflowCache = workflowCacheSettings(config);
-  const providers = providerRegistryFromConfig(config, orm, { logger });
+  // Each provider call admitted for its merchant first (decision 0085).
+  const providers = providerRegistryFromConfig(config, orm, {
+    logger,
+    callLimiter: providerCallLimiter(providerCallLimitsFromConfig(config)),
+  });
   // providers:set / providers:remove reach this worker's registry at once too (decision 0081).
   const providerChanges = OutcomeHintListener.startProviderChanges(config.databaseUrl, logger, {
     changed: (merchantId, environment) => providers.forget(merchantId, environment),
@@ -143,6 +148,7 @@ async function main(): Promise<void> {
         }
       : {}),
     workflowCache,
+    activitySlotsPerConnection: config.WORKER_ACTIVITY_SLOTS_PER_CONNECTION,
   });
   // A process that delivers events wakes the delivery workflows of merchants with due deliveries.
   const deliveries = deliveryTaskQueue(config.TEMPORAL_TASK_QUEUE);
