@@ -37,7 +37,8 @@ interface MerchantCalls {
   /** Tokens left at `refilledAt` (negative: promised to reserved callers). */
   tokens: number;
   refilledAt: number;
-  inFlight: number;
+  /** The calls in flight, by when each started. */
+  inFlight: Set<{ startedAt: number }>;
   /** Callers told to come back at a time: their token is theirs then (caller key -> time). */
   reservations: Map<string, number>;
   /** A moving average of this merchant's call durations: how long a concurrency refusal waits. */
@@ -52,6 +53,8 @@ const RESERVATION_GRACE_MS = 30_000;
 const MAX_MERCHANTS = 10_000;
 /** Within this of its reserved time a caller is let through (timers fire a little early or late). */
 const EARLY_MS = 5;
+/** A merchant's call duration before any was measured. */
+const INITIAL_CALL_MS = 250;
 const MIN_CONCURRENCY_WAIT_MS = 50;
 const MAX_CONCURRENCY_WAIT_MS = 2000;
 
@@ -86,35 +89,30 @@ export class ProviderCallLimiter {
     const caller = this.options.callerKey?.();
     const reservedAt = caller === undefined ? undefined : m.reservations.get(caller);
     const { perSecond, concurrency } = this.limits;
-    if (concurrency > 0 && m.inFlight >= concurrency) {
-      // A reservation is kept: the token is the caller's when it comes back.
-      throw new ProviderCallsLimitedError(merchantId, 'concurrency', this.concurrencyWait(m));
+    if (reservedAt !== undefined && now < reservedAt - EARLY_MS) {
+      throw new ProviderCallsLimitedError(merchantId, 'rate', Math.ceil(reservedAt - now));
     }
-    if (perSecond > 0) {
-      if (reservedAt !== undefined) {
-        if (now < reservedAt - EARLY_MS) {
-          throw new ProviderCallsLimitedError(merchantId, 'rate', Math.ceil(reservedAt - now));
-        }
-        m.reservations.delete(caller!);
-      } else if (m.tokens >= 1) {
+    const full = concurrency > 0 && m.inFlight.size >= concurrency;
+    if (perSecond > 0 && reservedAt === undefined && (full || m.tokens < 1)) {
+      // Not now: the caller's turn, its token taken now (a debt when there is none yet), at the
+      // later of when a token is due and when a call in flight should have ended.
+      const rateWait = m.tokens >= 1 ? 0 : Math.ceil(((1 - m.tokens) * 1000) / perSecond);
+      const wait = Math.max(rateWait, full ? this.concurrencyWait(m, now) : 0);
+      if (caller !== undefined && wait <= MAX_RESERVATION_MS) {
         m.tokens -= 1;
-      } else {
-        const waitMs = Math.ceil(((1 - m.tokens) * 1000) / perSecond);
-        if (caller !== undefined && waitMs <= MAX_RESERVATION_MS) {
-          m.tokens -= 1;
-          m.reservations.set(caller, now + waitMs);
-        }
-        throw new ProviderCallsLimitedError(merchantId, 'rate', waitMs);
+        m.reservations.set(caller, now + wait);
       }
+      throw new ProviderCallsLimitedError(merchantId, wait > rateWait ? 'concurrency' : 'rate', wait);
     }
-    m.inFlight++;
-    const started = now;
-    let released = false;
+    // At the limit in flight: a reservation is kept (the token is the caller's when it comes back).
+    if (full) throw new ProviderCallsLimitedError(merchantId, 'concurrency', this.concurrencyWait(m, now));
+    if (reservedAt !== undefined) m.reservations.delete(caller!);
+    else if (perSecond > 0) m.tokens -= 1;
+    const call = { startedAt: now };
+    m.inFlight.add(call);
     return () => {
-      if (released) return;
-      released = true;
-      m.inFlight--;
-      const took = (this.options.now ?? Date.now)() - started;
+      if (!m.inFlight.delete(call)) return;
+      const took = (this.options.now ?? Date.now)() - call.startedAt;
       m.averageMs = m.averageMs * 0.8 + took * 0.2;
     };
   }
@@ -127,9 +125,9 @@ export class ProviderCallLimiter {
       m = {
         tokens: this.limits.burst,
         refilledAt: now,
-        inFlight: 0,
+        inFlight: new Set(),
         reservations: new Map(),
-        averageMs: 100,
+        averageMs: INITIAL_CALL_MS,
       };
       this.merchants.set(merchantId, m);
       return m;
@@ -148,16 +146,22 @@ export class ProviderCallLimiter {
   private forgetIdle(now: number): void {
     for (const [id, m] of this.merchants) {
       const full = m.tokens + ((now - m.refilledAt) * this.limits.perSecond) / 1000 >= this.limits.burst;
-      if (m.inFlight === 0 && m.reservations.size === 0 && (full || this.limits.perSecond === 0)) {
+      if (m.inFlight.size === 0 && m.reservations.size === 0 && (full || this.limits.perSecond === 0)) {
         this.merchants.delete(id);
       }
     }
   }
 
-  /** About one call's duration, spread (so that refused callers do not all come back at once). */
-  private concurrencyWait(m: MerchantCalls): number {
-    const base = Math.min(MAX_CONCURRENCY_WAIT_MS, Math.max(MIN_CONCURRENCY_WAIT_MS, m.averageMs));
-    return Math.ceil(base * (1 + (this.options.random ?? Math.random)()));
+  /**
+   * When a call in flight should have ended (the oldest, by this merchant's average duration), and
+   * spread (so that refused callers do not all come back at once).
+   */
+  private concurrencyWait(m: MerchantCalls, now: number): number {
+    let oldest = now;
+    for (const call of m.inFlight) oldest = Math.min(oldest, call.startedAt);
+    const left = oldest + m.averageMs - now;
+    const base = Math.min(MAX_CONCURRENCY_WAIT_MS, Math.max(MIN_CONCURRENCY_WAIT_MS, left));
+    return Math.ceil(base * (1 + 0.5 * (this.options.random ?? Math.random)()));
   }
 }
 

@@ -80,3 +80,27 @@ describe('per-merchant provider call limits (issue 44, item 8; decision 0085)', 
     for (let i = 0; i < 1000; i++) l.admit('mer_a');
   });
 });
+
+describe('a caller refused at the limit in flight', () => {
+  it('is given its turn at once (its token taken), to come back when a call should have ended', () => {
+    let now = 0;
+    let caller: string | undefined;
+    const l = new ProviderCallLimiter(
+      { perSecond: 100, burst: 10, concurrency: 1 },
+      { now: () => now, callerKey: () => caller, random: () => 0 },
+    );
+    caller = 'wf-1/run/1';
+    const first = l.admit('mer_a');
+    now = 100;
+    caller = 'wf-2/run/1';
+    const refused = refusal(() => l.admit('mer_a'));
+    // The first started at 0; a call takes 250 ms until one is measured.
+    expect(refused).toMatchObject({ limit: 'concurrency', retryAfterMs: 150 });
+    now = 250;
+    first();
+    caller = 'wf-3/run/1';
+    l.admit('mer_a')(); // a newcomer while the place is free
+    caller = 'wf-2/run/1';
+    l.admit('mer_a')(); // its turn, on the token it was given
+  });
+});
