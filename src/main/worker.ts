@@ -18,6 +18,7 @@ import { activitiesInFlight, isForcedShutdown } from '../temporal/workerShutdown
 import { startDeliveryKicker } from '../temporal/deliveryKicker';
 import { createDeadlineResolver } from '../net/deadlineResolver';
 import { workflowCacheSettings } from '../temporal/workflowCache';
+import { compiledSlots } from '../temporal/activitySlots';
 import { providerCallLimiter, providerCallLimitsFromConfig } from '../temporal/providerCallLimits';
 import { promoteWorkerVersion } from '../temporal/deploymentVersion';
 import {
@@ -104,9 +105,10 @@ async function main(): Promise<void> {
   const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
   const workflowCache = workflowCacheSettings(config);
   // Each provider call admitted for its merchant first (decision 0085).
+  const providerCallLimits = providerCallLimitsFromConfig(config);
   const providers = providerRegistryFromConfig(config, orm, {
     logger,
-    callLimiter: providerCallLimiter(providerCallLimitsFromConfig(config)),
+    callLimiter: providerCallLimiter(providerCallLimits),
   });
   // providers:set / providers:remove reach this worker's registry at once too (decision 0081).
   const providerChanges = OutcomeHintListener.startProviderChanges(config.databaseUrl, logger, {
@@ -168,6 +170,11 @@ async function main(): Promise<void> {
       role: config.WORKER_ROLE,
       taskQueues,
       workflowCache,
+      activitySlots: workers.map((worker) => ({
+        taskQueue: worker.options.taskQueue,
+        ...compiledSlots(worker.options.tuner),
+      })),
+      providerCallLimits,
       namespace: config.TEMPORAL_NAMESPACE,
       deploymentName: config.WORKER_VERSIONING ? config.WORKER_DEPLOYMENT_NAME : undefined,
       buildId: config.WORKER_VERSIONING ? buildId : 'unversioned',

@@ -75,3 +75,15 @@ export function activitySlots(
   }
   return moneyQueueSlots({ ...settings, moneyQueues });
 }
+
+/** The activity and local activity slots a compiled worker runs with (its tuner's fixed sizes; null: another tuner). */
+export function compiledSlots(tuner: unknown): { activities: number; localActivities: number } | null {
+  const t = tuner as {
+    activityTaskSlotSupplier?: { type?: string; numSlots?: number };
+    localActivityTaskSlotSupplier?: { type?: string; numSlots?: number };
+  } | null;
+  const activities = t?.activityTaskSlotSupplier;
+  const local = t?.localActivityTaskSlotSupplier;
+  if (activities?.type !== 'fixed-size' || local?.type !== 'fixed-size') return null;
+  return { activities: activities.numSlots ?? 0, localActivities: local.numSlots ?? 0 };
+}

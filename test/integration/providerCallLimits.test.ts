@@ -1,6 +1,7 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call } from '../helpers/http';
 import { providerCallLimiter } from '../../src/temporal/providerCallLimits';
+import { compiledSlots } from '../../src/temporal/activitySlots';
 import type { ProviderCallLimits } from '../../src/providers/callLimits';
 import type { ProviderRequestLog } from '../../dev/sandbox/state';
 
@@ -71,12 +72,7 @@ describe("a merchant's burst of provider calls is limited to its own rate, never
     const money = stack.worker.workers.filter((w) => !w.options.taskQueue.endsWith('-deliveries'));
     expect(money).toHaveLength(2);
     for (const worker of money) {
-      const tuner = worker.options.tuner as {
-        activityTaskSlotSupplier: { numSlots: number };
-        localActivityTaskSlotSupplier: { numSlots: number };
-      };
-      expect(tuner.activityTaskSlotSupplier.numSlots).toBe(10);
-      expect(tuner.localActivityTaskSlotSupplier.numSlots).toBe(10);
+      expect(compiledSlots(worker.options.tuner)).toEqual({ activities: 10, localActivities: 10 });
     }
   });
 
