@@ -95,9 +95,9 @@ describe("a merchant's burst of provider calls is limited to its own rate, never
       expect(result.body.status).toBe('succeeded');
     }
     expect(bPayment.result.body.status).toBe('succeeded');
-    // B waited for no one: answered about as fast as alone (one sandbox answer more at most, and
-    // the stack's load), while A's burst took seconds.
-    expect(bPayment.ms).toBeLessThan(alone.ms + 500);
+    // B waited for no one: answered about as fast as alone (within a second, for the stack's load),
+    // and before A's burst was through (its 10 calls at 5/s after a burst of 2 take 1.6 s at least).
+    expect(bPayment.ms).toBeLessThan(alone.ms + 1000);
     expect(bPayment.at).toBeLessThan(Math.max(...payments.map((p) => p.at)));
 
     const paymentIds = payments.map((p) => p.result.body.id);
