@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ProviderError } from '../src/providers/errors';
+import { ProviderCallsLimitedError } from '../src/providers/callLimits';
 import { parameterisedRows } from '../src/db/orm';
 import { markSentCte, type ProviderCallTable } from '../src/rules/providerCallMark';
 import { PROVIDER_FAILURE, UNAVAILABLE_AFTER_EARLIER_CALL } from '../src/rules/providerFailures';
@@ -61,7 +62,8 @@ export async function providerForClaimedCall<P>(
  * One provider call of an attempt, recorded as sent before it is made. `unavailable` (nothing
  * done) is trusted only when no earlier call under this key is outstanding: then the mark is
  * cleared (the next try is a first call again); otherwise it is UNAVAILABLE_AFTER_EARLIER_CALL,
- * never retried blindly. Other errors pass through unchanged, the mark kept.
+ * never retried blindly. A call refused over its merchant's limit was never sent: a mark this
+ * attempt set is cleared, and it passes through. Other errors pass through unchanged, the mark kept.
  */
 export async function sentProviderCall<T>(
   orm: MikroORM,
@@ -78,6 +80,12 @@ export async function sentProviderCall<T>(
   try {
     return await call();
   } catch (err) {
+    // Refused over the merchant's limit before it was sent (decision 0085): a mark this attempt set
+    // is taken back; one that was there before stays (that earlier call is still outstanding).
+    if (err instanceof ProviderCallsLimitedError) {
+      if (!sentBefore) await clearProviderCallSent(orm, table, id);
+      throw err;
+    }
     // A refused credential did nothing either: the same rule as `unavailable`.
     if (
       err instanceof ProviderError &&

@@ -171,6 +171,19 @@ export const envSchema = z.object({
   ALLOW_PRIVATE_CALLBACKS: flag,
   /** Deliveries of one merchant (callbackUrls and endpoints) that run at once (decision 0069). */
   EVENT_DELIVERY_CONCURRENCY_PER_MERCHANT: positiveInt(4),
+  /**
+   * Activity and local activity slots of a worker process per connection of its pool
+   * (DATABASE_POOL_MAX), shared by its money queues (decision 0085).
+   */
+  WORKER_ACTIVITY_SLOTS_PER_CONNECTION: z.coerce.number().int().min(1).max(100).default(4),
+  /**
+   * Per merchant and worker process: provider calls per second sustained (0: no rate limit), the
+   * burst above it, and the calls in flight at once (0: half the process's activity slots).
+   * Over a limit, the call is not sent: its activity is retried later (decision 0085).
+   */
+  PROVIDER_CALLS_PER_SECOND_PER_MERCHANT: limit(100),
+  PROVIDER_CALL_BURST_PER_MERCHANT: positiveInt(200),
+  PROVIDER_CALL_CONCURRENCY_PER_MERCHANT: limit(0),
   /** How often a delivery worker looks for merchants with due deliveries (decision 0069). */
   EVENT_DELIVERY_POLL_MS: positiveInt(500),
   /**

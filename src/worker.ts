@@ -12,6 +12,8 @@ import { inFlightActivityInterceptors, workerShutdownOptions } from './temporal/
 import { WORKFLOW_TASK_POLLING } from './temporal/workflowTaskPolling';
 import { deliveryTaskQueue } from './temporal/taskQueues';
 import { workflowCacheOptions, type WorkflowCacheSettings } from './temporal/workflowCache';
+import { activitySlots } from './temporal/activitySlots';
+import { providerCallLimitInterceptors } from './temporal/providerCallLimits';
 import type { ResolveHost } from './net/pinnedPost';
 import type { WorkflowStarters } from '../activities/deps';
 import { createDisputeGateway } from './temporal/disputeGateway';
@@ -74,6 +76,11 @@ export interface WorkerDeps {
   workflowCache?: WorkflowCacheSettings;
   /** The encryption codec (src/temporal/payloadCodec.ts, decision 0078); unset: payloads in clear. */
   dataConverter?: WorkerOptions['dataConverter'];
+  /**
+   * WORKER_ACTIVITY_SLOTS_PER_CONNECTION: activity and local activity slots per connection of the
+   * ORM's pool, shared by the process's money queues (src/temporal/activitySlots.ts, decision 0085).
+   */
+  activitySlotsPerConnection?: number;
 }
 
 /**
@@ -99,17 +106,22 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
 /**
  * Every activity's interceptors: its request id in its log lines; its database errors scrubbed
  * before they reach history (decision 0074); bugs failed non-retryably, for their run to park
- * (decision 0077); what a forced stop leaves behind (decision 0075).
+ * (decision 0077); what a forced stop leaves behind (decision 0075); a provider call refused over
+ * its merchant's limit retried later, out of its slot (decision 0085).
  */
 export const ACTIVITY_INTERCEPTORS = [
   requestIdActivityInterceptors,
   databaseErrorScrubbingInterceptors,
   activityBugInterceptors,
   inFlightActivityInterceptors,
+  providerCallLimitInterceptors,
 ];
 
-/** Merchants whose deliveries one delivery worker runs at once. */
-const DELIVERY_STEP_SLOTS = 200;
+/** The size of the ORM's pool (DATABASE_POOL_MAX as opened: src/db/orm.ts); 10, its default, if unread. */
+export function ormPoolMax(orm: MikroORM): number {
+  const max = (orm.config.get('pool') as { max?: unknown } | undefined)?.max;
+  return typeof max === 'number' && max > 0 ? max : 10;
+}
 
 /** A day of 86,400 s and a day for the customer: PRODUCT.md's defaults. */
 const DEFAULT_DAY_SECONDS = 86_400;
@@ -190,10 +202,17 @@ function workerOptions(
       : {}),
     ...WORKFLOW_TASK_POLLING,
     ...workerShutdownOptions(),
-    // A delivery step holds one slot per merchant for up to 50 s, mostly waiting on sockets.
-    ...(taskQueue === deliveryTaskQueue(deps.taskQueue)
-      ? { maxConcurrentActivityTaskExecutions: DELIVERY_STEP_SLOTS }
-      : {}),
+    // Sized to the ORM's pool, shared by the process's money queues; a delivery step holds one
+    // slot per merchant for up to 50 s, mostly waiting on sockets (src/temporal/activitySlots.ts).
+    ...activitySlots(
+      {
+        poolMax: ormPoolMax(deps.orm),
+        ...(deps.activitySlotsPerConnection ? { slotsPerConnection: deps.activitySlotsPerConnection } : {}),
+      },
+      taskQueue,
+      deps.taskQueues ?? [deps.taskQueue],
+      deliveryTaskQueue(deps.taskQueue),
+    ),
     ...(deps.identity ? { identity: deps.identity } : {}),
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     ...(deps.workflowCache ? workflowCacheOptions(deps.workflowCache, taskQueue, deps.taskQueue) : {}),

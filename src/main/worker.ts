@@ -19,6 +19,8 @@ import { activitiesInFlight, isForcedShutdown } from '../temporal/workerShutdown
 import { startDeliveryKicker } from '../temporal/deliveryKicker';
 import { createDeadlineResolver } from '../net/deadlineResolver';
 import { workflowCacheSettings } from '../temporal/workflowCache';
+import { compiledSlots } from '../temporal/activitySlots';
+import { providerCallLimiter, providerCallLimitsFromConfig } from '../temporal/providerCallLimits';
 import { promoteWorkerVersion } from '../temporal/deploymentVersion';
 import {
   buildWorkflowBundle,
@@ -106,7 +108,12 @@ async function main(): Promise<void> {
   // One SDK worker per task queue of its role (WORKER_ROLE), sharing the activities.
   const taskQueues = workerTaskQueues(config.WORKER_ROLE, config.TEMPORAL_TASK_QUEUE);
   const workflowCache = workflowCacheSettings(config);
-  const providers = providerRegistryFromConfig(config, orm, { logger });
+  // Each provider call admitted for its merchant first (decision 0085).
+  const providerCallLimits = providerCallLimitsFromConfig(config);
+  const providers = providerRegistryFromConfig(config, orm, {
+    logger,
+    callLimiter: providerCallLimiter(providerCallLimits),
+  });
   // providers:set / providers:remove reach this worker's registry at once too (decision 0081).
   const providerChanges = OutcomeHintListener.startProviderChanges(config.databaseUrl, logger, {
     changed: (merchantId, environment) => providers.forget(merchantId, environment),
@@ -148,6 +155,7 @@ async function main(): Promise<void> {
       : {}),
     workflowCache,
     ...payloads,
+    activitySlotsPerConnection: config.WORKER_ACTIVITY_SLOTS_PER_CONNECTION,
   });
   // A process that delivers events wakes the delivery workflows of merchants with due deliveries.
   const deliveries = deliveryTaskQueue(config.TEMPORAL_TASK_QUEUE);
@@ -167,6 +175,11 @@ async function main(): Promise<void> {
       role: config.WORKER_ROLE,
       taskQueues,
       workflowCache,
+      activitySlots: workers.map((worker) => ({
+        taskQueue: worker.options.taskQueue,
+        ...compiledSlots(worker.options.tuner),
+      })),
+      providerCallLimits,
       namespace: config.TEMPORAL_NAMESPACE,
       deploymentName: config.WORKER_VERSIONING ? config.WORKER_DEPLOYMENT_NAME : undefined,
       buildId: config.WORKER_VERSIONING ? buildId : 'unversioned',

@@ -51,6 +51,7 @@ export const WORKER_METRIC_NAMES = {
   providerErrors: 'provider_call_errors_total',
   ambiguous: 'provider_ambiguous_outcomes_total',
   reconcileRetries: 'reconciliation_retries_total',
+  providerCallsLimited: 'provider_calls_limited_total',
   eventDeliveries: 'event_deliveries_total',
   eventDeliveryDuration: 'event_delivery_duration_seconds',
   emails: 'emails_total',
@@ -97,6 +98,7 @@ class WorkerMetrics {
   readonly emails: LabelledCounter<EmailOutcome>;
   readonly ambiguous: LabelledCounter<string>;
   readonly reconcileRetries: LabelledCounter<string>;
+  readonly providerCallsLimited: LabelledCounter<'rate' | 'concurrency'>;
   private readonly providerDuration: MetricHistogram;
   private readonly providerErrors: MetricCounter;
   private readonly deliveryDuration = new Map<string, MetricHistogram>();
@@ -139,6 +141,14 @@ class WorkerMetrics {
       counter(n.reconcileRetries, 'Reconciliation tries that could not learn the outcome yet (retried), by reason'),
       'reason',
       [],
+    );
+    this.providerCallsLimited = new LabelledCounter(
+      counter(
+        n.providerCallsLimited,
+        "Provider calls refused before they were sent, over their merchant's limit in this process (retried later), by limit",
+      ),
+      'limit',
+      ['rate', 'concurrency'],
     );
     this.providerDuration = meter.createHistogram(
       n.providerDuration,
@@ -201,6 +211,8 @@ export const workerMetrics = {
   /** An attempt ended without a known outcome (timeout, invalid answer, an earlier call outstanding). */
   ambiguous: (reason: string) => current.ambiguous.inc(reason),
   reconcileRetry: (reason: string) => current.reconcileRetries.inc(reason),
+  /** A provider call refused over its merchant's limit (decision 0085), retried later. */
+  providerCallLimited: (limit: 'rate' | 'concurrency') => current.providerCallsLimited.inc(limit),
   providerCall: (processor: string, operation: ProviderOperation, seconds: number, errorKind: string | null) =>
     current.providerCall(processor, operation, seconds, errorKind),
 };

@@ -3,6 +3,7 @@ import { KEY_ENVIRONMENTS, MerchantProvider, type KeyEnvironment, type Processor
 import type { Logger } from '../logger';
 import { SandboxProvider } from './sandbox/client';
 import { instrumentProvider } from './instrumented';
+import { limitProvider, type ProviderCallLimiter } from './callLimits';
 import { StripeProvider } from './stripe/client';
 import { stripeKeyMode } from './stripe/mapping';
 import { ProviderSecrets, type ProviderSecretField } from './secrets';
@@ -41,6 +42,11 @@ export interface ProviderSettings {
   cacheTtlMs?: number;
   /** Where unusable configurations are reported (operator-visible). */
   logger?: Logger;
+  /**
+   * Per-merchant limits on the calls made to an existing record's provider (`forRecord`: the
+   * worker's activities; decision 0085). Unset: none (the API's registry).
+   */
+  callLimiter?: ProviderCallLimiter;
 }
 
 /** The record a provider is resolved for: what served it, for whom. */
@@ -100,6 +106,7 @@ export class ProviderRegistry {
   private readonly timeoutMs: number;
   private readonly cacheTtlMs: number;
   private readonly logger: Logger | undefined;
+  private readonly callLimiter: ProviderCallLimiter | undefined;
   private readonly cache = new Map<string, { expiresAt: number; resolved: Promise<Resolved> }>();
 
   constructor(settings: ProviderSettings) {
@@ -120,6 +127,7 @@ export class ProviderRegistry {
     this.timeoutMs = settings.timeoutMs;
     this.cacheTtlMs = settings.cacheTtlMs ?? PROVIDER_CACHE_TTL_MS;
     this.logger = settings.logger;
+    this.callLimiter = settings.callLimiter?.enabled ? settings.callLimiter : undefined;
   }
 
   /**
@@ -149,6 +157,12 @@ export class ProviderRegistry {
 
   /** The provider of an existing record: the processor it was created with, never another. */
   async forRecord(record: RecordProviderRef): Promise<PaymentProvider | null> {
+    const provider = await this.recordProvider(record);
+    // Each call admitted for the record's merchant first (a refused one sends nothing).
+    return provider && this.callLimiter ? limitProvider(provider, record.merchantId, this.callLimiter) : provider;
+  }
+
+  private async recordProvider(record: RecordProviderRef): Promise<PaymentProvider | null> {
     if (record.processor === this.sandbox.name) return this.sandbox;
     const configured = await this.configured(record.merchantId, record.environment);
     return configured.processor === record.processor ? configured.provider : null;
@@ -264,7 +278,7 @@ export function providerRegistryFromConfig(
     STRIPE_API_BASE: string;
   },
   orm: MikroORM,
-  options: { stripe?: StripeProviderFactory; logger?: Logger } = {},
+  options: { stripe?: StripeProviderFactory; logger?: Logger; callLimiter?: ProviderCallLimiter } = {},
 ): ProviderRegistry {
   return new ProviderRegistry({
     sandboxUrl: config.sandboxUrl,

@@ -62,12 +62,22 @@ export const UNAVAILABLE_AFTER_EARLIER_CALL = 'unavailable_after_earlier_call';
  */
 export const PROVIDER_NOT_CONFIGURED = 'provider_not_configured';
 
+/**
+ * The activity failure type of a provider call refused before it was sent, over its merchant's
+ * limits in this worker process (decision 0085): retryable, with the failure's `nextRetryDelay`
+ * saying when to come back. Nothing was sent (a mark this attempt set is taken back), yet it is not
+ * `unavailable`: an attempt whose tries all end so goes on as one without an answer (the workflow
+ * asks by its key, finds nothing when nothing was ever sent, and tries again), never fails its record.
+ */
+export const PROVIDER_CALLS_LIMITED = 'provider_calls_limited';
+
 /** Every ApplicationFailure `type` a provider activity fails with. */
 export type ProviderFailureType =
   | ProviderFailureKind
   | typeof RECONCILIATION_MISMATCH
   | typeof UNAVAILABLE_AFTER_EARLIER_CALL
-  | typeof PROVIDER_NOT_CONFIGURED;
+  | typeof PROVIDER_NOT_CONFIGURED
+  | typeof PROVIDER_CALLS_LIMITED;
 
 /**
  * How a first provider call ended without an outcome, in a workflow's answer to the API (the
