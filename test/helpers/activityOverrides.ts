@@ -4,7 +4,7 @@ import { createActivities, type Activities } from '../../activities';
 import { ACTIVITY_INTERCEPTORS, createWorkflowStarters } from '../../src/worker';
 import { clientInterceptors } from '../../src/temporal/connection';
 import { requestIdClientOptions } from '../../src/temporal/requestId';
-import { testLogger, type PaymentStack } from './stack';
+import { stackPayloads, testLogger, type PaymentStack } from './stack';
 import { testStack } from '../setup/stackInfo';
 
 export interface OverriddenWorker {
@@ -27,7 +27,12 @@ export async function startWorkerWithOverrides(
     address: testStack().temporalAddress,
     interceptors: clientInterceptors(),
   });
-  const client = new Client({ connection: clientConnection, namespace: 'default', ...requestIdClientOptions });
+  const client = new Client({
+    connection: clientConnection,
+    namespace: 'default',
+    ...requestIdClientOptions,
+    ...stackPayloads(),
+  });
   const real = createActivities({
     orm: stack.orm,
     logger: testLogger,
@@ -42,6 +47,8 @@ export async function startWorkerWithOverrides(
     workflowBundle: { codePath: testStack().workflowBundlePath },
     activities: { ...real, ...override(real) },
     interceptors: { activity: ACTIVITY_INTERCEPTORS },
+    // The stack's payloads are encrypted (decision 0078).
+    ...stackPayloads(),
   });
   const running = worker.run();
   let stopped: Promise<void> | undefined;

@@ -92,7 +92,8 @@ let payloadsInClear = false;
 export function recordPayloadsInClear(): void {
   payloadsInClear = true;
 }
-const stackPayloads = () => (payloadsInClear ? {} : testPayloads);
+/** The data converter of this process's stacks: encrypted, unless recording histories (recordPayloadsInClear). */
+export const stackPayloads = () => (payloadsInClear ? {} : testPayloads);
 
 /** TEMPORAL_CODEC_TOKEN of the test APIs' codec endpoint (`/codec/decode`, `/codec/encode`). */
 export const TEST_CODEC_TOKEN = 'codec-token-of-the-test-apis-0123456789';
