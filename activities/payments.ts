@@ -50,6 +50,7 @@ type PaymentRequestFields = Pick<
   | 'description'
   | 'expiresAt'
   | 'externalId'
+  | 'paymentMethodId'
 > & { merchantId: string };
 
 /**
@@ -99,7 +100,13 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
     saveCard: payment.saveCardEnabled,
     ...(payment.description ? { description: payment.description } : {}),
     expiresAt: payment.expiresAt,
-    metadata: { paymentId: payment.id, merchantId: payment.merchantId, reference_id: payment.externalId },
+    metadata: {
+      paymentId: payment.id,
+      merchantId: payment.merchantId,
+      reference_id: payment.externalId,
+      // A charge on a customer's saved card names it (PRODUCT.md, "Customers and payment methods").
+      ...(payment.paymentMethodId ? { paymentMethodId: payment.paymentMethodId } : {}),
+    },
   });
   /**
    * How the provider finds what became of this payment's request: its idempotency key, and with

@@ -31,9 +31,15 @@ export const ERROR_CODES = {
     status: 400,
     description: 'The provider does not know the card token; no payment was kept (the externalId stays free).',
   },
+  card_declined: {
+    status: 402,
+    description:
+      'The processor declined to keep the card (its verification was declined); `details.declineCode` says why (e.g. `card_declined`, `lost_card`). Nothing was kept.',
+  },
   external_id_conflict: {
     status: 400,
-    description: 'The externalId already names a record with another amount or currency.',
+    description:
+      'The externalId already names a record with another amount or currency (a customer: with other fields).',
   },
   provider_rejected: {
     status: 400,

@@ -15,6 +15,8 @@ export const ID_PREFIXES = {
   email: 'eml',
   request: 'req',
   webhookEndpoint: 'we',
+  customer: 'cus',
+  paymentMethod: 'pm',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

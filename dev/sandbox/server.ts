@@ -10,8 +10,10 @@ import {
   DISPUTE_FAULT_MODES,
   PAYMENT_FAULT_MODES,
   REFUND_FAULT_MODES,
+  CardDeclinedError,
   SandboxError,
   SandboxStore,
+  attachedCardJson,
   DEFAULT_RETENTION,
   UNKNOWN_DISPUTE_STATUS,
   UNKNOWN_PAYMENT_STATUS,
@@ -97,6 +99,13 @@ const createPaymentBody = z.strictObject({
   webhookUrl: urlSchema.nullish(),
   saveCard: z.boolean().nullish(),
   description: z.string().max(1000).nullish(),
+  metadata: metadataSchema.nullish(),
+});
+
+const attachCardBody = z.strictObject({
+  cardToken: z.string().min(1).max(255),
+  /** The caller's customer the card is kept for (any reference of the caller's). */
+  customer: z.string().min(1).max(255),
   metadata: metadataSchema.nullish(),
 });
 
@@ -209,7 +218,13 @@ function renderError(ctx: Ctx, err: unknown, log: Logger): void {
     err instanceof SandboxError ? err : new SandboxError(500, 'internal_error', 'Internal error in the sandbox.');
   if (!(err instanceof SandboxError)) log.error({ err }, 'unhandled error');
   ctx.status = known.status;
-  ctx.body = { error: { code: known.code, message: known.message } };
+  ctx.body = {
+    error: {
+      code: known.code,
+      message: known.message,
+      ...(known instanceof CardDeclinedError ? { declineCode: known.declineCode } : {}),
+    },
+  };
 }
 
 /** `invalid` mode: status 200, a JSON content type, and a body cut in half (never parseable). */
@@ -415,7 +430,8 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
         ctx.set('WWW-Authenticate', 'Bearer');
         throw new SandboxError(401, 'unauthorized', 'Missing or wrong API key (Authorization: Bearer <key>).');
       }
-      const kind = /^\/v1\/payments(\/|$)/.test(ctx.path)
+      // Cards attached to customers follow the payments' faults (a card verification is a card call).
+      const kind = /^\/v1\/(payments|payment_methods)(\/|$)/.test(ctx.path)
         ? 'payments'
         : /^\/v1\/refunds(\/|$)/.test(ctx.path)
           ? 'refunds'
@@ -505,6 +521,29 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     const { record, changed } = store.cancelPayment(ctx.params.id ?? '');
     if (changed) webhooks.send(record.webhookUrl, 'payment.canceled', paymentJson(record));
     ctx.body = paymentJson(record);
+  });
+
+  // ---- /v1/payment_methods (cards kept for customers) ----
+
+  router.post('/v1/payment_methods', async (ctx) => {
+    const idempotencyKey = ctx.get('Idempotency-Key');
+    if (idempotencyKey.length < 1 || idempotencyKey.length > 255) {
+      throw invalid('The Idempotency-Key header is required (1 to 255 characters).');
+    }
+    const body = parse(attachCardBody, await readJson(ctx), 'body');
+    if (ctx.state.declineCards) throw new CardDeclinedError('card_declined', 'The card was declined.');
+    const attached = store.attachCard({
+      idempotencyKey,
+      cardToken: body.cardToken,
+      customer: body.customer,
+      metadata: body.metadata ?? {},
+    });
+    ctx.body = attachedCardJson(attached);
+  });
+
+  router.post('/v1/payment_methods/:id/detach', async (ctx) => {
+    parse(emptyBody, await readJson(ctx), 'body');
+    ctx.body = attachedCardJson(store.detachCard(ctx.params.id ?? ''));
   });
 
   // ---- /v1/refunds ----

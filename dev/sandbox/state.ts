@@ -18,6 +18,17 @@ export class SandboxError extends Error {
   }
 }
 
+/** A card verification declined: 402 `card_declined` with the card's `declineCode`. */
+export class CardDeclinedError extends SandboxError {
+  constructor(
+    readonly declineCode: string,
+    message: string,
+  ) {
+    super(402, 'card_declined', message);
+    this.name = 'CardDeclinedError';
+  }
+}
+
 /**
  * `decline`: every card charge with a known token is declined (`card_declined`), e.g. a card that
  * stopped working. `unknown_status`: the operation is performed, then the payment is answered with
@@ -209,6 +220,61 @@ const OTHER_CARDS = new Set<string>([
   ...Object.keys(PROCESSING_OUTCOMES),
 ]);
 
+/** What the sandbox tells of a card it keeps (never a number): brand, last 4 digits, expiry. */
+export interface SandboxCard {
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+}
+
+/** The last 4 digits of each test card (as Stripe's test cards); any other card is a Visa ending 4242. */
+const CARD_LAST4: Record<string, string> = {
+  tok_success: '4242',
+  tok_decline: '0002',
+  tok_insufficient_funds: '9995',
+  tok_lost_card: '9987',
+  tok_expired_card: '0069',
+  tok_renewal_lost_card: '0341',
+  tok_renewal_insufficient_funds: '0341',
+  tok_3ds: '3220',
+  tok_3ds_offsession: '3155',
+  tok_processing: '0077',
+  tok_processing_fail: '0085',
+  tok_dispute: '0259',
+};
+
+/** The card a test token stands for, as the sandbox describes it (expiry: December, three years on). */
+export function describeCard(card: string, now = new Date()): SandboxCard {
+  return {
+    brand: 'visa',
+    last4: CARD_LAST4[card] ?? '4242',
+    expMonth: 12,
+    expYear: now.getUTCFullYear() + 3,
+  };
+}
+
+/**
+ * Cards whose verification (attaching them to a customer) is declined, with the code: those every
+ * charge of which is declined as a card that does not work. A card short of funds is still a card
+ * (a zero-amount verification checks the card, not the balance), and so are the `tok_renewal_...`
+ * ones (decision 0087).
+ */
+const VERIFICATION_DECLINES: ReadonlySet<string> = new Set(['tok_decline', 'tok_lost_card', 'tok_expired_card']);
+
+/** A card attached to a customer (`/v1/payment_methods`): its saved token is what charges send. */
+export interface AttachedCard {
+  /** The saved token (`tok_saved_...`), also the payment method's id at the sandbox. */
+  id: string;
+  /** The test card it was attached from. */
+  card: string;
+  customer: string;
+  idempotencyKey: string;
+  detached: boolean;
+  metadata: Record<string, string>;
+  createdAt: string;
+}
+
 /** One `/v1` request as the sandbox received it (`GET /_admin/requests`). */
 export interface ProviderRequestLog {
   method: string;
@@ -263,6 +329,9 @@ export class SandboxStore {
   private readonly ledgerByTransaction = new Map<string, LedgerEntry>();
   /** Card tokens this sandbox issued (`tok_saved_...`) -> the payment that saved them. */
   readonly savedTokens = new Map<string, string>();
+  /** Cards attached to customers, by their saved token; and by the caller's idempotency key. */
+  readonly attachedCards = new Map<string, AttachedCard>();
+  readonly attachedByKey = new Map<string, AttachedCard>();
   faults: Faults = { ...NO_FAULTS };
   /** Every `/v1` request received, oldest first (at most MAX_REQUEST_LOG). */
   readonly requests: ProviderRequestLog[] = [];
@@ -282,6 +351,8 @@ export class SandboxStore {
     this.ledger.length = 0;
     this.ledgerByTransaction.clear();
     this.savedTokens.clear();
+    this.attachedCards.clear();
+    this.attachedByKey.clear();
     this.faults = { ...NO_FAULTS };
   }
 
@@ -452,8 +523,57 @@ export class SandboxStore {
       DECLINES[token] !== undefined ||
       OFF_SESSION_DECLINES[token] !== undefined ||
       OTHER_CARDS.has(token) ||
-      this.savedTokens.has(token)
+      this.savedTokens.has(token) ||
+      this.attachedCards.get(token)?.detached === false
     );
+  }
+
+  // ---- payment methods (cards attached to customers) ----
+
+  /**
+   * Verifies a card and keeps it for `customer`: a new saved token each time (even for a card
+   * attached before), deduplicated by the idempotency key. Unknown token: 400; a card that does
+   * not work: 402 `card_declined` with its decline code. Nothing moves: no ledger entry.
+   */
+  attachCard(input: {
+    idempotencyKey: string;
+    cardToken: string;
+    customer: string;
+    metadata: Record<string, string>;
+  }): AttachedCard {
+    const existing = this.attachedByKey.get(input.idempotencyKey);
+    if (existing) {
+      if (existing.card !== this.cardOf(input.cardToken)) {
+        throw new SandboxError(409, 'idempotency_key_reused', 'Idempotency-Key was already used with another card.');
+      }
+      return existing;
+    }
+    if (!this.knownToken(input.cardToken)) throw new SandboxError(400, 'invalid_card_token', 'Unknown card token.');
+    const card = this.cardOf(input.cardToken);
+    if (VERIFICATION_DECLINES.has(card)) {
+      const decline = DECLINES[card]!;
+      throw new CardDeclinedError(decline.code, decline.message);
+    }
+    const attached: AttachedCard = {
+      id: newSandboxId('tok_saved'),
+      card,
+      customer: input.customer,
+      idempotencyKey: input.idempotencyKey,
+      detached: false,
+      metadata: input.metadata,
+      createdAt: new Date().toISOString(),
+    };
+    this.attachedCards.set(attached.id, attached);
+    this.attachedByKey.set(input.idempotencyKey, attached);
+    return attached;
+  }
+
+  /** The card no longer kept: its token is refused by later charges. Unknown: 404. */
+  detachCard(id: string): AttachedCard {
+    const attached = this.attachedCards.get(id);
+    if (!attached) throw new SandboxError(404, 'not_found', `No payment method ${id}.`);
+    attached.detached = true;
+    return attached;
   }
 
   /**
@@ -461,6 +581,8 @@ export class SandboxStore {
    * from (a `tok_3ds` card saved stays one); one saved from a hosted page as `tok_success`.
    */
   private cardOf(token: string): string {
+    const attached = this.attachedCards.get(token);
+    if (attached) return attached.card;
     const from = this.savedTokens.get(token);
     if (from === undefined) return token;
     const saved = this.payments.get(from)?.cardToken;
@@ -760,8 +882,22 @@ export function paymentJson(p: PaymentRecord) {
     actionUrl: p.actionUrl,
     offSession: p.offSession,
     savedCardToken: p.savedCardToken,
+    /** What the saved card is (a hosted page's card is a Visa ending 4242). */
+    savedCard: p.savedCardToken ? describeCard(p.cardToken ?? 'tok_success') : null,
     metadata: { ...p.metadata },
     createdAt: p.createdAt,
+  };
+}
+
+export function attachedCardJson(a: AttachedCard) {
+  return {
+    object: 'payment_method' as const,
+    id: a.id,
+    customer: a.customer,
+    card: describeCard(a.card, new Date(a.createdAt)),
+    detached: a.detached,
+    metadata: { ...a.metadata },
+    createdAt: a.createdAt,
   };
 }
 

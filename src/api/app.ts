@@ -4,6 +4,7 @@ import { codecRoutes, type CodecSettings } from './routes/codec';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
+import { customerRoutes } from './routes/customers';
 import { Authenticator } from '../auth/authenticator';
 import type { ProviderRegistry } from '../providers/registry';
 import type { OutcomeHintListener } from '../db/outcomeHints';
@@ -93,6 +94,7 @@ export function allRoutes(
       ...(deps.settings.quotas ? { quotas: deps.settings.quotas } : {}),
     }),
     ...listRoutes({ em, settings: deps.settings }),
+    ...customerRoutes({ em, providers: deps.providers, settings: deps.settings }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
     ...disputeRoutes({ em, providers: deps.providers, disputes }),
     ...webhookEndpointRoutes({

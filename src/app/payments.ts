@@ -12,6 +12,8 @@ import {
   type PaymentResponse,
 } from '../domain/payments';
 import { processorForCreate } from '../domain/providerFor';
+import { customerNotFound, findCustomer, findPaymentMethod, paymentMethodNotFound } from '../domain/customers';
+import { isId } from '../ids';
 import type { RecordScope } from '../domain/scope';
 import type { PaymentGateway } from '../temporal/paymentGateway';
 import { providerRejection } from './providerRejection';
@@ -34,6 +36,53 @@ const serviceUnavailableNoRecord = () =>
     {},
   );
 
+/** What POST /payments may name instead of `customer` (PRODUCT.md, "Customers and payment methods"). */
+export type PaymentRequestWithCustomer = Omit<PaymentRequest, 'customer' | 'customerId' | 'paymentMethodId'> & {
+  customer?: PaymentRequest['customer'];
+  customerId?: string;
+  paymentMethodId?: string;
+};
+
+/**
+ * A create naming `customerId`: its `customer` repeats the customer's email, name and externalId;
+ * `paymentMethodId` is charged by its processor reference (the token flow); with neither it nor a
+ * `cardToken`, the customer's default is, unless there is none or `saveCardEnabled` asks for the
+ * hosted page. Another merchant's or environment's customer, or a method that is not the
+ * customer's (or deleted): 404.
+ */
+export async function withCustomer(
+  em: EntityManager,
+  caller: RecordScope,
+  body: PaymentRequestWithCustomer,
+): Promise<PaymentRequest> {
+  const { customerId, paymentMethodId, customer: given, ...rest } = body;
+  if (customerId === undefined) return { ...rest, customer: given! };
+  if (!isId('customer', customerId)) throw customerNotFound();
+  const customer = await findCustomer(em, caller, customerId);
+  if (!customer) throw customerNotFound();
+  const snapshot = {
+    email: customer.email,
+    ...(customer.name !== null ? { name: customer.name } : {}),
+    externalId: customer.externalId,
+  };
+  const methodId =
+    paymentMethodId ??
+    (body.cardToken === undefined && !body.saveCardEnabled
+      ? (customer.defaultPaymentMethodId ?? undefined)
+      : undefined);
+  if (methodId === undefined) return { ...rest, customer: snapshot, customerId: customer.id };
+  const method = isId('paymentMethod', methodId) ? await findPaymentMethod(em, customer, methodId) : null;
+  if (!method) throw paymentMethodNotFound();
+  return {
+    ...rest,
+    customer: snapshot,
+    customerId: customer.id,
+    paymentMethodId: method.id,
+    cardToken: method.providerReference,
+    paymentMethodProcessor: method.processor,
+  };
+}
+
 /**
  * POST /payments: creates the payment (or finds the one its externalId names), submits it to its
  * workflow (Update-with-Start) and answers its outcome, or the error that says what is left.
@@ -47,6 +96,21 @@ export async function createPayment(
   const processor = await processorForCreate(providers, caller, () =>
     existingPaymentProcessor(em, caller, body.externalId),
   );
+  if (body.paymentMethodProcessor !== undefined && body.paymentMethodProcessor !== processor) {
+    throw new AppError(
+      'validation_error',
+      `The payment method is kept by ${body.paymentMethodProcessor}; new payments of this key go to ${processor}.`,
+      {
+        issues: [
+          {
+            path: 'paymentMethodId',
+            code: 'processor_mismatch',
+            message: 'The payment method is of another processor.',
+          },
+        ],
+      },
+    );
+  }
   for (let round = 0; round < 3; round++) {
     const payment = await createOrFindPayment(em, caller, body, {
       processor,

@@ -96,7 +96,8 @@ export const PAYMENT_STATUSES = [
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 export interface Customer {
-  email: string;
+  /** null only for a record made with `customerId` whose customer has no email. */
+  email: string | null;
   name?: string;
   externalId?: string;
 }
@@ -134,6 +135,10 @@ export class Payment {
   saveCardEnabled!: boolean;
   savedCardToken!: string | null;
   customer!: Customer;
+  /** The merchant's customer (`cus_...`) the payment was made for, when named by `customerId`. */
+  customerId!: string | null;
+  /** The customer's saved payment method (`pm_...`) charged, when the payment used one. */
+  paymentMethodId!: string | null;
   billing!: Record<string, unknown> | null;
   metadata!: Record<string, string> | null;
   description!: string | null;
@@ -211,6 +216,8 @@ export const PaymentSchema = new EntitySchema<Payment>({
     saveCardEnabled: { type: 'boolean', default: false },
     savedCardToken: { type: 'string', length: 255, nullable: true },
     customer: { type: 'json' },
+    customerId: { type: 'string', length: 40, nullable: true },
+    paymentMethodId: { type: 'string', length: 40, nullable: true },
     billing: { type: 'json', nullable: true },
     metadata: { type: 'json', nullable: true },
     description: { type: 'text', nullable: true },
@@ -1036,6 +1043,100 @@ export const DeliveryHostPauseSchema = new EntitySchema<DeliveryHostPause>({
   },
 });
 
+/**
+ * A merchant's customer in one environment (PRODUCT.md, "Customers and payment methods"; decision
+ * 0087). `externalId` is unique per merchant and environment. `providerCustomers` holds the
+ * processor's own customer per processor (Stripe's `cus_...`), created at the first attach there.
+ * `testClockId` is the test clock the customer lives on (issue 45 item 2; no foreign key yet).
+ */
+export class CustomerRecord {
+  id!: string;
+  merchant!: Merchant;
+  environment!: KeyEnvironment;
+  externalId!: string;
+  email!: string | null;
+  name!: string | null;
+  metadata!: Record<string, string> | null;
+  defaultPaymentMethodId!: string | null;
+  providerCustomers!: Record<string, string>;
+  testClockId!: string | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const CustomerRecordSchema = new EntitySchema<CustomerRecord>({
+  class: CustomerRecord,
+  tableName: 'customers',
+  uniques: [
+    { properties: ['merchant', 'environment', 'externalId'], name: 'customers_merchant_env_external_id_unique' },
+  ],
+  indexes: [
+    { properties: ['merchant', 'environment', 'createdAt', 'id'], name: 'customers_merchant_env_created_idx' },
+    { properties: ['merchant', 'environment', 'email'], name: 'customers_merchant_env_email_idx' },
+  ],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade', updateRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    externalId: { type: 'string', length: 255 },
+    email: { type: 'string', length: 320, nullable: true },
+    name: { type: 'string', length: 255, nullable: true },
+    metadata: { type: 'json', nullable: true },
+    defaultPaymentMethodId: { type: 'string', length: 40, nullable: true },
+    providerCustomers: { type: 'json', defaultRaw: `'{}'` },
+    testClockId: { type: 'string', length: 40, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+/**
+ * A card the processor verified and keeps for a customer (decision 0087). `providerReference` is
+ * what a charge sends as its card token (the sandbox's saved token; Stripe's `cus_...:pm_...`):
+ * a processor reference, never card data. A DELETE sets `deletedAt` (the row stays for the
+ * payments that used it). `sourcePaymentId`: the payment whose card was saved (hosted flow with
+ * `saveCardEnabled`), at most one method per payment.
+ */
+export class PaymentMethod {
+  id!: string;
+  merchant!: Merchant;
+  environment!: KeyEnvironment;
+  customer!: CustomerRecord;
+  processor!: string;
+  providerReference!: string;
+  cardBrand!: string | null;
+  cardLast4!: string | null;
+  cardExpMonth!: number | null;
+  cardExpYear!: number | null;
+  sourcePaymentId!: string | null;
+  deletedAt!: Date | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const PaymentMethodSchema = new EntitySchema<PaymentMethod>({
+  class: PaymentMethod,
+  tableName: 'payment_methods',
+  uniques: [{ properties: ['sourcePaymentId'], name: 'payment_methods_source_payment_unique' }],
+  indexes: [{ properties: ['customer', 'createdAt', 'id'], name: 'payment_methods_customer_created_idx' }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade', updateRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    customer: { kind: 'm:1', entity: () => CustomerRecord, deleteRule: 'cascade', updateRule: 'cascade' },
+    processor: { type: 'string', length: 32 },
+    providerReference: { type: 'string', length: 255 },
+    cardBrand: { type: 'string', length: 32, nullable: true },
+    cardLast4: { type: 'string', length: 4, nullable: true },
+    cardExpMonth: { type: 'integer', nullable: true },
+    cardExpYear: { type: 'integer', nullable: true },
+    sourcePaymentId: { type: 'string', length: 40, nullable: true },
+    deletedAt: { ...timestamp, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
 export const entities = [
   MerchantSchema,
   ApiKeySchema,
@@ -1056,4 +1157,6 @@ export const entities = [
   DeliveryJobSchema,
   DeliveryLeaseSchema,
   DeliveryHostPauseSchema,
+  CustomerRecordSchema,
+  PaymentMethodSchema,
 ];

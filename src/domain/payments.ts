@@ -14,6 +14,7 @@ import { workerMetrics, type PaymentOutcome } from '../metrics/worker';
 import { hintPayload, PAYMENT_OUTCOME_CHANNEL } from '../db/hintChannels';
 import type { SubmitOutcome } from '../../workflows/paymentApi';
 import { markSentCte } from '../rules/providerCallMark';
+import { addPaymentMethod } from './customers';
 
 /** Payment rules: the response shape, the refundable balance, and provider outcomes applied. */
 
@@ -78,6 +79,8 @@ export function presentPayment(p: PaymentView) {
     expiresAt: p.expiresAt.toISOString(),
     environment: p.environment,
     customer: p.customer,
+    customerId: p.customerId,
+    paymentMethodId: p.paymentMethodId,
     description: p.description,
     metadata: p.metadata,
     billing: p.billing,
@@ -119,7 +122,7 @@ export function paymentOutcomeHint(paymentId: string, kind: 'settled' | 'created
 
 export const PAYMENT_VIEW_COLUMNS = `id, external_id, environment, processor, amount_minor, currency, status, amount_refunded_minor,
   amount_pending_refund_minor, amount_disputed_minor, open_disputes, provider_transaction_id, redirect_url, action_url,
-  save_card_enabled, customer, billing, metadata,
+  save_card_enabled, customer, customer_id, payment_method_id, billing, metadata,
   description, callback_url, return_url, failure_code, failure_message, expires_at, created_at, updated_at`;
 
 const PAYMENT_VIEW_BY_ID: PreparedStatement = {
@@ -149,6 +152,8 @@ export interface NewPayment {
   cardToken: string | null;
   saveCardEnabled: boolean;
   customer: Payment['customer'];
+  customerId: string | null;
+  paymentMethodId: string | null;
   billing: Payment['billing'];
   metadata: Payment['metadata'];
   description: string | null;
@@ -162,8 +167,9 @@ const INSERT_PAYMENT: PreparedStatement = {
   name: 'payment_insert',
   text: `insert into payments (id, merchant_id, external_id, environment, processor, amount_minor, currency, status,
     card_token, save_card_enabled, customer, billing, metadata, description, callback_url, return_url, expires_at,
-    created_at, updated_at)
-  values ($1, $2, $3, $4, $5, $6, $7, 'created', $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13, $14, $15, $16, $17, $17)
+    created_at, updated_at, customer_id, payment_method_id)
+  values ($1, $2, $3, $4, $5, $6, $7, 'created', $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13, $14, $15, $16, $17, $17,
+    $18, $19)
   on conflict (merchant_id, external_id) do nothing
   returning ${PAYMENT_VIEW_COLUMNS}`,
 };
@@ -195,6 +201,8 @@ export async function insertPayment(em: EntityManager, p: NewPayment): Promise<P
     p.returnUrl,
     p.expiresAt,
     p.createdAt,
+    p.customerId,
+    p.paymentMethodId,
   ]);
   return row ? paymentViewOfRow(row) : null;
 }
@@ -232,8 +240,8 @@ async function insertHostedPaymentWithinQuota(
     const rows = await tx.execute<Record<string, unknown>[]>(
       `insert into payments (id, merchant_id, external_id, environment, processor, amount_minor, currency, status,
          card_token, save_card_enabled, customer, billing, metadata, description, callback_url, return_url, expires_at,
-         created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?)
+         created_at, updated_at, customer_id, payment_method_id)
+       values (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?)
        on conflict (merchant_id, external_id) do nothing
        returning ${PAYMENT_VIEW_COLUMNS}`,
       [
@@ -255,6 +263,8 @@ async function insertHostedPaymentWithinQuota(
         p.expiresAt,
         p.createdAt,
         p.createdAt,
+        p.customerId,
+        p.paymentMethodId,
       ],
     );
     return rows[0] ? paymentViewOfRow(rows[0]) : null;
@@ -269,6 +279,11 @@ export interface PaymentRequest {
   cardToken?: string;
   saveCardEnabled?: boolean;
   customer: Payment['customer'];
+  /** The merchant's customer (`customerId`) and the saved method charged, resolved by the API. */
+  customerId?: string;
+  paymentMethodId?: string;
+  /** The processor that keeps `paymentMethodId`'s card: the payment must go to it. */
+  paymentMethodProcessor?: string;
   billing?: Payment['billing'];
   metadata?: Payment['metadata'];
   description?: string;
@@ -328,6 +343,8 @@ export async function createOrFindPayment(
     cardToken: body.cardToken ?? null,
     saveCardEnabled: body.saveCardEnabled ?? false,
     customer: body.customer,
+    customerId: body.customerId ?? null,
+    paymentMethodId: body.paymentMethodId ?? null,
     billing: body.billing ?? null,
     metadata: body.metadata ?? null,
     description: body.description ?? null,
@@ -386,6 +403,8 @@ export function paymentViewOfRow(row: Record<string, unknown>): PaymentView {
     actionUrl: (row.action_url ?? null) as string | null,
     saveCardEnabled: row.save_card_enabled as boolean,
     customer: row.customer as Payment['customer'],
+    customerId: (row.customer_id ?? null) as string | null,
+    paymentMethodId: (row.payment_method_id ?? null) as string | null,
     billing: row.billing as Payment['billing'],
     metadata: row.metadata as Payment['metadata'],
     description: row.description as string | null,
@@ -518,7 +537,46 @@ export async function applyProviderPayment(
     return payment;
   });
   if (moved) workerMetrics.payment(moved);
+  if (applied && savesCard(applied, pp)) await keepSavedCard(em, applied, pp);
   return applied;
+}
+
+/**
+ * A payment made for a customer (`customerId`) with `saveCardEnabled` that captured with a card the
+ * processor saved (a hosted payment, or a new card token): the card becomes one of the customer's
+ * payment methods (PRODUCT.md, "Customers and payment methods").
+ */
+function savesCard(
+  p: Pick<Payment, 'status' | 'customerId' | 'saveCardEnabled' | 'paymentMethodId'>,
+  pp: ProviderPayment,
+): boolean {
+  return (
+    CAPTURED.includes(p.status) &&
+    p.customerId !== null &&
+    p.saveCardEnabled &&
+    p.paymentMethodId === null &&
+    pp.status === 'succeeded' &&
+    pp.savedCardToken !== null
+  );
+}
+
+const CAPTURED: readonly PaymentStatus[] = ['succeeded', 'partially_refunded', 'refunded'];
+
+/**
+ * Keeps the card once per payment (the payment method's `sourcePaymentId` is unique), so a repeat of
+ * the same answer (an activity retried after a crash) keeps nothing more.
+ */
+async function keepSavedCard(em: EntityManager, payment: Payment, pp: ProviderPayment): Promise<void> {
+  const { customerId } = payment;
+  if (customerId === null) return;
+  await addPaymentMethod(em, customerId, {
+    id: newId('paymentMethod'),
+    processor: payment.processor,
+    reference: pp.savedCardToken!,
+    providerCustomerId: null,
+    card: pp.savedCard ?? { brand: null, last4: null, expMonth: null, expYear: null },
+    sourcePaymentId: payment.id,
+  });
 }
 
 /** What a payment attempt reads of its payment: the view, and what its provider call is made of. */
@@ -576,6 +634,10 @@ export async function applyProviderPaymentToRead(
   pp: ProviderPayment,
 ): Promise<PaymentAnswer | null> {
   if (read.status !== 'created') return null;
+  // A card to keep for the customer: the general path keeps it.
+  if (read.customerId !== null && read.saveCardEnabled && read.paymentMethodId === null && pp.savedCardToken) {
+    return null;
+  }
   const ours = {
     ...(read.providerTransactionId ? { transactionId: read.providerTransactionId } : {}),
     amountMinor: read.amountMinor,

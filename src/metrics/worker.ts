@@ -33,6 +33,8 @@ export const PROVIDER_OPERATIONS = [
   'findDispute',
   'submitDisputeEvidence',
   'acceptDispute',
+  'attachPaymentMethod',
+  'detachPaymentMethod',
 ] as const;
 
 export type PaymentOutcome = (typeof PAYMENT_OUTCOMES)[number];

@@ -194,6 +194,8 @@ export function limitProvider(
     findDispute: limited((id) => provider.findDispute(id)),
     submitDisputeEvidence: limited((id, text) => provider.submitDisputeEvidence(id, text)),
     acceptDispute: limited((id) => provider.acceptDispute(id)),
+    attachPaymentMethod: limited((input) => provider.attachPaymentMethod(input)),
+    detachPaymentMethod: limited((reference) => provider.detachPaymentMethod(reference)),
     parseWebhook: (rawBody, headers) => provider.parseWebhook(rawBody, headers),
   };
 }

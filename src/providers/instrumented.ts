@@ -33,6 +33,8 @@ export function instrumentProvider(provider: PaymentProvider): PaymentProvider {
     findDispute: timed('findDispute', (id) => provider.findDispute(id)),
     submitDisputeEvidence: timed('submitDisputeEvidence', (id, text) => provider.submitDisputeEvidence(id, text)),
     acceptDispute: timed('acceptDispute', (id) => provider.acceptDispute(id)),
+    attachPaymentMethod: timed('attachPaymentMethod', (input) => provider.attachPaymentMethod(input)),
+    detachPaymentMethod: timed('detachPaymentMethod', (reference) => provider.detachPaymentMethod(reference)),
     parseWebhook: (rawBody, headers) => provider.parseWebhook(rawBody, headers),
   };
 }

@@ -22,7 +22,43 @@ export interface ProviderPayment {
   savedCardToken: string | null;
   /** Where the customer authenticates this charge while `requires_action`, else null. */
   actionUrl: string | null;
+  /** What the processor tells of the saved card (`savedCardToken`), when it says; absent: unknown. */
+  savedCard?: CardDetails | null;
 }
+
+/** What a processor tells of a card it keeps: never the number, only what identifies it to people. */
+export interface CardDetails {
+  brand: string | null;
+  last4: string | null;
+  expMonth: number | null;
+  expYear: number | null;
+}
+
+/**
+ * A card to verify and keep for a customer (PRODUCT.md, "Customers and payment methods"). No
+ * money moves: no authentication, no ledger entry.
+ */
+export interface AttachPaymentMethodInput {
+  /** Our payment method id: the processor dedupes on it. */
+  idempotencyKey: string;
+  /** The merchant's card token (the sandbox's test tokens; Stripe's `pm_...`). */
+  cardToken: string;
+  /** Our customer, and the processor's own customer for it when one was created before. */
+  customer: { id: string; email: string | null; name: string | null; providerCustomerId: string | null };
+  metadata: Record<string, string>;
+}
+
+export type AttachPaymentMethodResult =
+  | {
+      status: 'attached';
+      /** What a charge sends as its card token from now on (a processor reference). */
+      reference: string;
+      /** The processor's customer the card is attached to (null: the processor has none). */
+      providerCustomerId: string | null;
+      card: CardDetails;
+    }
+  /** The processor declined to keep the card (its verification was declined). */
+  | { status: 'declined'; declineCode: string; message: string };
 
 export interface CreatePaymentInput {
   /** Our payment id (or invoice id): the provider dedupes on it. */
@@ -185,6 +221,14 @@ export interface PaymentProvider {
   submitDisputeEvidence(disputeId: string, text: string): Promise<ProviderDispute>;
   /** Accepts the dispute (`accepted`: lost); again, unchanged. */
   acceptDispute(disputeId: string): Promise<ProviderDispute>;
+  /**
+   * Verifies a card and keeps it for a customer (creating the processor's customer when
+   * `providerCustomerId` is null). An unknown token is a ProviderError `rejected`
+   * (`invalid_card_token`); a declined verification is an answer (`declined`).
+   */
+  attachPaymentMethod(input: AttachPaymentMethodInput): Promise<AttachPaymentMethodResult>;
+  /** Stops keeping a card (`reference` from attachPaymentMethod); one already gone is no error. */
+  detachPaymentMethod(reference: string): Promise<void>;
   /** Verifies the signature and parses; throws ProviderWebhookError when it does not verify. */
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent;
 }

@@ -228,6 +228,42 @@ describe('Stripe adapter against stripe-mock', () => {
     });
   });
 
+  describe('payment methods (a Customer, then the PaymentMethod attached to it; decision 0087)', () => {
+    const customer = { id: 'cus_01J0OURS', email: 'ada@example.com', name: 'Ada' };
+    const attachInput = (key: string, providerCustomerId: string | null) => ({
+      idempotencyKey: key,
+      cardToken: 'pm_1PgafzB7WZ01zgkW',
+      customer: { ...customer, providerCustomerId },
+      metadata: { customerId: customer.id, paymentMethodId: key },
+    });
+
+    it('a first attach creates the Customer under its own key, then attaches under ours', async () => {
+      const key = `pm_01J0ATTACH${Date.now()}`;
+      const result = await recorded.provider.attachPaymentMethod(attachInput(key, null));
+      expect(result).toMatchObject({
+        status: 'attached',
+        reference: expect.stringMatching(/^cus_[A-Za-z0-9]+:pm_[A-Za-z0-9]+$/),
+        providerCustomerId: expect.stringMatching(/^cus_/),
+        card: { brand: expect.any(String), last4: expect.stringMatching(/^\d{4}$/) },
+      });
+      expect(recorded.sent('POST', '/v1/customers', `${customer.id}:customer`)).toHaveLength(1);
+      expect(recorded.sent('POST', '/v1/payment_methods/pm_1PgafzB7WZ01zgkW/attach', key)).toHaveLength(1);
+    });
+
+    it("a later attach uses the customer's Customer; a detach passes validation", async () => {
+      const key = `pm_01J0AGAIN${Date.now()}`;
+      const result = await recorded.provider.attachPaymentMethod(attachInput(key, 'cus_QXg1o8vcGmoR32'));
+      expect(result).toMatchObject({ status: 'attached' });
+      expect(recorded.proxy.requests.filter((r) => r.headers['idempotency-key'] === key)).toHaveLength(1);
+      await expect(stripe.detachPaymentMethod('cus_QXg1o8vcGmoR32:pm_1PgafzB7WZ01zgkW')).resolves.toBeUndefined();
+    });
+
+    it('a token that is not a PaymentMethod is invalid_card_token before anything is sent', async () => {
+      const err = await rejection(stripe.attachPaymentMethod({ ...attachInput('pm_x', null), cardToken: 'tok_visa' }));
+      expect(err).toMatchObject({ kind: 'rejected', code: 'invalid_card_token' });
+    });
+  });
+
   describe('lookups', () => {
     it('by transaction: a PaymentIntent and a Checkout Session (expanded), mapped', async () => {
       const pi = await stripe.findPayment({ transactionId: 'pi_1PgafyB7WZ01zgkWSjxsAJo3' });

@@ -61,6 +61,7 @@ describe('the error vocabulary', () => {
       not_found: 404,
       method_not_allowed: 405,
       invalid_card_token: 400,
+      card_declined: 402,
       external_id_conflict: 400,
       provider_rejected: 400,
       provider_not_configured: 500,

@@ -5,6 +5,8 @@ import { ProviderError, ProviderWebhookError } from '../../src/providers/errors'
 import {
   checkoutExpiresAt,
   fromStripeAmount,
+  mapAttachDecline,
+  mapAttachedPaymentMethod,
   mapCardDecline,
   mapCheckoutSession,
   mapEvent,
@@ -479,6 +481,30 @@ describe('webhook events', () => {
   });
 });
 
+describe('payment methods attached to a Customer (decision 0087)', () => {
+  it('its reference is the saved-card token charges send (cus_...:pm_...), with the card shown', () => {
+    const pm = {
+      object: 'payment_method',
+      id: 'pm_1Q0',
+      customer: 'cus_Q0',
+      card: { brand: 'visa', last4: '4242', exp_month: 8, exp_year: 2030, funding: 'credit' },
+    };
+    expect(mapAttachedPaymentMethod(pm, 'cus_Q0')).toEqual({
+      status: 'attached',
+      reference: 'cus_Q0:pm_1Q0',
+      providerCustomerId: 'cus_Q0',
+      card: { brand: 'visa', last4: '4242', expMonth: 8, expYear: 2030 },
+    });
+    expect(mapAttachedPaymentMethod({ ...pm, customer: null, card: null }, 'cus_Q1')).toEqual({
+      status: 'attached',
+      reference: 'cus_Q1:pm_1Q0',
+      providerCustomerId: 'cus_Q1',
+      card: { brand: null, last4: null, expMonth: null, expYear: null },
+    });
+    expect(() => mapAttachedPaymentMethod({ object: 'customer', id: 'cus_Q0' }, 'cus_Q0')).toThrow(ProviderError);
+  });
+});
+
 describe('errors', () => {
   /** The way stripe-node's request sender turns an error response into an error. */
   const fromResponse = (statusCode: number, error: Json) =>
@@ -515,6 +541,19 @@ describe('errors', () => {
     expect(mapCardDecline(none, { amountMinor: 500, currency: 'EUR' })).toBeNull();
     expect(mapped(none)).toMatchObject({ kind: 'rejected', code: 'insufficient_funds' });
     expect(mapCardDecline(new Error('x'), { amountMinor: 1, currency: 'EUR' })).toBeNull();
+  });
+
+  it("a card refused while attaching it to a Customer is a declined verification with Stripe's code", () => {
+    const err = fromResponse(402, { ...cardError, decline_code: 'lost_card', payment_intent: undefined });
+    expect(mapAttachDecline(err)).toEqual({
+      status: 'declined',
+      declineCode: 'lost_card',
+      message: 'Your card has insufficient funds.',
+    });
+    expect(mapAttachDecline(fromResponse(402, { ...cardError, decline_code: undefined }))).toMatchObject({
+      declineCode: 'card_declined',
+    });
+    expect(mapAttachDecline(new Error('x'))).toBeNull();
   });
 
   it('connection refused before sending: unavailable; any other connection failure: timeout', () => {

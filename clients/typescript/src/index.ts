@@ -7,6 +7,8 @@ export type Payment = components['schemas']['Payment'];
 export type Refund = components['schemas']['Refund'];
 export type Subscription = components['schemas']['Subscription'];
 export type Dispute = components['schemas']['Dispute'];
+export type Customer = components['schemas']['Customer'];
+export type PaymentMethod = components['schemas']['PaymentMethod'];
 
 export interface PaymentsClientOptions {
   /** The API's base URL, e.g. `http://localhost:3000`. */

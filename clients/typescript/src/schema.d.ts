@@ -4,6 +4,112 @@
  */
 
 export interface paths {
+    "/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's customers (its merchant and its key's environment), newest first.
+         * @description Newest first (by creation time, then id); `nextCursor` fetches the next page (null on the last). Filters: `email` and `externalId` (exact).
+         */
+        get: operations["listCustomers"];
+        put?: never;
+        /**
+         * Create a customer, or return the one this externalId names.
+         * @description externalId is unique per merchant and environment: a replay with the same fields answers the same customer; with other fields, 400 `external_id_conflict`.
+         */
+        post: operations["createCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a customer. */
+        get: operations["getCustomer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a customer's email, name, metadata or default payment method.
+         * @description Fields sent replace the current ones (`null` clears one). `defaultPaymentMethodId` must name one of the customer’s payment methods (else 404).
+         */
+        patch: operations["updateCustomer"];
+        trace?: never;
+    };
+    "/customers/{customerId}/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The customer's payment methods (not deleted), newest first. */
+        get: operations["listPaymentMethods"];
+        put?: never;
+        /**
+         * Verify a card with the processor and keep it for the customer.
+         * @description Each attach is a new payment method, even of a token attached before. The first one a customer without a default gets becomes its default. No money moves: no authentication, no ledger entry. An unknown token: 400 `invalid_card_token`; a declined verification: 402 `card_declined` with `details.declineCode`.
+         */
+        post: operations["attachPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customerId}/payment-methods/{paymentMethodId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a payment method (the processor stops keeping the card).
+         * @description Answers the payment method as it was, with `deleted: true`; a later use of it is 404. Deleting the default leaves the customer without one.
+         */
+        delete: operations["deletePaymentMethod"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customerId}/payment-methods/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A hosted page where the customer enters a card, kept for the customer.
+         * @description Answers the page's `redirectUrl`, and the `paymentMethodId` the card will have. No money moves. When the customer completes the page, the processor's webhook adds the card (the customer's default when it has none).
+         */
+        post: operations["setupPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/disputes": {
         parameters: {
             query?: never;
@@ -419,6 +525,48 @@ export interface components {
             /** @enum {string} */
             role: "merchant" | "admin";
         };
+        Customer: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            /** @description the payment method charged when a payment or subscription names neither a method nor a token */
+            defaultPaymentMethodId: string | null;
+            email: string | null;
+            externalId: string;
+            /** @description `cus_...` */
+            id: string;
+            metadata: {
+                [key: string]: string;
+            } | null;
+            name: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            updatedAt: string;
+        };
+        DeletedPaymentMethod: {
+            card: {
+                brand: string | null;
+                expMonth: number | null;
+                expYear: number | null;
+                last4: string | null;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            customerId: string;
+            /** @constant */
+            deleted: true;
+            /** @description `pm_...` */
+            id: string;
+            /** @description the processor that verified and keeps the card (`sandbox`, `stripe`) */
+            processor: string;
+        };
         DeletedWebhookEndpoint: {
             /** @constant */
             deleted: true;
@@ -583,11 +731,14 @@ export interface components {
              */
             createdAt: string;
             currency: string;
+            /** @description as sent; with `customerId`, the email, name and externalId of that customer (`email` null when it has none) */
             customer: {
-                email: string;
+                email: string | null;
                 externalId?: string;
                 name?: string;
             };
+            /** @description the customer (`cus_...`) the payment was made for, else null */
+            customerId: string | null;
             description: string | null;
             /** @description one of its disputes is open: refunds are refused (409 `charge_disputed`) */
             disputed: boolean;
@@ -611,6 +762,8 @@ export interface components {
                 type: "redirect";
                 url: string;
             } | null;
+            /** @description the customer's saved payment method charged, else null */
+            paymentMethodId: string | null;
             processor: string;
             providerTransactionId: string | null;
             redirectUrl: string | null;
@@ -626,6 +779,24 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds
              */
             updatedAt: string;
+        };
+        PaymentMethod: {
+            card: {
+                brand: string | null;
+                expMonth: number | null;
+                expYear: number | null;
+                last4: string | null;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            createdAt: string;
+            customerId: string;
+            /** @description `pm_...` */
+            id: string;
+            /** @description the processor that verified and keeps the card (`sandbox`, `stripe`) */
+            processor: string;
         };
         Refund: {
             amount: number;
@@ -752,6 +923,785 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listCustomers: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                email?: string;
+                externalId?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        customers: components["schemas"]["Customer"][];
+                        /** @description pass as `cursor` for the next page; null on the last page */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email?: string;
+                    /** @description the merchant's own identifier; the idempotency key of the create */
+                    externalId: string;
+                    /** @description free-form: at most 50 keys of <= 40 characters, string values of <= 500 */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Bad request: `validation_error`, `external_id_conflict` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `concurrent_request` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description one of the customer’s payment methods (else 404), or null: no default */
+                    defaultPaymentMethodId?: string | null;
+                    email?: string | null;
+                    /** @description replaces the whole metadata; null clears it */
+                    metadata?: {
+                        [key: string]: string;
+                    } | null;
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPaymentMethods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        paymentMethods: components["schemas"]["PaymentMethod"][];
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    attachPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the card to verify and keep (sandbox test tokens; Stripe: `pm_...`); never a `pm_` id of ours */
+                    cardToken: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentMethod"];
+                };
+            };
+            /** @description Bad request: `validation_error`, `invalid_card_token`, `provider_rejected` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `card_declined` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `provider_not_configured` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad gateway: `provider_invalid_response` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deletePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: string;
+                paymentMethodId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedPaymentMethod"];
+                };
+            };
+            /** @description Bad request: `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setupPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description where the page sends the customer back (Stripe needs one; the sandbox goes without)
+                     */
+                    returnUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        paymentMethodId: string;
+                        redirectUrl: string;
+                    };
+                };
+            };
+            /** @description Bad request: `validation_error`, `provider_rejected` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `merchant_inactive` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` */
+            429: {
+                headers: {
+                    /** @description Requests allowed at once (the bucket size; RATE_LIMIT_BURST for an API key). Sent on every response of an authenticated route while limits are on. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left now (0 when limited). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the full limit is available again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `provider_not_configured` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad gateway: `provider_invalid_response` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: `provider_unavailable`, `service_unavailable` */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; sent with `service_unavailable`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listDisputes: {
         parameters: {
             query?: {
@@ -1606,12 +2556,15 @@ export interface operations {
                     cardToken?: string;
                     /** @description ISO 4217 alphabetic code, any case; answered upper case */
                     currency: string;
-                    customer: {
+                    /** @description required unless `customerId` names one of the merchant’s customers */
+                    customer?: {
                         /** Format: email */
                         email: string;
                         externalId?: string;
                         name?: string;
                     };
+                    /** @description a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated */
+                    customerId?: string;
                     description?: string;
                     /** @description the merchant's own identifier; the idempotency key of the create */
                     externalId: string;
@@ -1619,6 +2572,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
+                    /** @description one of the customer's payment methods (`pm_...`, with `customerId`): the token flow with that card. With neither it nor `cardToken`: the customer's default (token flow), or the hosted flow when it has none or `saveCardEnabled` is true */
+                    paymentMethodId?: string;
                     /** Format: uri */
                     returnUrl?: string;
                     saveCardEnabled?: boolean;
@@ -1655,6 +2610,15 @@ export interface operations {
             };
             /** @description Forbidden: `forbidden`, `merchant_inactive` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,7 +6,7 @@ import { isId } from '../../ids';
 import { findPaymentView, presentPayment } from '../../domain/payments';
 import type { ProviderRegistry } from '../../providers/registry';
 import type { PaymentGateway } from '../../temporal/paymentGateway';
-import { createPayment } from '../../app/payments';
+import { createPayment, withCustomer } from '../../app/payments';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import {
   checkAmount,
@@ -38,7 +38,23 @@ export const createPaymentBody = z
     amount: majorAmount,
     currency,
     externalId,
-    customer,
+    customer: customer.optional().describe('required unless `customerId` names one of the merchant’s customers'),
+    customerId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        'a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated',
+      ),
+    paymentMethodId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        "one of the customer's payment methods (`pm_...`, with `customerId`): the token flow with that card. With neither it nor `cardToken`: the customer's default (token flow), or the hosted flow when it has none or `saveCardEnabled` is true",
+      ),
     billing: z.optional(freeForm),
     callbackUrl: httpUrl.optional(),
     cardToken: z
@@ -55,8 +71,36 @@ export const createPaymentBody = z
   .strict()
   .transform((body, ctx) => {
     const amountMinor = checkAmount(body, ctx);
-    return amountMinor === undefined ? z.NEVER : { ...body, amountMinor };
+    const issues = customerIssues(body);
+    for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+    return amountMinor === undefined || issues.length > 0 ? z.NEVER : { ...body, amountMinor };
   });
+
+/**
+ * `customer` or `customerId`, exactly one; `paymentMethodId` only with `customerId`, and not with
+ * `cardToken` (PRODUCT.md, "Customers and payment methods").
+ */
+export function customerIssues(body: {
+  customer?: unknown;
+  customerId?: string;
+  paymentMethodId?: string;
+  cardToken?: string;
+}): Array<{ path: string[]; message: string }> {
+  const issues: Array<{ path: string[]; message: string }> = [];
+  if (body.customer !== undefined && body.customerId !== undefined) {
+    issues.push({ path: ['customerId'], message: 'Send either customer or customerId, not both.' });
+  }
+  if (body.customer === undefined && body.customerId === undefined) {
+    issues.push({ path: ['customer'], message: 'Required (or customerId).' });
+  }
+  if (body.paymentMethodId !== undefined && body.customerId === undefined) {
+    issues.push({ path: ['paymentMethodId'], message: 'Only with customerId.' });
+  }
+  if (body.paymentMethodId !== undefined && body.cardToken !== undefined) {
+    issues.push({ path: ['paymentMethodId'], message: 'Send either paymentMethodId or cardToken, not both.' });
+  }
+  return issues;
+}
 
 export type CreatePaymentBody = z.output<typeof createPaymentBody>;
 
@@ -86,7 +130,13 @@ export const paymentSchema = z
     updatedAt: timestamp,
     expiresAt: timestamp,
     environment: z.enum(['test', 'live']),
-    customer: z.object({ email: z.string(), name: z.string().optional(), externalId: z.string().optional() }),
+    customer: z
+      .object({ email: z.string().nullable(), name: z.string().optional(), externalId: z.string().optional() })
+      .describe(
+        'as sent; with `customerId`, the email, name and externalId of that customer (`email` null when it has none)',
+      ),
+    customerId: z.string().nullable().describe('the customer (`cus_...`) the payment was made for, else null'),
+    paymentMethodId: z.string().nullable().describe("the customer's saved payment method charged, else null"),
     description: z.string().nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
     billing: z.record(z.string(), z.unknown()).nullable(),
@@ -126,10 +176,11 @@ export function paymentRoutes(deps: {
         'provider_invalid_response',
         'provider_unavailable',
         'quota_exceeded',
+        'not_found',
       ],
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
-        return createPayment(deps, caller, body);
+        return createPayment(deps, caller, await withCustomer(deps.em, caller, body));
       },
     }),
     defineRoute({

@@ -20,6 +20,7 @@ import { MAX_BODY_BYTES, readLimited } from '../middleware/jsonBody';
 import { limitRefusals } from '../middleware/addressLimit';
 import type { RateLimiter } from '../rateLimiter';
 import { isId } from '../../ids';
+import { addSetupCard } from '../../app/customers';
 
 const invalidSignature = () => new AppError('invalid_signature', 'The webhook signature does not verify.');
 
@@ -140,6 +141,27 @@ export function webhookRoutes(deps: {
           ? { processor, ...(scope ? { merchantId: scope.merchantId, environment: scope.environment } : {}) }
           : { processor, ...(event.metadata.paymentId ? { paymentId: event.metadata.paymentId } : {}) };
       return deliverDispute(ctx, event, ref);
+    }
+    if (
+      event.kind === 'payment' &&
+      event.metadata.customerId &&
+      event.metadata.paymentMethodId &&
+      !event.metadata.paymentId &&
+      !event.metadata.subscriptionId
+    ) {
+      // A customer's card setup page (decision 0087): no workflow; the card is kept here.
+      const outcome = await addSetupCard(
+        { em: deps.em, providers: deps.providers },
+        processor,
+        { transactionId: event.payment.transactionId, metadata: event.metadata },
+        scope,
+      );
+      ctx.state.log.info(
+        { processor, type: event.type, customerId: event.metadata.customerId, outcome },
+        'provider webhook: card setup',
+      );
+      ctx.body = { received: true };
+      return;
     }
     const named =
       event.kind === 'payment' && event.metadata.paymentId

@@ -5,6 +5,8 @@ import { toMajor } from '../../rules/money';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import { verify } from '../signature';
 import type {
+  AttachPaymentMethodInput,
+  AttachPaymentMethodResult,
   CreatePaymentInput,
   CreateRefundInput,
   PaymentLookup,
@@ -18,11 +20,14 @@ import {
   mapDispute,
   mapErrorStatus,
   mapPayment,
+  mapPaymentMethod,
+  mapVerificationDecline,
   mapRefund,
   mapWebhook,
   parseBody,
   sandboxDisputeSchema,
   sandboxPaymentList,
+  sandboxPaymentMethodSchema,
   sandboxPaymentSchema,
   sandboxRefundList,
   sandboxRefundSchema,
@@ -47,6 +52,13 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
 class CallTimeoutError extends Error {}
+
+/** A non-2xx answer that is an answer, carried out of `call` (see `answerOf`). */
+class AnsweredError extends Error {
+  constructor(readonly answer: unknown) {
+    super('answered');
+  }
+}
 
 /**
  * One HTTP exchange on `node:http` with a keep-alive agent (`fetch`'s web streams and abort
@@ -102,6 +114,8 @@ export class SandboxProvider implements PaymentProvider {
     body?: unknown,
     headers: Record<string, string> = {},
     allowNotFound = false,
+    /** Reads a non-2xx answer that is an answer (a declined card verification), before it is an error. */
+    answerOf?: (status: number, text: string) => unknown,
   ): Promise<z.output<T> | null> {
     let res: { status: number; text: string };
     try {
@@ -127,7 +141,11 @@ export class SandboxProvider implements PaymentProvider {
       throw new ProviderError('timeout', `provider connection failed mid-request (${code ?? (err as Error).message})`);
     }
     if (allowNotFound && res.status === 404) return null;
-    if (res.status < 200 || res.status >= 300) throw mapErrorStatus(res.status, res.text);
+    if (res.status < 200 || res.status >= 300) {
+      const answer = answerOf?.(res.status, res.text);
+      if (answer) throw new AnsweredError(answer);
+      throw mapErrorStatus(res.status, res.text);
+    }
     return parseBody(schema, res.text);
   }
 
@@ -242,6 +260,41 @@ export class SandboxProvider implements PaymentProvider {
   async acceptDispute(disputeId: string): Promise<ProviderDispute> {
     const d = await this.call('POST', `/v1/disputes/${encodeURIComponent(disputeId)}/accept`, sandboxDisputeSchema, {});
     return mapDispute(d!);
+  }
+
+  async attachPaymentMethod(input: AttachPaymentMethodInput): Promise<AttachPaymentMethodResult> {
+    const body = {
+      cardToken: input.cardToken,
+      // The sandbox has no customers of its own: the card is kept under ours.
+      customer: input.customer.providerCustomerId ?? input.customer.id,
+      metadata: input.metadata,
+    };
+    try {
+      const pm = await this.call(
+        'POST',
+        '/v1/payment_methods',
+        sandboxPaymentMethodSchema,
+        body,
+        { 'idempotency-key': input.idempotencyKey },
+        false,
+        mapVerificationDecline,
+      );
+      return mapPaymentMethod(pm!);
+    } catch (err) {
+      if (err instanceof AnsweredError) return err.answer as AttachPaymentMethodResult;
+      throw err;
+    }
+  }
+
+  async detachPaymentMethod(reference: string): Promise<void> {
+    await this.call(
+      'POST',
+      `/v1/payment_methods/${encodeURIComponent(reference)}/detach`,
+      sandboxPaymentMethodSchema,
+      {},
+      {},
+      true,
+    );
   }
 
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>) {

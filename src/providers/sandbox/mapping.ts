@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { toMinor } from '../../rules/money';
 import { ProviderError } from '../errors';
 import type {
+  AttachPaymentMethodResult,
+  CardDetails,
   ProviderDispute,
   ProviderDisputeStatus,
   ProviderPayment,
@@ -32,8 +34,57 @@ export const sandboxPaymentSchema = z.object({
   /** Where the customer authenticates while `requires_action` (absent from older sandboxes). */
   actionUrl: z.string().nullable().optional(),
   savedCardToken: z.string().nullable(),
+  /** What the saved card is (absent from older sandboxes). */
+  savedCard: z
+    .object({ brand: z.string(), last4: z.string(), expMonth: z.number().int(), expYear: z.number().int() })
+    .nullable()
+    .optional(),
   metadata,
 });
+
+const sandboxCardSchema = z.object({
+  brand: z.string().min(1).max(32),
+  last4: z.string().regex(/^\d{4}$/),
+  expMonth: z.number().int().min(1).max(12),
+  expYear: z.number().int(),
+});
+
+export const sandboxPaymentMethodSchema = z.object({
+  object: z.literal('payment_method'),
+  id: z.string().min(1).max(255),
+  customer: z.string().min(1),
+  card: sandboxCardSchema,
+  detached: z.boolean(),
+  metadata,
+});
+
+/** A card kept for a customer: its saved token is what charges send. */
+export function mapPaymentMethod(pm: z.infer<typeof sandboxPaymentMethodSchema>): AttachPaymentMethodResult {
+  const card: CardDetails = { ...pm.card };
+  return { status: 'attached', reference: pm.id, providerCustomerId: pm.customer, card };
+}
+
+const declineSchema = z.object({
+  error: z.object({ code: z.literal('card_declined'), message: z.string().optional(), declineCode: z.string().min(1) }),
+});
+
+/** A 402 of a card verification: the decline, with the card's code; null when the body says something else. */
+export function mapVerificationDecline(status: number, text: string): AttachPaymentMethodResult | null {
+  if (status !== 402) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const parsed = declineSchema.safeParse(json);
+  if (!parsed.success) return null;
+  return {
+    status: 'declined',
+    declineCode: parsed.data.error.declineCode,
+    message: parsed.data.error.message ?? 'The card was declined.',
+  };
+}
 
 export const sandboxRefundSchema = z.object({
   object: z.literal('refund'),
@@ -113,6 +164,7 @@ export function mapPayment(p: z.infer<typeof sandboxPaymentSchema>): ProviderPay
     redirectUrl: p.checkoutUrl,
     savedCardToken: p.savedCardToken,
     actionUrl: p.status === 'requires_action' ? (p.actionUrl ?? null) : null,
+    ...(p.savedCard !== undefined ? { savedCard: p.savedCard } : {}),
   };
 }
 

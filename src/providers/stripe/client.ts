@@ -2,6 +2,8 @@ import Stripe from 'stripe';
 import { createHash } from 'node:crypto';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import type {
+  AttachPaymentMethodInput,
+  AttachPaymentMethodResult,
   CreatePaymentInput,
   CreateRefundInput,
   LookupProgress,
@@ -18,6 +20,8 @@ import {
   checkoutSessionSchema,
   customerSchema,
   listItemSchema,
+  mapAttachDecline,
+  mapAttachedPaymentMethod,
   mapCardDecline,
   mapCheckoutSession,
   mapEvent,
@@ -510,6 +514,49 @@ export class StripeProvider implements PaymentProvider {
       s.disputes.close(disputeId, {}, { idempotencyKey: `dispute-accept-${disputeId}` }),
     );
     return mapDispute(dispute, true);
+  }
+
+  /**
+   * A Customer (created at the first attach, its own key: a retry finds the same one), then the
+   * PaymentMethod attached to it under our payment method id. A card Stripe refuses to attach
+   * (StripeCardError) is a declined verification.
+   */
+  async attachPaymentMethod(input: AttachPaymentMethodInput): Promise<AttachPaymentMethodResult> {
+    const { paymentMethod } = parseCardToken(input.cardToken);
+    const customer =
+      input.customer.providerCustomerId ??
+      parseStripe(
+        customerSchema,
+        await this.call((s) =>
+          s.customers.create(
+            {
+              ...(input.customer.email ? { email: input.customer.email } : {}),
+              ...(input.customer.name ? { name: input.customer.name } : {}),
+              metadata: { customerId: input.customer.id },
+            },
+            { idempotencyKey: `${input.customer.id}:customer` },
+          ),
+        ),
+        'Customer',
+      ).id;
+    try {
+      const pm = await this.#stripe.paymentMethods.attach(
+        paymentMethod,
+        { customer },
+        { idempotencyKey: input.idempotencyKey },
+      );
+      return mapAttachedPaymentMethod(pm, customer);
+    } catch (err) {
+      const declined = mapAttachDecline(err);
+      if (declined) return declined;
+      throw mapStripeError(err);
+    }
+  }
+
+  async detachPaymentMethod(reference: string): Promise<void> {
+    const { paymentMethod } = parseCardToken(reference);
+    // Already detached or gone: nothing to do.
+    await this.retrieveOrNull((s) => s.paymentMethods.detach(paymentMethod));
   }
 
   parseWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderWebhookEvent {

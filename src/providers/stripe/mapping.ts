@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { currencyExponent } from '../../rules/money';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import type {
+  AttachPaymentMethodResult,
   ProviderDispute,
   ProviderDisputeStatus,
   ProviderPayment,
@@ -199,6 +200,53 @@ export const disputeSchema = z.object({
 });
 
 export const customerSchema = z.object({ object: z.literal('customer'), id: z.string().min(1) });
+
+/** A PaymentMethod attached to a Customer: what identifies its card to people. */
+export const paymentMethodSchema = z.object({
+  object: z.literal('payment_method'),
+  id: z.string().min(1),
+  customer: expandableId,
+  card: z
+    .object({
+      brand: z.string().nullish(),
+      last4: z.string().nullish(),
+      exp_month: z.number().int().nullish(),
+      exp_year: z.number().int().nullish(),
+    })
+    .loose()
+    .nullable()
+    .optional(),
+});
+
+/**
+ * A PaymentMethod attached to `customer` (decision 0087): its reference is the saved-card token
+ * charges send, `cus_...:pm_...` (PRODUCT.md, "Providers").
+ */
+export function mapAttachedPaymentMethod(value: unknown, customer: string): AttachPaymentMethodResult {
+  const pm = parseStripe(paymentMethodSchema, value, 'PaymentMethod');
+  const attachedTo = idOf(pm.customer) ?? customer;
+  return {
+    status: 'attached',
+    reference: cardToken(attachedTo, pm.id)!,
+    providerCustomerId: attachedTo,
+    card: {
+      brand: pm.card?.brand ?? null,
+      last4: pm.card?.last4 ?? null,
+      expMonth: pm.card?.exp_month ?? null,
+      expYear: pm.card?.exp_year ?? null,
+    },
+  };
+}
+
+/** A card refused while attaching it (StripeCardError): a declined verification, with Stripe's code. */
+export function mapAttachDecline(err: unknown): AttachPaymentMethodResult | null {
+  if (!(err instanceof Stripe.errors.StripeCardError)) return null;
+  return {
+    status: 'declined',
+    declineCode: err.decline_code || err.code || 'card_declined',
+    message: err.message || 'The card was declined.',
+  };
+}
 
 /** What a list lookup needs of each item: its id and our key in its metadata. */
 export const listItemSchema = z.object({ id: z.string().min(1), metadata });

@@ -1,0 +1,299 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
+import { CustomerRecord, PaymentMethod } from '../db/entities';
+import { AppError } from '../errors';
+import { newId } from '../ids';
+import type { CardDetails } from '../providers/types';
+import type { RecordScope } from './scope';
+
+/**
+ * Customers and their saved payment methods (PRODUCT.md, "Customers and payment methods";
+ * decision 0087). Every lookup is scoped by merchant and environment: another merchant's or
+ * environment's customer or payment method is not found.
+ */
+
+export const customerNotFound = () => new AppError('not_found', 'Customer not found.');
+export const paymentMethodNotFound = () => new AppError('not_found', 'Payment method not found.');
+
+export function presentCustomer(c: CustomerRecord) {
+  return {
+    id: c.id,
+    externalId: c.externalId,
+    email: c.email,
+    name: c.name,
+    metadata: c.metadata,
+    defaultPaymentMethodId: c.defaultPaymentMethodId,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
+
+export type CustomerResponse = ReturnType<typeof presentCustomer>;
+
+export function presentPaymentMethod(pm: PaymentMethod) {
+  return {
+    id: pm.id,
+    customerId: pm.customer.id,
+    processor: pm.processor,
+    card: {
+      brand: pm.cardBrand,
+      last4: pm.cardLast4,
+      expMonth: pm.cardExpMonth,
+      expYear: pm.cardExpYear,
+    },
+    createdAt: pm.createdAt.toISOString(),
+  };
+}
+
+export type PaymentMethodResponse = ReturnType<typeof presentPaymentMethod>;
+
+export interface CustomerFields {
+  email?: string | null;
+  name?: string | null;
+  metadata?: Record<string, string> | null;
+}
+
+export interface CreateCustomerRequest extends CustomerFields {
+  externalId: string;
+}
+
+/** The fields a replay of a create must repeat exactly; the first that differs, else null. */
+function differingField(existing: CustomerRecord, body: CreateCustomerRequest): string | null {
+  if ((body.email ?? null) !== existing.email) return 'email';
+  if ((body.name ?? null) !== existing.name) return 'name';
+  if (!sameMetadata(body.metadata ?? null, existing.metadata)) return 'metadata';
+  return null;
+}
+
+function sameMetadata(a: Record<string, string> | null, b: Record<string, string> | null): boolean {
+  if (a === null || b === null) return a === b;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
+}
+
+/**
+ * POST /customers: inserts the customer, or answers the one its externalId names in the caller's
+ * merchant and environment (exactly one under concurrency: the unique key decides); a replay with
+ * other fields is `external_id_conflict`.
+ */
+export async function createOrFindCustomer(
+  em: EntityManager,
+  scope: RecordScope,
+  body: CreateCustomerRequest,
+): Promise<CustomerRecord> {
+  const now = new Date();
+  const id = newId('customer');
+  const rows = await em.getConnection().execute<{ id: string }[]>(
+    `insert into customers (id, merchant_id, environment, external_id, email, name, metadata, default_payment_method_id,
+       provider_customers, test_clock_id, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?::jsonb, null, '{}'::jsonb, null, ?, ?)
+     on conflict (merchant_id, environment, external_id) do nothing
+     returning id`,
+    [
+      id,
+      scope.merchantId,
+      scope.environment,
+      body.externalId,
+      body.email ?? null,
+      body.name ?? null,
+      body.metadata ? JSON.stringify(body.metadata) : null,
+      now,
+      now,
+    ],
+  );
+  const fork = em.fork();
+  if (rows.length > 0) return fork.findOneOrFail(CustomerRecord, { id });
+  const existing = await fork.findOne(CustomerRecord, {
+    merchant: scope.merchantId,
+    environment: scope.environment,
+    externalId: body.externalId,
+  });
+  if (!existing) throw new AppError('concurrent_request', 'A request with this externalId is being processed; retry.');
+  const field = differingField(existing, body);
+  if (field) {
+    throw new AppError('external_id_conflict', `A customer with this externalId exists with another ${field}.`, {
+      customerId: existing.id,
+      field,
+    });
+  }
+  return existing;
+}
+
+export async function findCustomer(em: EntityManager, scope: RecordScope, id: string): Promise<CustomerRecord | null> {
+  return em.fork().findOne(CustomerRecord, { id, merchant: scope.merchantId, environment: scope.environment });
+}
+
+/** A payment method of this customer that is not deleted; null otherwise. */
+export async function findPaymentMethod(
+  em: EntityManager,
+  customer: Pick<CustomerRecord, 'id'>,
+  id: string,
+): Promise<PaymentMethod | null> {
+  return em.fork().findOne(PaymentMethod, { id, customer: customer.id, deletedAt: null });
+}
+
+export interface CustomerFilters {
+  email?: string;
+  externalId?: string;
+}
+
+export async function listCustomers(
+  em: EntityManager,
+  scope: RecordScope,
+  filters: CustomerFilters,
+  page: { limit: number; after?: { createdAt: Date; id: string } },
+): Promise<{ items: CustomerResponse[]; next: { createdAt: Date; id: string } | null }> {
+  const after = page.after;
+  const rows = await em.fork().find(
+    CustomerRecord,
+    {
+      merchant: scope.merchantId,
+      environment: scope.environment,
+      ...(filters.email !== undefined ? { email: filters.email } : {}),
+      ...(filters.externalId !== undefined ? { externalId: filters.externalId } : {}),
+      ...(after
+        ? { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }] }
+        : {}),
+    },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit + 1 },
+  );
+  const kept = rows.slice(0, page.limit);
+  const last = kept[kept.length - 1];
+  return {
+    items: kept.map(presentCustomer),
+    next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null,
+  };
+}
+
+/**
+ * PATCH /customers/{id}: the fields sent replace the customer's (`null` clears one);
+ * `defaultPaymentMethodId` must name one of its payment methods that is not deleted (else not found), or
+ * be null (no default).
+ */
+export async function updateCustomer(
+  em: EntityManager,
+  scope: RecordScope,
+  id: string,
+  patch: CustomerFields & { defaultPaymentMethodId?: string | null },
+): Promise<CustomerRecord> {
+  return em.fork().transactional(async (tx) => {
+    const customer = await tx.findOne(
+      CustomerRecord,
+      { id, merchant: scope.merchantId, environment: scope.environment },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!customer) throw customerNotFound();
+    if (patch.email !== undefined) customer.email = patch.email;
+    if (patch.name !== undefined) customer.name = patch.name;
+    if (patch.metadata !== undefined) customer.metadata = patch.metadata;
+    if (patch.defaultPaymentMethodId !== undefined) {
+      if (patch.defaultPaymentMethodId !== null) {
+        const pm = await tx.findOne(PaymentMethod, {
+          id: patch.defaultPaymentMethodId,
+          customer: customer.id,
+          deletedAt: null,
+        });
+        if (!pm) throw paymentMethodNotFound();
+      }
+      customer.defaultPaymentMethodId = patch.defaultPaymentMethodId;
+    }
+    customer.updatedAt = new Date();
+    await tx.flush();
+    return customer;
+  });
+}
+
+/** The customer's payment methods that are not deleted, newest first. */
+export async function listPaymentMethods(em: EntityManager, customer: Pick<CustomerRecord, 'id'>) {
+  return em
+    .fork()
+    .find(PaymentMethod, { customer: customer.id, deletedAt: null }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+}
+
+export interface NewPaymentMethod {
+  id: string;
+  processor: string;
+  reference: string;
+  providerCustomerId: string | null;
+  card: CardDetails;
+  sourcePaymentId?: string;
+}
+
+/**
+ * Keeps a card the processor verified (or saved from a payment) for the customer, and makes it the
+ * default when the customer has none, in one transaction under the customer's lock. A payment's
+ * card is kept once (its `sourcePaymentId` is unique), and a method id once: a second call answers
+ * null, as does a customer that is gone.
+ */
+export async function addPaymentMethod(
+  em: EntityManager,
+  customerId: string,
+  input: NewPaymentMethod,
+): Promise<PaymentMethod | null> {
+  return em.fork().transactional(async (tx) => {
+    const customer = await tx.findOne(CustomerRecord, { id: customerId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!customer) return null;
+    // Kept already (a setup page's webhook told twice).
+    if (await tx.findOne(PaymentMethod, { id: input.id })) return null;
+    if (input.sourcePaymentId) {
+      const kept = await tx.findOne(PaymentMethod, { sourcePaymentId: input.sourcePaymentId });
+      if (kept) return null;
+    }
+    const now = new Date();
+    const pm = tx.create(PaymentMethod, {
+      id: input.id,
+      merchant: customer.merchant,
+      environment: customer.environment,
+      customer,
+      processor: input.processor,
+      providerReference: input.reference,
+      cardBrand: input.card.brand?.slice(0, 32) ?? null,
+      cardLast4: input.card.last4 && /^\d{4}$/.test(input.card.last4) ? input.card.last4 : null,
+      cardExpMonth: input.card.expMonth,
+      cardExpYear: input.card.expYear,
+      sourcePaymentId: input.sourcePaymentId ?? null,
+      deletedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (customer.defaultPaymentMethodId === null) customer.defaultPaymentMethodId = pm.id;
+    if (input.providerCustomerId && customer.providerCustomers[input.processor] !== input.providerCustomerId) {
+      customer.providerCustomers = { ...customer.providerCustomers, [input.processor]: input.providerCustomerId };
+    }
+    customer.updatedAt = now;
+    await tx.flush();
+    return pm;
+  });
+}
+
+/**
+ * DELETE /customers/{id}/payment-methods/{pmId}: the method is marked deleted (its row stays for
+ * the payments that used it); deleting the default leaves the customer without one. Answers the
+ * method as it was.
+ */
+export async function deletePaymentMethod(
+  em: EntityManager,
+  scope: RecordScope,
+  customerId: string,
+  pmId: string,
+): Promise<PaymentMethod> {
+  return em.fork().transactional(async (tx) => {
+    const customer = await tx.findOne(
+      CustomerRecord,
+      { id: customerId, merchant: scope.merchantId, environment: scope.environment },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!customer) throw customerNotFound();
+    const pm = await tx.findOne(PaymentMethod, { id: pmId, customer: customer.id, deletedAt: null });
+    if (!pm) throw paymentMethodNotFound();
+    const now = new Date();
+    pm.deletedAt = now;
+    pm.updatedAt = now;
+    if (customer.defaultPaymentMethodId === pm.id) {
+      customer.defaultPaymentMethodId = null;
+      customer.updatedAt = now;
+    }
+    await tx.flush();
+    return pm;
+  });
+}
