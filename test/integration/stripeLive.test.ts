@@ -305,6 +305,62 @@ describe('Stripe for a live key (through stripe-mock)', () => {
     expect((await subs.cancel(subscriptionId)).body.status).toBe('cancelled');
   });
 
+  it("a customer's card: a Stripe Customer and the PaymentMethod attached to it, then charged by customerId (decision 0087)", async () => {
+    const created = await call(settled.api.baseUrl, 'POST', '/customers', live.auth, {
+      externalId: externalId('customer'),
+      email: 'ada@example.com',
+      name: 'Ada',
+    });
+    expect(created.status).toBe(200);
+    const customerId = created.body.id as string;
+    const attached = await call(settled.api.baseUrl, 'POST', `/customers/${customerId}/payment-methods`, live.auth, {
+      cardToken: 'pm_1Pgc75B7WZ01zgkWlHVgdEGJ',
+    });
+    expect(attached.status).toBe(200);
+    expect(attached.body).toMatchObject({
+      id: expect.stringMatching(/^pm_[0-9A-HJKMNP-TV-Z]{26}$/),
+      customerId,
+      processor: 'stripe',
+      card: { brand: expect.any(String), last4: expect.stringMatching(/^\d{4}$/) },
+    });
+    const pmId = attached.body.id as string;
+    const [customerCreate] = sent(settledProxy, '/v1/customers', `${customerId}:customer`);
+    expect(customerCreate!.form).toMatchObject({
+      email: 'ada@example.com',
+      name: 'Ada',
+      'metadata[customerId]': customerId,
+    });
+    expect(sent(settledProxy, '/v1/payment_methods/pm_1Pgc75B7WZ01zgkWlHVgdEGJ/attach', pmId)).toHaveLength(1);
+
+    const paid = await pay(settled, live, { customer: undefined, customerId });
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({
+      status: 'succeeded',
+      processor: 'stripe',
+      customerId,
+      paymentMethodId: pmId,
+      customer: { email: 'ada@example.com', name: 'Ada' },
+    });
+    const [charge] = sent(settledProxy, '/v1/payment_intents', paid.body.id as string);
+    expect(charge!.form).toMatchObject({
+      customer: expect.stringMatching(/^cus_/),
+      payment_method: expect.stringMatching(/^pm_/),
+      off_session: 'true',
+      'metadata[paymentMethodId]': pmId,
+    });
+
+    const deleted = await call(
+      settled.api.baseUrl,
+      'DELETE',
+      `/customers/${customerId}/payment-methods/${pmId}`,
+      live.auth,
+    );
+    expect(deleted.body).toMatchObject({ id: pmId, deleted: true });
+    expect(
+      settledProxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/detach')).length,
+    ).toBeGreaterThan(0);
+  });
+
   it('creates a hosted payment as a Checkout Session: redirectUrl is its URL, success and cancel go to returnUrl', async () => {
     const created = await pay(bundled, live, { returnUrl: 'https://shop.example.com/done' });
     expect(created.status).toBe(200);
