@@ -14,6 +14,7 @@ import {
 import { processorForCreate } from '../domain/providerFor';
 import { customerNotFound, findCustomer, findPaymentMethod, paymentMethodNotFound } from '../domain/customers';
 import { isId } from '../ids';
+import { Payment } from '../db/entities';
 import type { RecordScope } from '../domain/scope';
 import type { PaymentGateway } from '../temporal/paymentGateway';
 import { providerRejection } from './providerRejection';
@@ -55,8 +56,32 @@ export async function withCustomer(
   caller: RecordScope,
   body: PaymentRequestWithCustomer,
 ): Promise<PaymentRequest> {
-  const { customerId, paymentMethodId, customer: given, ...rest } = body;
-  if (customerId === undefined) return { ...rest, customer: given! };
+  const customerId = body.customerId;
+  if (customerId === undefined) {
+    const { customerId: _customerId, paymentMethodId: _paymentMethodId, customer, ...rest } = body;
+    return { ...rest, customer: customer! };
+  }
+  try {
+    return await resolveCustomer(em, caller, { ...body, customerId });
+  } catch (err) {
+    // A repeat of a create whose method was deleted since (or whose customer changed): the payment
+    // its externalId names answers, as every repeat does.
+    if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+    const existing = await em
+      .fork()
+      .findOne(Payment, { merchant: caller.merchantId, environment: caller.environment, externalId: body.externalId });
+    if (!existing || existing.customerId !== body.customerId) throw err;
+    const { customerId: _customerId, paymentMethodId: _paymentMethodId, customer: _customer, ...rest } = body;
+    return { ...rest, customer: existing.customer };
+  }
+}
+
+async function resolveCustomer(
+  em: EntityManager,
+  caller: RecordScope,
+  body: PaymentRequestWithCustomer & { customerId: string },
+): Promise<PaymentRequest> {
+  const { customerId, paymentMethodId, customer: _given, ...rest } = body;
   if (!isId('customer', customerId)) throw customerNotFound();
   const customer = await findCustomer(em, caller, customerId);
   if (!customer) throw customerNotFound();

@@ -297,6 +297,19 @@ describe('customers and payment methods (sandbox, Temporal, PostgreSQL)', () => 
       expect(captures).toEqual([
         expect.objectContaining({ status: 'succeeded', metadata: expect.objectContaining({ paymentMethodId: pm }) }),
       ]);
+
+      // A repeat answers the payment, even after its method was deleted; nothing is charged again.
+      expect((await api('DELETE', `/customers/${customer.id}/payment-methods/${pm}`)).status).toBe(200);
+      const repeat = await api('POST', '/payments', {
+        ...amount,
+        externalId: res.body.externalId,
+        customerId: customer.id,
+      });
+      expect(repeat.status).toBe(200);
+      expect(repeat.body).toEqual(res.body);
+      expect(await stack.ledger('capture', res.body.id as string)).toHaveLength(1);
+      // A new payment now has no default: the hosted flow.
+      expect((await pay({ customerId: customer.id })).body).toMatchObject({ status: 'created', paymentMethodId: null });
     });
 
     it('charges a named method; another customer’s method is 404, nothing charged', async () => {
