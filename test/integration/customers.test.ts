@@ -364,6 +364,25 @@ describe('customers and payment methods (sandbox, Temporal, PostgreSQL)', () => 
       expect(res.body).toMatchObject({ status: 'failed', failureCode: 'card_declined', paymentMethodId: null });
     });
 
+    it('a new card token with saveCardEnabled is kept for the customer once it captures', async () => {
+      const customer = await newCustomer();
+      const res = await pay({ customerId: customer.id, cardToken: 'tok_success', saveCardEnabled: true });
+      expect(res.body).toMatchObject({ status: 'succeeded', paymentMethodId: null, customerId: customer.id });
+      const list = await eventually(
+        () => api('GET', `/customers/${customer.id}/payment-methods`),
+        (r) => (r.body.paymentMethods as unknown[]).length > 0,
+      );
+      expect(list.body.paymentMethods).toEqual([
+        expect.objectContaining({ customerId: customer.id, card: expect.objectContaining({ last4: '4242' }) }),
+      ]);
+      const saved = (list.body.paymentMethods as Array<{ id: string }>)[0]!.id;
+      expect((await api('GET', `/customers/${customer.id}`)).body.defaultPaymentMethodId).toBe(saved);
+      // A declined one is not.
+      const declined = await pay({ customerId: customer.id, cardToken: 'tok_decline', saveCardEnabled: true });
+      expect(declined.body).toMatchObject({ status: 'failed' });
+      expect((await api('GET', `/customers/${customer.id}/payment-methods`)).body.paymentMethods).toHaveLength(1);
+    });
+
     it('without a default: the hosted flow', async () => {
       const customer = await newCustomer();
       const res = await pay({ customerId: customer.id });
