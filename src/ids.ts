@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   email: 'eml',
   request: 'req',
   webhookEndpoint: 'we',
+  testClock: 'clk',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

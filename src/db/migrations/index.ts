@@ -23,6 +23,7 @@ import { Migration20261202020000WebhookEndpoints } from './Migration202612020200
 import { Migration20261203000000DeliveryJobs } from './Migration20261203000000DeliveryJobs';
 import { Migration20261204000000CancelIntent } from './Migration20261204000000CancelIntent';
 import { Migration20261206000000QuotaIndexes } from './Migration20261206000000QuotaIndexes';
+import { Migration20261212000000TestClocks } from './Migration20261212000000TestClocks';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -50,4 +51,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261203000000DeliveryJobs', class: Migration20261203000000DeliveryJobs },
   { name: 'Migration20261204000000CancelIntent', class: Migration20261204000000CancelIntent },
   { name: 'Migration20261206000000QuotaIndexes', class: Migration20261206000000QuotaIndexes },
+  { name: 'Migration20261212000000TestClocks', class: Migration20261212000000TestClocks },
 ];
