@@ -8,6 +8,7 @@ import {
   MerchantEvent,
   Subscription,
   SubscriptionPhase,
+  type TestClock,
   type Customer,
   type KeyEnvironment,
 } from '../db/entities';
@@ -30,6 +31,7 @@ import {
 } from '../rules/subscriptionPlan';
 import type { RecordScope } from './scope';
 import { lockQuota, quotaExceeded } from './quotas';
+import { takeClockSeat } from './testClocks';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
 /**
@@ -64,8 +66,9 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
         billingIntervalDays: p.billingIntervalDays,
       })),
     redirectUrl: s.redirectUrl,
-    createdAt: s.createdAt.toISOString(),
-    updatedAt: s.updatedAt.toISOString(),
+    // On a test clock, clock time (decision 0090): its create, and its latest invoice's change.
+    createdAt: (s.clockCreatedAt ?? s.createdAt).toISOString(),
+    updatedAt: (s.clockCreatedAt ? clockUpdatedAt(s.clockCreatedAt, latestInvoice) : s.updatedAt).toISOString(),
     cancelledAt: s.cancelledAt?.toISOString() ?? null,
     cancellationReason: s.cancellationReason,
     environment: s.environment,
@@ -78,8 +81,13 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
     retryScheduleDays: s.retryScheduleDays,
     // The full invoice of "Lists" (hostedUrl and declineType included).
     latestInvoice: latestInvoice && presentInvoice({ ...latestInvoice, subscriptionId: s.id }, s),
+    testClock: s.testClock?.id ?? null,
   };
 }
+
+/** A clock subscription's last change in clock time: its latest invoice's, else its create. */
+const clockUpdatedAt = (createdAt: Date, latestInvoice: Invoice | null): Date =>
+  latestInvoice && latestInvoice.updatedAt.getTime() > createdAt.getTime() ? latestInvoice.updatedAt : createdAt;
 
 export type SubscriptionResponse = ReturnType<typeof presentSubscription>;
 
@@ -138,6 +146,8 @@ export interface NewSubscription {
   returnUrl?: string;
   retryScheduleDays: number[];
   phases: Array<{ name: string; iterations: number; amountMinor: number; billingIntervalDays: number }>;
+  /** On a test clock (decision 0090): the clock, whose time is the subscription's creation. */
+  testClock?: TestClock;
 }
 
 /** Inserts a `created` subscription with its phases, the evergreen phase last. Caller flushes. */
@@ -173,6 +183,8 @@ export function insertSubscription(
     cancelRequestedAt: null,
     cancelRequestReason: null,
     cancelRequestNotify: null,
+    testClock: input.testClock ?? null,
+    clockCreatedAt: input.testClock?.frozenTime ?? null,
     createdAt: now,
     updatedAt: now,
   });
@@ -213,6 +225,8 @@ export interface SubscriptionRequest {
   returnUrl?: string;
   retryScheduleDays?: number[];
   phases: Array<{ name: string; iterations: number; amountMinor: number; billingIntervalDays: number }>;
+  /** A test clock id (test keys only; decision 0090). */
+  testClock?: string;
 }
 
 function conflict(existing: Subscription, body: SubscriptionRequest): AppError | undefined {
@@ -261,6 +275,8 @@ async function createOrFind(
       });
       if (current >= liveTestLimit) throw quotaExceeded('live_test_subscriptions', liveTestLimit, current);
     }
+    // On a test clock: in scope, not advancing, not full; its time is the creation's (decision 0090).
+    const clock = body.testClock ? await takeClockSeat(tx, scope, body.testClock) : undefined;
     const { subscription, phases } = insertSubscription(tx, tx.getReference(Merchant, scope.merchantId), {
       merchantId: scope.merchantId,
       environment: scope.environment,
@@ -276,6 +292,7 @@ async function createOrFind(
       ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
       ...(body.returnUrl ? { returnUrl: body.returnUrl } : {}),
       retryScheduleDays: body.retryScheduleDays ?? DEFAULT_RETRY_SCHEDULE_DAYS,
+      ...(clock ? { testClock: clock } : {}),
       phases: body.phases.map((p) => ({
         name: p.name,
         iterations: p.iterations,
@@ -612,6 +629,8 @@ export interface OpenInvoiceInput {
   amountMinor: number;
   periodStart: Date;
   periodEnd: Date;
+  /** On a test clock: the clock's time, the invoice's dates (decision 0090); absent: now. */
+  at?: Date;
 }
 
 export type OpenedInvoice =
@@ -665,7 +684,7 @@ export async function openPeriodInvoice(
         opened = { kind: 'cancelled' };
         return;
       }
-      const now = new Date();
+      const now = input.at ?? new Date();
       invoice = tx.create(Invoice, {
         id: newId('invoice'),
         merchant: s.merchant,
@@ -862,7 +881,7 @@ async function openChargeableInvoice(
   input: OpenInvoiceInput,
   markChargeSent: boolean,
 ): Promise<OpenedInvoice | null> {
-  const now = new Date();
+  const now = input.at ?? new Date();
   const invoiceId = newId('invoice');
   const [row] = await preparedRows(em, OPEN_CHARGEABLE_INVOICE, [
     input.subscriptionId,
@@ -931,7 +950,12 @@ export async function applyInvoiceCharge(
    * this call records is inserted claimed for this many seconds, as the mailer would claim it, and
    * answered in `claimed`. Other emails (the activation's) are claimed by the mailer, as before.
    */
-  options: { claimReceiptSeconds?: number; profile: EmailProfile },
+  options: {
+    claimReceiptSeconds?: number;
+    profile: EmailProfile;
+    /** On a test clock: the clock's time, the attempt's dates and the next one's (decision 0090). */
+    at?: Date | undefined;
+  },
 ): Promise<AppliedCharge> {
   const invoiceId = target.id;
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
@@ -966,7 +990,7 @@ export async function applyInvoiceCharge(
       };
       return;
     }
-    const now = new Date();
+    const now = options.at ?? new Date();
     invoice.attempts = attempt;
     invoice.updatedAt = now;
     s.updatedAt = now;

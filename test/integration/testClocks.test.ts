@@ -1,0 +1,225 @@
+import {
+  basicAuth,
+  createTestMerchant,
+  startPaymentStack,
+  type PaymentStack,
+  type TestMerchant,
+} from '../helpers/stack';
+import { call, eventually, type ErrorBody } from '../helpers/http';
+import { createKey } from '../../src/domain/merchants';
+import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
+
+/**
+ * PRODUCT.md "Test clocks (test keys only)", decision 0090: the routes, and a subscription on a
+ * clock that waits for the clock, not for real time. The stack runs one-second billing days: a
+ * clock's subscription ignores them (a billing day on a clock is 86,400 s of clock time).
+ */
+describe('test clocks', () => {
+  const DAY = 86_400_000;
+  const T = Date.parse('2027-01-01T00:00:00.000Z');
+  let stack: PaymentStack;
+  let merchant: TestMerchant;
+  let other: TestMerchant;
+  let liveAuth: string;
+  let subs: ReturnType<typeof subscriptionClient>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  type Body = Record<string, any>;
+  const api = (method: string, path: string, body?: unknown, auth = merchant.auth) =>
+    call<Body>(stack.api.baseUrl, method, path, auth, body);
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  /** Waits until the clock is ready again (its advance done). */
+  const ready = (id: string, timeoutMs = 60_000) =>
+    eventually(
+      () => api('GET', `/test-clocks/${id}`).then((r) => r.body),
+      (c) => c.status === 'ready',
+      timeoutMs,
+      100,
+    );
+
+  beforeAll(async () => {
+    stack = await startPaymentStack('clocks', { billingDaySeconds: 1 });
+    merchant = await createTestMerchant(stack.orm, 'Clock merchant');
+    other = await createTestMerchant(stack.orm, 'Other clock merchant');
+    const live = await createKey(stack.orm.em.fork(), merchant.merchantId, { environment: 'live', role: 'merchant' });
+    liveAuth = basicAuth(live.apiKey.publicKey, live.secretKey);
+    subs = subscriptionClient(stack, merchant);
+  });
+  afterAll(() => stack.close());
+
+  it('creates, lists, reads and scopes clocks; live keys never see one', async () => {
+    const before = Date.now();
+    const plain = await api('POST', '/test-clocks', {});
+    expect(plain.status).toBe(200);
+    expect(plain.body).toEqual({
+      id: expect.stringMatching(/^clk_[0-9A-HJKMNP-TV-Z]{26}$/),
+      name: null,
+      frozenTime: expect.any(String),
+      status: 'ready',
+      subscriptionCount: 0,
+      createdAt: expect.any(String),
+    });
+    expect(Date.parse(plain.body.frozenTime)).toBeGreaterThanOrEqual(before - 5);
+    const named = await api('POST', '/test-clocks', { frozenTime: iso(T), name: 'yearly plan' });
+    expect(named.body).toMatchObject({ name: 'yearly plan', frozenTime: iso(T), status: 'ready' });
+    expect((await api('GET', `/test-clocks/${named.body.id}`)).body).toEqual(named.body);
+
+    const page1 = await api('GET', '/test-clocks?limit=1');
+    expect(page1.status).toBe(200);
+    expect(page1.body.testClocks.map((c: Body) => c.id)).toEqual([named.body.id]);
+    expect(page1.body.nextCursor).toEqual(expect.any(String));
+    const page2 = await api('GET', `/test-clocks?limit=1&cursor=${page1.body.nextCursor}`);
+    expect(page2.body.testClocks.map((c: Body) => c.id)).toEqual([plain.body.id]);
+    expect((await api('GET', '/test-clocks?limit=0')).status).toBe(400);
+
+    // Another merchant's clock, a malformed id: 404.
+    expect((await api('GET', `/test-clocks/${named.body.id}`, undefined, other.auth)).status).toBe(404);
+    expect((await api('GET', '/test-clocks/clk_nope')).status).toBe(404);
+    const foreign = await subs.create({ cardToken: 'tok_success', testClock: named.body.id, externalId: 'x' });
+    expect(foreign.status).toBe(200);
+    expect(
+      (
+        await call<ErrorBody>(stack.api.baseUrl, 'POST', '/subscriptions', other.auth, {
+          amount: 10,
+          currency: 'USD',
+          billingIntervalDays: 30,
+          externalId: `other-${Date.now()}`,
+          cardToken: 'tok_success',
+          testClock: named.body.id,
+        })
+      ).status,
+    ).toBe(404);
+    await subs.cancel(foreign.body.id);
+
+    // Live keys: 404 on every route; `testClock` on a create is 400.
+    for (const [method, path, body] of [
+      ['POST', '/test-clocks', {}],
+      ['GET', '/test-clocks', undefined],
+      ['GET', `/test-clocks/${named.body.id}`, undefined],
+      ['DELETE', `/test-clocks/${named.body.id}`, undefined],
+      ['POST', `/test-clocks/${named.body.id}/advance`, { frozenTime: iso(T + DAY) }],
+    ] as const) {
+      const res = await api(method, path, body, liveAuth);
+      expect([method, path, res.status, res.body.code]).toEqual([method, path, 404, 'not_found']);
+    }
+    const liveCreate = await call<ErrorBody>(stack.api.baseUrl, 'POST', '/subscriptions', liveAuth, {
+      amount: 10,
+      currency: 'USD',
+      billingIntervalDays: 30,
+      externalId: `live-${Date.now()}`,
+      cardToken: 'tok_success',
+      testClock: named.body.id,
+    });
+    expect(liveCreate.status).toBe(400);
+    expect(liveCreate.body.code).toBe('validation_error');
+    expect(liveCreate.body.details.issues?.[0]?.path).toBe('testClock');
+  });
+
+  it('refuses an advance backwards, to the same time, or beyond 5 years, and unknown fields', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    for (const frozenTime of [iso(T - 1), iso(T), '2032-01-01T00:00:00.001Z', 'tomorrow']) {
+      const res = await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime });
+      expect([frozenTime, res.status, res.body.code]).toEqual([frozenTime, 400, 'validation_error']);
+      expect(res.body.details.issues[0].path).toBe('frozenTime');
+    }
+    expect((await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + DAY), x: 1 })).status).toBe(
+      400,
+    );
+    // Exactly 5 years is allowed; nothing is on the clock, so it is ready again at once.
+    const five = await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: '2032-01-01T00:00:00.000Z' });
+    expect(five.status).toBe(200);
+    expect((await ready(clock.id)).frozenTime).toBe('2032-01-01T00:00:00.000Z');
+  });
+
+  it('renews on the clock: 3 months advanced, exactly 3 renewals with clock-time periods; nothing while it stands still', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T), name: 'monthly' })).body;
+    const created = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      status: 'active',
+      testClock: clock.id,
+      createdAt: iso(T),
+      currentPeriodStart: iso(T),
+      currentPeriodEnd: iso(T + 30 * DAY),
+    });
+    const id = created.body.id as string;
+    expect((await api('GET', `/test-clocks/${clock.id}`)).body.subscriptionCount).toBe(1);
+
+    // A daily one too: with one-second billing days it would renew every second in real time.
+    const daily = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 1, testClock: clock.id });
+    expect(daily.body.status).toBe('active');
+    await sleep(2_500);
+    expect(await subs.invoices(daily.body.id)).toHaveLength(1);
+    expect(await subs.invoices(id)).toHaveLength(1);
+    await subs.cancel(daily.body.id);
+
+    const advanced = await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 90 * DAY) });
+    expect(advanced.status).toBe(200);
+    expect(advanced.body.status).toBe('advancing');
+    // While advancing: another advance and a create on the clock are 409.
+    const again = await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 91 * DAY) });
+    expect([again.status, again.body.code]).toEqual([409, 'test_clock_advancing']);
+    const onIt = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id });
+    expect([onIt.status, onIt.body.code]).toEqual([409, 'test_clock_advancing']);
+
+    const done = await ready(clock.id);
+    expect(done).toMatchObject({ frozenTime: iso(T + 90 * DAY), subscriptionCount: 1 });
+    const invoices = await subs.invoices(id);
+    expect(invoices.map((i) => [i.status, i.periodStart.toISOString(), i.periodEnd.toISOString()])).toEqual(
+      [0, 1, 2, 3].map((n) => ['paid', iso(T + n * 30 * DAY), iso(T + (n + 1) * 30 * DAY)]),
+    );
+    expect(invoices.map((i) => i.createdAt.toISOString())).toEqual([0, 1, 2, 3].map((n) => iso(T + n * 30 * DAY)));
+    expect(invoices.map((i) => i.paidAt!.toISOString())).toEqual([0, 1, 2, 3].map((n) => iso(T + n * 30 * DAY)));
+    const captures = await subs.captures(id);
+    expect(captures).toHaveLength(4);
+    expect([...succeededByInvoice(captures).values()]).toEqual([1, 1, 1, 1]);
+    const view = (await subs.get(id)).body;
+    expect(view).toMatchObject({
+      status: 'active',
+      createdAt: iso(T),
+      currentPeriodStart: iso(T + 90 * DAY),
+      currentPeriodEnd: iso(T + 120 * DAY),
+    });
+    // The receipts name clock-time dates.
+    await eventually(
+      async () => subs.mail(id).filter((e) => /receipt/i.test(e.subject)),
+      (l) => l.length >= 4,
+    );
+    // Standing still again: nothing more.
+    await sleep(1_500);
+    expect(await subs.invoices(id)).toHaveLength(4);
+    await subs.cancel(id);
+  });
+
+  it('advances through a soft-decline retry schedule to the cancellation, on clock-time dates', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    // The first charge captures; every renewal and retry with this card is declined (insufficient_funds).
+    const created = await subs.create({
+      cardToken: 'tok_renewal_insufficient_funds',
+      billingIntervalDays: 30,
+      testClock: clock.id,
+    });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+
+    // Renewal at T+30 declined, retry at T+31 declined (next at T+34, schedule [1, 3, 5]).
+    expect((await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 32 * DAY) })).status).toBe(200);
+    await ready(clock.id);
+    let renewal = (await subs.invoices(id))[1]!;
+    expect(renewal).toMatchObject({ status: 'open', attempts: 2, failureCode: 'insufficient_funds' });
+    expect(renewal.nextAttemptAt!.toISOString()).toBe(iso(T + 34 * DAY));
+    expect((await subs.get(id)).body.status).toBe('past_due');
+
+    // T+34 and T+39 declined too: the schedule is exhausted, cancelled (payment_failed) at T+39.
+    expect((await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 45 * DAY) })).status).toBe(200);
+    const done = await ready(clock.id);
+    expect(done.subscriptionCount).toBe(0);
+    renewal = (await subs.invoices(id))[1]!;
+    expect(renewal.attempts).toBe(4);
+    const view = (await subs.get(id)).body;
+    expect(view).toMatchObject({ status: 'cancelled', cancellationReason: 'payment_failed' });
+    const renewalCaptures = (await subs.captures(id)).filter((c) => c.metadata.invoiceId === renewal.id);
+    expect(renewalCaptures.map((c) => c.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
+    expect(await subs.invoices(id)).toHaveLength(2);
+  });
+});
