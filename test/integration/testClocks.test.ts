@@ -191,6 +191,26 @@ describe('test clocks', () => {
     await subs.cancel(id);
   });
 
+  it('DELETE cancels its subscriptions (test_clock_deleted, no email, the event fires); then 404', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T), name: 'to delete' })).body;
+    const sub = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id })).body;
+    expect(sub.status).toBe('active');
+    expect((await api('DELETE', `/test-clocks/${clock.id}`, undefined, other.auth)).status).toBe(404);
+    const deleted = await api('DELETE', `/test-clocks/${clock.id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ id: clock.id, name: 'to delete', deleted: true, subscriptionCount: 1 });
+    expect((await api('GET', `/test-clocks/${clock.id}`)).status).toBe(404);
+    const view = (await subs.get(sub.id)).body;
+    expect(view).toMatchObject({ status: 'cancelled', cancellationReason: 'test_clock_deleted' });
+    const events = await eventually(
+      () => api('GET', `/events?objectId=${sub.id}&type=subscription.cancelled`).then((r) => r.body.events as Body[]),
+      (list) => list.length === 1,
+    );
+    expect(events[0]!.data.cancellationReason).toBe('test_clock_deleted');
+    await sleep(500);
+    expect(subs.mail(sub.id).filter((e) => /cancelled/i.test(e.subject))).toEqual([]);
+  });
+
   it('advances through a soft-decline retry schedule to the cancellation, on clock-time dates', async () => {
     const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
     // The first charge captures; every renewal and retry with this card is declined (insufficient_funds).
