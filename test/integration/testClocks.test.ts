@@ -211,6 +211,56 @@ describe('test clocks', () => {
     expect(subs.mail(sub.id).filter((e) => /cancelled/i.test(e.subject))).toEqual([]);
   });
 
+  it('expires a hosted authorization after 24 hours of clock time, not of real time', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    const created = await subs.create({ billingIntervalDays: 30, testClock: clock.id });
+    expect(created.body).toMatchObject({ status: 'pending', redirectUrl: expect.any(String) });
+    const id = created.body.id as string;
+    // The stack's authorization expiry is a day of one second: a clock's is 24 h of clock time.
+    await sleep(2_000);
+    expect((await subs.get(id)).body.status).toBe('pending');
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + DAY - 1000) });
+    await ready(clock.id);
+    expect((await subs.get(id)).body.status).toBe('pending');
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + DAY) });
+    await ready(clock.id);
+    expect((await subs.get(id)).body).toMatchObject({
+      status: 'cancelled',
+      cancellationReason: 'authorization_expired',
+    });
+    expect(await subs.captures(id)).toEqual([]);
+  });
+
+  it('asks for authentication on a renewal, reminds on the schedule and cancels at its end, in clock time', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    // On-session first charge captures; the renewal needs the customer's authentication.
+    const created = await subs.create({
+      cardToken: 'tok_3ds_offsession',
+      billingIntervalDays: 30,
+      testClock: clock.id,
+    });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 32 * DAY) });
+    await ready(clock.id);
+    const waiting = (await subs.get(id)).body;
+    expect(waiting.status).toBe('past_due');
+    expect(waiting.latestInvoice).toMatchObject({ status: 'requires_action', hostedUrl: expect.any(String) });
+    // Reminders at T+31 and T+34, the end of the schedule ([1, 3, 5]) at T+39.
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 40 * DAY) });
+    await ready(clock.id);
+    const ended = (await subs.get(id)).body;
+    expect(ended).toMatchObject({ status: 'cancelled', cancellationReason: 'payment_failed' });
+    expect(ended.latestInvoice.status).toBe('uncollectible');
+    const asked = await eventually(
+      async () => subs.mail(id).filter((e) => /action required/i.test(e.subject)),
+      (l) => l.length >= 3,
+    );
+    expect(asked).toHaveLength(3);
+    const renewalCaptures = (await subs.captures(id)).filter((c) => c.metadata.invoiceId === ended.latestInvoice.id);
+    expect(renewalCaptures.filter((c) => c.status === 'succeeded')).toEqual([]);
+  });
+
   it('advances through a soft-decline retry schedule to the cancellation, on clock-time dates', async () => {
     const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
     // The first charge captures; every renewal and retry with this card is declined (insufficient_funds).
