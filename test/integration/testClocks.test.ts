@@ -7,6 +7,7 @@ import {
 } from '../helpers/stack';
 import { call, eventually, type ErrorBody } from '../helpers/http';
 import { createKey } from '../../src/domain/merchants';
+import { newId } from '../../src/ids';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 
 /**
@@ -209,6 +210,39 @@ describe('test clocks', () => {
     expect(events[0]!.data.cancellationReason).toBe('test_clock_deleted');
     await sleep(500);
     expect(subs.mail(sub.id).filter((e) => /cancelled/i.test(e.subject))).toEqual([]);
+  });
+
+  it('holds at most 100 subscriptions not cancelled: the 101st is 409 test_clock_full', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    const first = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id })).body;
+    // 99 more rows like it, written as a worker would have left them (no workflows: never advanced).
+    await stack.orm.em.fork().transactional(async (tx) => {
+      await tx.execute('create temp table clock_copies on commit drop as select * from subscriptions where id = ?', [
+        first.id,
+      ]);
+      for (let i = 0; i < 99; i++) {
+        await tx.execute('update clock_copies set id = ?, external_id = ?', [newId('subscription'), `copy-${i}-${T}`]);
+        await tx.execute('insert into subscriptions select * from clock_copies');
+      }
+    });
+    expect((await api('GET', `/test-clocks/${clock.id}`)).body.subscriptionCount).toBe(100);
+    const full = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id });
+    expect([full.status, full.body.code, full.body.details?.limit]).toEqual([409, 'test_clock_full', 100]);
+    // Nothing was kept for it.
+    const kept: Array<{ n: string }> = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute('select count(*) as n from subscriptions where test_clock_id = ?', [clock.id]);
+    expect(Number(kept[0]!.n)).toBe(100);
+    await subs.cancel(first.id as string);
+    expect((await api('GET', `/test-clocks/${clock.id}`)).body.subscriptionCount).toBe(99);
+    const fits = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id });
+    expect(fits.body.status).toBe('active');
+    await subs.cancel(fits.body.id as string);
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update subscriptions set status = 'cancelled' where test_clock_id = ?`, [clock.id]);
   });
 
   it('expires a hosted authorization after 24 hours of clock time, not of real time', async () => {
