@@ -7,6 +7,7 @@ export type Payment = components['schemas']['Payment'];
 export type Refund = components['schemas']['Refund'];
 export type Subscription = components['schemas']['Subscription'];
 export type Dispute = components['schemas']['Dispute'];
+export type TestClock = components['schemas']['TestClock'];
 
 export interface PaymentsClientOptions {
   /** The API's base URL, e.g. `http://localhost:3000`. */
