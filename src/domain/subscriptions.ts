@@ -8,7 +8,7 @@ import {
   MerchantEvent,
   Subscription,
   SubscriptionPhase,
-  type TestClock,
+  TestClock,
   type Customer,
   type KeyEnvironment,
 } from '../db/entities';
@@ -68,7 +68,7 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
     redirectUrl: s.redirectUrl,
     // On a test clock, clock time (decision 0090): its create, and its latest invoice's change.
     createdAt: (s.clockCreatedAt ?? s.createdAt).toISOString(),
-    updatedAt: (s.clockCreatedAt ? clockUpdatedAt(s.clockCreatedAt, latestInvoice) : s.updatedAt).toISOString(),
+    updatedAt: (s.clockCreatedAt ? clockUpdatedAt(s, s.clockCreatedAt, latestInvoice) : s.updatedAt).toISOString(),
     cancelledAt: s.cancelledAt?.toISOString() ?? null,
     cancellationReason: s.cancellationReason,
     environment: s.environment,
@@ -85,9 +85,9 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
   };
 }
 
-/** A clock subscription's last change in clock time: its latest invoice's, else its create. */
-const clockUpdatedAt = (createdAt: Date, latestInvoice: Invoice | null): Date =>
-  latestInvoice && latestInvoice.updatedAt.getTime() > createdAt.getTime() ? latestInvoice.updatedAt : createdAt;
+/** A clock subscription's last change in clock time: its cancellation, its latest invoice's change, or its create. */
+const clockUpdatedAt = (s: Subscription, createdAt: Date, latestInvoice: Invoice | null): Date =>
+  new Date(Math.max(createdAt.getTime(), latestInvoice?.updatedAt.getTime() ?? 0, s.cancelledAt?.getTime() ?? 0));
 
 export type SubscriptionResponse = ReturnType<typeof presentSubscription>;
 
@@ -1228,7 +1228,7 @@ async function applyCancellation(
     out.expect(['email:cancelled'], ['cancelled']);
     return;
   }
-  const now = new Date();
+  const now = await nowOfRecord(tx, s);
   // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
   // `processing` stays so until the processor decides (a capture then counts).
   await tx.nativeUpdate(
@@ -1242,6 +1242,16 @@ async function applyCancellation(
   s.updatedAt = now;
   out.event('subscription.cancelled', 'cancelled');
   if (notify) out.email('cancelled', 'email:cancelled', {});
+}
+
+/**
+ * The instant a change of the subscription is dated: on a test clock the clock's time (its step's
+ * while it advances; decision 0090), else now.
+ */
+async function nowOfRecord(tx: EntityManager, s: Subscription): Promise<Date> {
+  if (!s.testClock) return new Date();
+  const clock = await tx.findOne(TestClock, { id: s.testClock.id }, { fields: ['frozenTime'] });
+  return clock?.frozenTime ?? new Date();
 }
 
 /**

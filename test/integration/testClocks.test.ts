@@ -202,7 +202,7 @@ describe('test clocks', () => {
     expect(deleted.body).toMatchObject({ id: clock.id, name: 'to delete', deleted: true, subscriptionCount: 1 });
     expect((await api('GET', `/test-clocks/${clock.id}`)).status).toBe(404);
     const view = (await subs.get(sub.id)).body;
-    expect(view).toMatchObject({ status: 'cancelled', cancellationReason: 'test_clock_deleted' });
+    expect(view).toMatchObject({ status: 'cancelled', cancellationReason: 'test_clock_deleted', cancelledAt: iso(T) });
     const events = await eventually(
       () => api('GET', `/events?objectId=${sub.id}&type=subscription.cancelled`).then((r) => r.body.events as Body[]),
       (list) => list.length === 1,
@@ -321,7 +321,12 @@ describe('test clocks', () => {
     renewal = (await subs.invoices(id))[1]!;
     expect(renewal.attempts).toBe(4);
     const view = (await subs.get(id)).body;
-    expect(view).toMatchObject({ status: 'cancelled', cancellationReason: 'payment_failed' });
+    // Cancelled at the last attempt's date, in clock time.
+    expect(view).toMatchObject({
+      status: 'cancelled',
+      cancellationReason: 'payment_failed',
+      cancelledAt: iso(T + 39 * DAY),
+    });
     const renewalCaptures = (await subs.captures(id)).filter((c) => c.metadata.invoiceId === renewal.id);
     expect(renewalCaptures.map((c) => c.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
     expect(await subs.invoices(id)).toHaveLength(2);
