@@ -295,6 +295,59 @@ describe('test clocks', () => {
     expect(renewalCaptures.filter((c) => c.status === 'succeeded')).toEqual([]);
   });
 
+  it('a year of a 3-phase subscription with dunning, invoice by invoice', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T), name: 'three phases' })).body;
+    // A free 14-day trial, two intro months at 5, then 10 every 30 days; renewals with this card
+    // are declined until the merchant gives a new one.
+    const created = await subs.create({
+      cardToken: 'tok_renewal_insufficient_funds',
+      amount: 10,
+      billingIntervalDays: 30,
+      phases: [
+        { name: 'trial', iterations: 1, amount: 0, billingIntervalDays: 14 },
+        { name: 'intro', iterations: 2, amount: 5, billingIntervalDays: 30 },
+      ],
+      testClock: clock.id,
+    });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+
+    // The first intro period (T+14) is declined, retried at T+15 (declined), next at T+18.
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 16 * DAY) });
+    await ready(clock.id);
+    const pastDue = (await subs.get(id)).body;
+    expect(pastDue.status).toBe('past_due');
+    expect(pastDue.latestInvoice).toMatchObject({ amount: 5, attempts: 2, nextAttemptAt: iso(T + 18 * DAY) });
+    // A new card: charged at once, at the clock's time.
+    const updated = await call<Body>(stack.api.baseUrl, 'POST', `/subscriptions/${id}/payment-method`, merchant.auth, {
+      cardToken: 'tok_success',
+    });
+    expect(updated.status).toBe(200);
+    await subs.until(id, (v) => v.status === 'active');
+
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 365 * DAY) });
+    await ready(clock.id);
+    const invoices = await subs.invoices(id);
+    const starts = [0, 14, 44, ...Array.from({ length: 10 }, (_, i) => 74 + 30 * i)];
+    expect(invoices.map((i) => [iso(i.periodStart.getTime()), Number(i.amountMinor), i.status])).toEqual(
+      starts.map((d, n) => [iso(T + d * DAY), n === 0 ? 0 : n < 3 ? 500 : 1000, 'paid']),
+    );
+    expect(invoices[1]!.attempts).toBe(3);
+    expect(invoices[1]!.paidAt!.toISOString()).toBe(iso(T + 16 * DAY));
+    expect(invoices.slice(2).every((i) => i.attempts === 1 && i.paidAt!.getTime() === i.periodStart.getTime())).toBe(
+      true,
+    );
+    const captures = await subs.captures(id);
+    expect(captures.filter((c) => c.status === 'failed')).toHaveLength(2);
+    expect([...succeededByInvoice(captures).values()]).toEqual(Array.from({ length: 12 }, () => 1));
+    expect((await subs.get(id)).body).toMatchObject({
+      status: 'active',
+      currentPeriodStart: iso(T + 344 * DAY),
+      currentPeriodEnd: iso(T + 374 * DAY),
+    });
+    await subs.cancel(id);
+  });
+
   it('advances through a soft-decline retry schedule to the cancellation, on clock-time dates', async () => {
     const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
     // The first charge captures; every renewal and retry with this card is declined (insufficient_funds).
