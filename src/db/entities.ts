@@ -504,6 +504,8 @@ export class Email {
   /** A sender holds the email until then (it may be sending); another waits or takes over after. */
   claimedUntil!: Date | null;
   lastError!: string | null;
+  /** Its Date header when not the send's time: a test clock's time (decision 0090). */
+  datedAt!: Date | null;
   createdAt!: Date;
 }
 
@@ -529,6 +531,7 @@ export const EmailSchema = new EntitySchema<Email>({
     sentAt: { ...timestamp, nullable: true },
     claimedUntil: { ...timestamp, nullable: true },
     lastError: { type: 'text', nullable: true },
+    datedAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
   },
 });

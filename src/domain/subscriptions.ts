@@ -460,7 +460,9 @@ async function change(
       { lockMode: LockMode.PESSIMISTIC_WRITE, lockTableAliases: ['s0'], populate: ['merchant'] },
     );
     if (!subscription) return null;
-    const out = new OutboxWriter(tx, subscription, profile);
+    // On a test clock its emails are dated in clock time (decision 0090).
+    const dated = subscription.testClock && profile ? await nowOfRecord(tx, subscription) : null;
+    const out = new OutboxWriter(tx, subscription, profile, dated);
     await apply(tx, subscription, out);
     await out.recordEvents();
     await tx.flush();
@@ -480,6 +482,8 @@ class OutboxWriter {
     private readonly tx: EntityManager,
     private readonly subscription: Subscription,
     private readonly profile: EmailProfile | null,
+    /** The Date of its emails when not their send's time (a test clock's time). */
+    private readonly dated: Date | null = null,
   ) {}
 
   private key(suffix: string): string {
@@ -565,9 +569,18 @@ class OutboxWriter {
       this.tx,
       { merchant: s.merchant, dedupeKey, to: recipient.to, ...addressed },
       claimSeconds === undefined ? undefined : { claimSeconds },
+      this.dated,
     );
     this.recordedEmailIds.push(email.id);
-    return claimSeconds === undefined ? null : { id: email.id, to: email.to, subject: email.subject, text: email.text };
+    return claimSeconds === undefined
+      ? null
+      : {
+          id: email.id,
+          to: email.to,
+          subject: email.subject,
+          text: email.text,
+          ...(email.datedAt ? { datedAt: email.datedAt } : {}),
+        };
   }
 
   async ids(): Promise<{ emailIds: string[]; eventIds: string[] }> {

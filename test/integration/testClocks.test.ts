@@ -181,11 +181,12 @@ describe('test clocks', () => {
       currentPeriodStart: iso(T + 90 * DAY),
       currentPeriodEnd: iso(T + 120 * DAY),
     });
-    // The receipts name clock-time dates.
-    await eventually(
+    // The receipts are dated in clock time.
+    const receipts = await eventually(
       async () => subs.mail(id).filter((e) => /receipt/i.test(e.subject)),
       (l) => l.length >= 4,
     );
+    expect(receipts.map((e) => Date.parse(e.date)).sort()).toEqual([0, 1, 2, 3].map((n) => T + n * 30 * DAY));
     // Standing still again: nothing more.
     await sleep(1_500);
     expect(await subs.invoices(id)).toHaveLength(4);
