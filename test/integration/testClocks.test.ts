@@ -162,6 +162,8 @@ describe('test clocks', () => {
     expect([again.status, again.body.code]).toEqual([409, 'test_clock_advancing']);
     const onIt = await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id });
     expect([onIt.status, onIt.body.code]).toEqual([409, 'test_clock_advancing']);
+    const gone = await api('DELETE', `/test-clocks/${clock.id}`);
+    expect([gone.status, gone.body.code]).toEqual([409, 'test_clock_advancing']);
 
     const done = await ready(clock.id);
     expect(done).toMatchObject({ frozenTime: iso(T + 90 * DAY), subscriptionCount: 1 });
