@@ -351,6 +351,31 @@ describe('test clocks', () => {
     await subs.cancel(id);
   });
 
+  it("a hard decline waits for a new card for the schedule's total of clock time, then cancels", async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    const created = await subs.create({
+      cardToken: 'tok_renewal_lost_card',
+      billingIntervalDays: 30,
+      testClock: clock.id,
+    });
+    expect(created.body.status).toBe('active');
+    const id = created.body.id as string;
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 38 * DAY) });
+    await ready(clock.id);
+    const waiting = (await subs.get(id)).body;
+    expect(waiting).toMatchObject({ status: 'past_due' });
+    expect(waiting.latestInvoice).toMatchObject({ declineType: 'hard', nextAttemptAt: null, attempts: 1 });
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 40 * DAY) });
+    await ready(clock.id);
+    expect((await subs.get(id)).body).toMatchObject({
+      status: 'cancelled',
+      cancellationReason: 'payment_failed',
+      cancelledAt: iso(T + 39 * DAY),
+    });
+    const renewal = (await subs.invoices(id))[1]!;
+    expect((await subs.captures(id)).filter((c) => c.metadata.invoiceId === renewal.id)).toHaveLength(1);
+  });
+
   it('advances through a soft-decline retry schedule to the cancellation, on clock-time dates', async () => {
     const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
     // The first charge captures; every renewal and retry with this card is declined (insufficient_funds).
