@@ -1,8 +1,11 @@
+import { Context } from '@temporalio/activity';
 import { clockAdvanceOf, clockSubscriptionIds, finishAdvance, setClockTime } from '../src/domain/testClocks';
 import type { ActivityDeps } from './deps';
 
 /** How long a subscription handing over (continue-as-new) is given before it is asked again. */
 const AGAIN_MS = 200;
+/** Heartbeats of a step while its subscriptions work (the workflow's heartbeat timeout is 30 s). */
+const HEARTBEAT_MS = 5_000;
 
 /** The test clock's advance (workflows/testClock.ts, decision 0090): its record and its subscriptions. */
 export function createTestClockActivities(deps: Pick<ActivityDeps, 'orm' | 'starters'>) {
@@ -25,16 +28,14 @@ export function createTestClockActivities(deps: Pick<ActivityDeps, 'orm' | 'star
       subscriptionIds: string[];
     }): Promise<Record<string, number | null>> {
       await setClockTime(orm.em, input.clockId, input.nowMs);
-      const answers = await Promise.all(
-        input.subscriptionIds.map(async (id) => {
-          for (;;) {
-            const answer = await starters.subscription.clockTime(id, input.nowMs);
-            if (answer !== 'again') return [id, answer.nextDueMs] as const;
-            await new Promise((resolve) => setTimeout(resolve, AGAIN_MS));
-          }
-        }),
-      );
-      return Object.fromEntries(answers);
+      // Alive while the subscriptions work (a charge decided later keeps one busy in real time).
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
+      try {
+        return await tell(input);
+      } finally {
+        clearInterval(beat);
+      }
     },
 
     /** The advance is over: the clock reads its target and is ready. */
@@ -42,4 +43,17 @@ export function createTestClockActivities(deps: Pick<ActivityDeps, 'orm' | 'star
       await finishAdvance(orm.em, clockId);
     },
   };
+
+  async function tell(input: { nowMs: number; subscriptionIds: string[] }): Promise<Record<string, number | null>> {
+    const answers = await Promise.all(
+      input.subscriptionIds.map(async (id) => {
+        for (;;) {
+          const answer = await starters.subscription.clockTime(id, input.nowMs);
+          if (answer !== 'again') return [id, answer.nextDueMs] as const;
+          await new Promise((resolve) => setTimeout(resolve, AGAIN_MS));
+        }
+      }),
+    );
+    return Object.fromEntries(answers);
+  }
 }

@@ -15,6 +15,8 @@ const records = proxyActivities<Activities>({
  */
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '15 minutes',
+  // A worker lost mid-step is noticed within this (the step heartbeats while it waits).
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
