@@ -87,7 +87,14 @@ export interface WorkflowStarters {
       cardToken: string | null;
       callbackUrl: string | null;
       plan: Plan;
+      testClock?: { id: string } | null;
+      clockCreatedAt?: Date | null;
     }): Promise<StartAnswer>;
+    /**
+     * A test clock's advance reached `nowMs` (decision 0090): answered once the subscription is
+     * quiet, with its next due time (clock time); `again`: ask again (its run handed over).
+     */
+    clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again'>;
     /**
      * A live subscription whose workflow ended: a new run, taken up where its record (`read` once
      * no run is found running; null: discarded) says.

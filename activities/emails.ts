@@ -42,10 +42,10 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
 
   /** Sends one email unless it was sent already; throws (after recording why) when it cannot. */
   async function send(emailId: string): Promise<SendResult> {
-    const claimed: Array<{ to: string; subject: string; text: string }> = await sql().execute(
+    const claimed: Array<{ to: string; subject: string; text: string; dated_at: Date | null }> = await sql().execute(
       `update emails set claimed_until = now() + make_interval(secs => ?), attempts = attempts + 1
         where id = ? and sent_at is null and (claimed_until is null or claimed_until < now())
-        returning "to", subject, text`,
+        returning "to", subject, text, dated_at`,
       [EMAIL_CLAIM_SECONDS, emailId],
     );
     const email = claimed[0];
@@ -57,7 +57,8 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
       if (rows[0]!.sent_at) return 'already_sent';
       throw new EmailBusyError(emailId);
     }
-    return deliver({ id: emailId, ...email });
+    const { dated_at: datedAt, ...content } = email;
+    return deliver({ id: emailId, ...content, datedAt: datedAt && new Date(datedAt) });
   }
 
   /** Sends an email this process holds the claim of, and records it sent (or releases the claim). */
@@ -70,6 +71,8 @@ export function createMailer({ orm, smtpUrl, mailFrom = 'Payments <no-reply@paym
         subject: email.subject,
         text: email.text,
         messageId: `<${emailId}@payments.local>`,
+        // A test clock's time (decision 0090); otherwise the send's.
+        ...(email.datedAt ? { date: email.datedAt } : {}),
       });
     } catch (err) {
       workerMetrics.email('failed');

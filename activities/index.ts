@@ -10,6 +10,7 @@ import { createSweeperActivities } from './sweeper';
 import { createEmailActivities, createMailer } from './emails';
 import { createSubscriptionActivities } from './subscriptions';
 import { createVisibilityActivities } from './visibility';
+import { createTestClockActivities } from './testClocks';
 
 export type { ActivityDeps } from './deps';
 
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEmailActivities(deps, mailer),
     ...createSubscriptionActivities(deps, mailer),
     ...createVisibilityActivities(deps),
+    ...createTestClockActivities(deps),
   };
 }
 

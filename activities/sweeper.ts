@@ -270,10 +270,11 @@ const liveKinds = {
   // latest invoice waits for the next period, an invoice being collected is collected on from
   // where the record shows it (subscriptionRecordOf here; the pure subscriptionRevivalOf in
   // src/rules/subscriptionCollection.ts; the gateway reads the record once no run is running).
+  // Not on a test clock: its dates are the clock's, never real time's (decision 0090).
   subscriptions: live<CandidateRow>({
     candidates: (byMerchant) =>
       `select id, created_at from subscriptions
-          where status <> 'cancelled'
+          where status <> 'cancelled' and test_clock_id is null
             and (created_at, id) > (?, ?) and created_at < now() - make_interval(secs => ?)
             ${byMerchant ? 'and merchant_id = ?' : ''}
           order by created_at, id limit ?`,

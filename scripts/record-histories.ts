@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|activity-bugs|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|activity-bugs|test-clocks|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -34,7 +34,7 @@ import { StuckKey } from '../workflows/searchAttributes';
 import { eventDeliveriesWorkflowId } from '../workflows/eventDeliveriesApi';
 import { buildWorkflowBundle } from '../src/workflowBundle';
 import { recordCancelIntent as recordCancelIntentOf } from '../src/domain/subscriptions';
-import { handOverSignal } from '../workflows/subscriptionApi';
+import { handOverSignal, testClockWorkflowId } from '../workflows/subscriptionApi';
 import { startWorkerWithOverrides, type OverriddenWorker } from '../test/helpers/activityOverrides';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'run-age') await recordRunAge();
     if (which === 'all' || which === 'sweeps-deprecated') await recordSweepsDeprecated();
     if (which === 'all' || which === 'activity-bugs') await recordActivityBugs();
+    if (which === 'all' || which === 'test-clocks') await recordTestClocks();
   } finally {
     await globalTeardown();
   }
@@ -1206,6 +1207,42 @@ async function recordRunAge(): Promise<void> {
   } finally {
     await shipped?.stop();
     await legacy.close();
+  }
+}
+
+/**
+ * Test clocks (decision 0090): a monthly subscription renewed and one declined on retries, on a
+ * clock advanced 40 days (each subscription's run, with its `testClockTime` Updates), and the
+ * clock's advance run.
+ */
+async function recordTestClocks(): Promise<void> {
+  const stack = await startPaymentStack('record-test-clocks', { billingDaySeconds: 1 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Test clock recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const api = (method: string, route: string, body?: unknown) =>
+      call<SubscriptionBody>(stack.api.baseUrl, method, route, merchant.auth, body);
+    const start = Date.parse('2027-01-01T00:00:00.000Z');
+    const clock = (await api('POST', '/test-clocks', { frozenTime: new Date(start).toISOString() })).body;
+    const renewed = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id }))
+      .body;
+    const declined = (
+      await subs.create({ cardToken: 'tok_renewal_insufficient_funds', billingIntervalDays: 30, testClock: clock.id })
+    ).body;
+    await api('POST', `/test-clocks/${clock.id}/advance`, {
+      frozenTime: new Date(start + 40 * 86_400_000).toISOString(),
+    });
+    await eventually(
+      () => api('GET', `/test-clocks/${clock.id}`).then((r) => r.body),
+      (c) => c.status === 'ready',
+      60_000,
+    );
+    await subs.cancel(renewed.id as string, '?notify=false');
+    await exportHistory('subscription-test-clock-renewals', subscriptionWorkflowId(renewed.id as string));
+    await exportHistory('subscription-test-clock-declines', subscriptionWorkflowId(declined.id as string));
+    await exportHistory('test-clock-advance', testClockWorkflowId(clock.id as string));
+  } finally {
+    await stack.close();
   }
 }
 

@@ -98,6 +98,16 @@ export const ERROR_CODES = {
     status: 409,
     description: 'Only an active or past_due subscription takes a new card (`details.status` is its status).',
   },
+  test_clock_advancing: {
+    status: 409,
+    description:
+      'The test clock is advancing (`details.testClockId`): an advance, a create on it and its DELETE wait until it is `ready`.',
+  },
+  test_clock_full: {
+    status: 409,
+    description:
+      'The test clock already has 100 subscriptions not cancelled (`details.limit`); cancel one or use another clock.',
+  },
   invalid_signature: { status: 400, description: 'A provider webhook whose signature does not verify.' },
   rate_limited: {
     status: 429,

@@ -17,6 +17,7 @@ export const ID_PREFIXES = {
   webhookEndpoint: 'we',
   customer: 'cus',
   paymentMethod: 'pm',
+  testClock: 'clk',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

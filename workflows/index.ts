@@ -9,3 +9,4 @@ export { merchantEventsWorkflow } from './merchantEvents';
 export { outboxEmailWorkflow } from './outboxEmail';
 export { disputeWorkflow } from './dispute';
 export { eventDeliveriesWorkflow } from './eventDeliveries';
+export { testClockWorkflow } from './testClock';

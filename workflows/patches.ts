@@ -351,3 +351,13 @@ export const SUBSCRIPTION_RUN_AGE = 'subscription-run-age-v1';
  * once the signal arrived: histories without it replay unchanged.
  */
 export const LEGACY_HAND_OVER = 'legacy-hand-over-v1';
+
+// issue 45, item 2: test clocks (decision 0090)
+
+/**
+ * A subscription on a test clock waits for the clock's time, not for timers: its clock waits end
+ * when the clock's advance raises its time (`testClockTime` Update); real waits (provider backoff,
+ * polls) stay timers. Asked only by runs whose input names a clock: no recorded history without
+ * one asks it.
+ */
+export const TEST_CLOCK_TIME = 'test-clock-time-v1';

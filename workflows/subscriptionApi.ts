@@ -32,6 +32,12 @@ export interface SubscriptionWorkflowInput {
   stuckAfterSeconds?: number;
   /** The subscription's externalId (search attribute of its callback workflows); absent in old inputs. */
   externalId?: string;
+  /**
+   * The test clock the subscription lives on (decision 0090): its waits are for the clock's time,
+   * which starts at `startMs` (the clock's time at the create) and moves only by the clock's
+   * advances (`testClockTimeUpdate`). Absent: real time.
+   */
+  testClock?: { id: string; startMs: number };
   /** Where the previous run left off (continue-as-new). */
   resume?: SubscriptionCursor;
 }
@@ -68,6 +74,8 @@ export interface SubscriptionCursor {
    * ones (absent: it looks, as runs before this field always did).
    */
   emailsConfirmed?: boolean;
+  /** On a test clock: the clock's time the previous run had reached. */
+  clockNowMs?: number;
 }
 
 /** A hosted card update's page at the provider, open until the customer completes it or it expires. */
@@ -202,3 +210,30 @@ export const handOverSignal = defineSignal('handOver');
 
 /** Live state for operators (the API reads PostgreSQL). */
 export const subscriptionStateQuery = defineQuery<SubscriptionLiveState>('state');
+
+/** The workflow id of a test clock's advance (decision 0090): one run per advance. */
+export const testClockWorkflowId = (clockId: string) => `test-clock-${clockId}`;
+
+/** A test clock's time reached by its advance (epoch ms). */
+export interface ClockTimeRequest {
+  nowMs: number;
+}
+
+export function isClockTimeRequest(value: unknown): value is ClockTimeRequest {
+  const req = value as Partial<ClockTimeRequest> | null | undefined;
+  return typeof req?.nowMs === 'number' && Number.isFinite(req.nowMs);
+}
+
+/**
+ * What a subscription on a clock answers once quiet at the clock's time: when it is next due in
+ * clock time (null: nothing due, e.g. cancelled or waiting for the customer without a deadline),
+ * or `again` (the run is handing over: ask the next run).
+ */
+export type ClockTimeAnswer = { nextDueMs: number | null } | { again: true };
+
+/**
+ * A test clock's advance reached `nowMs` (decision 0090): the subscription does everything due by
+ * then, and answers once quiet (parked in a clock wait later than `nowMs`, or waiting for the
+ * customer), with its next due time. Refused by a subscription not on a clock.
+ */
+export const testClockTimeUpdate = defineUpdate<ClockTimeAnswer, [ClockTimeRequest]>('testClockTime');

@@ -89,7 +89,7 @@ export function createInvoiceCharging(
       req.attempt,
       { kind: 'declined', transactionId: null, failureCode, failureMessage },
       req.retryDelayMs,
-      { profile },
+      { profile, at: atOf(req) },
     );
   };
 
@@ -103,7 +103,10 @@ export function createInvoiceCharging(
     if (!invoice) return { kind: 'missing' };
     const s = invoice.subscription;
     if (invoice.status === 'paid') {
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, { kind: 'paid', transactionId: '' }, null, { profile });
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, { kind: 'paid', transactionId: '' }, null, {
+        profile,
+        at: atOf(req),
+      });
     }
     if (
       (invoice.status === 'requires_action' || invoice.status === 'processing') &&
@@ -114,7 +117,10 @@ export function createInvoiceCharging(
     }
     if (invoice.attempts >= req.attempt || invoice.status === 'void') {
       // Recorded already (a retried activity), or voided by a cancellation: answer what is recorded.
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, {
+        profile,
+        at: atOf(req),
+      });
     }
     if (!s.cardToken) return cannotCharge(invoice, req, 'no_card', 'The subscription has no card to charge.');
     const provider = await recordProvider(providers, s);
@@ -171,7 +177,7 @@ export function createInvoiceCharging(
           req.attempt,
           { kind: 'declined', transactionId: null, failureCode: rejected.code, failureMessage: rejected.message },
           req.retryDelayMs,
-          { profile },
+          { profile, at: atOf(req) },
         );
       }
       throw attemptFailure(err);
@@ -184,6 +190,7 @@ export function createInvoiceCharging(
     return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
       profile,
+      at: atOf(req),
     });
   }
 
@@ -194,7 +201,10 @@ export function createInvoiceCharging(
       { subscriptionId: invoice.subscription.id, invoiceId: invoice.id },
       'charge refused: a cancel is recorded',
     );
-    const answer = await applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
+    const answer = await applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, {
+      profile,
+      at: atOf(req),
+    });
     if (answer.kind !== 'void' || !cancelled) return answer;
     return {
       ...answer,
@@ -211,7 +221,10 @@ export function createInvoiceCharging(
     const invoice = await orm.em.fork().findOne(Invoice, { id: req.invoiceId }, { populate: ['subscription'] });
     if (!invoice) return { kind: 'missing' };
     if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, {
+        profile,
+        at: atOf(req),
+      });
     }
     // Here the outcome must be learnt, whatever it takes: a missing provider is retried too.
     const provider = await recordProvider(providers, invoice.subscription);
@@ -237,7 +250,10 @@ export function createInvoiceCharging(
       }
       const result = chargeResultOf(logger, invoice, pp);
       if (result.kind === 'undecided') return await undecided(invoice, req, pp, result);
-      return await applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, { profile });
+      return await applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
+        profile,
+        at: atOf(req),
+      });
     } catch (err) {
       // An answer this code cannot read (a status nobody knows, a garbled body): the workflow
       // asks again later, at growing intervals, instead of this activity retrying for ever.
@@ -259,7 +275,10 @@ export function createInvoiceCharging(
     const invoice = await loadInvoiceForCharge(orm.em, req.invoiceId);
     if (!invoice) return { kind: 'missing' };
     if (invoice.status === 'paid' || invoice.attempts >= req.attempt) {
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, { profile });
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, declinedNoop, req.retryDelayMs, {
+        profile,
+        at: atOf(req),
+      });
     }
     const provider = await recordProvider(providers, invoice.subscription);
     if (!provider) {
@@ -294,7 +313,7 @@ export function createInvoiceCharging(
     }
     const result = chargeResultOf(logger, invoice, pp);
     if (result.kind !== 'undecided')
-      return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, { profile });
+      return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, { profile, at: atOf(req) });
     if (pp.status === 'processing') return undecided(invoice, req, pp, result);
     throw ApplicationFailure.retryable(
       `attempt ${pp.transactionId} not cancelled by the provider (${pp.status}); asking again`,
@@ -307,3 +326,6 @@ export function createInvoiceCharging(
 
 /** Used on replay paths, where the recorded answer wins and this one is never applied. */
 const declinedNoop: ChargeResult = { kind: 'declined', transactionId: null, failureCode: '', failureMessage: '' };
+
+/** On a test clock, the attempt's instant in clock time (decision 0090); absent: the database's now. */
+const atOf = (req: ChargeRequest): Date | undefined => (req.atMs === undefined ? undefined : new Date(req.atMs));

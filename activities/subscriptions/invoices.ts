@@ -24,7 +24,12 @@ export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
   const openPeriod = (input: PeriodInvoiceInput, markChargeSent = false): Promise<OpenedInvoice> =>
     openPeriodInvoice(
       orm.em.fork(),
-      { ...input, periodStart: new Date(input.periodStart), periodEnd: new Date(input.periodEnd) },
+      {
+        ...input,
+        periodStart: new Date(input.periodStart),
+        periodEnd: new Date(input.periodEnd),
+        ...(input.atMs !== undefined ? { at: new Date(input.atMs) } : {}),
+      },
       { markChargeSent, profile },
     );
 
@@ -80,6 +85,7 @@ export function createInvoiceActivities(deps: ActivityDeps, mailer: Mailer) {
         retryDelayMs: input.retryDelayMs,
         discardOnReject: input.discardOnReject,
         onSession: input.period.periodIndex === 0 && Math.max(1, opened.attempts) === 1,
+        ...(input.period.atMs !== undefined ? { atMs: input.period.atMs } : {}),
       };
       return { opened, charged: await sendingItsEmails(await charge(request, chargeMarkedSent === true, forCharge)) };
     },

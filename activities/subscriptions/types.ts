@@ -48,6 +48,8 @@ export interface PeriodInvoiceInput {
   amountMinor: number;
   periodStart: string;
   periodEnd: string;
+  /** On a test clock: the clock's time (decision 0090); absent: real time. */
+  atMs?: number;
 }
 
 /** A period's invoice opened, with its first charge attempt when that was made. */

@@ -31,6 +31,8 @@ import { createSubscriptionGateway } from '../temporal/subscriptionGateway';
 import { createDisputeGateway } from '../temporal/disputeGateway';
 import { disputeRoutes } from './routes/disputes';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints';
+import { testClockRoutes } from './routes/testClocks';
+import { createTestClockGateway } from '../temporal/testClockGateway';
 import { ProviderSecrets } from '../providers/secrets';
 import { eventRoutes } from './routes/events';
 
@@ -74,6 +76,7 @@ export function apiGateways(deps: Pick<AppDeps, 'client' | 'settings' | 'outcome
     refunds: createRefundGateway({ client, settings, ...(outcomes ? { outcomes } : {}) }),
     subscriptions: createSubscriptionGateway({ client, settings }),
     disputes: createDisputeGateway({ client, settings }),
+    testClocks: createTestClockGateway({ client, settings }),
   };
 }
 
@@ -82,7 +85,7 @@ export function allRoutes(
   gateways = apiGateways(deps),
 ) {
   const em = deps.orm.em;
-  const { payments, refunds, subscriptions, disputes } = gateways;
+  const { payments, refunds, subscriptions, disputes, testClocks } = gateways;
   return [
     ...apiKeyRoutes(em),
     ...paymentRoutes({ em, providers: deps.providers, payments, settings: deps.settings }),
@@ -104,6 +107,7 @@ export function allRoutes(
         : null,
     }),
     ...eventRoutes({ em, settings: deps.settings }),
+    ...testClockRoutes({ em, settings: deps.settings, testClocks, subscriptions }),
   ];
 }
 

@@ -511,6 +511,8 @@ export class Email {
   /** A sender holds the email until then (it may be sending); another waits or takes over after. */
   claimedUntil!: Date | null;
   lastError!: string | null;
+  /** Its Date header when not the send's time: a test clock's time (decision 0090). */
+  datedAt!: Date | null;
   createdAt!: Date;
 }
 
@@ -536,6 +538,7 @@ export const EmailSchema = new EntitySchema<Email>({
     sentAt: { ...timestamp, nullable: true },
     claimedUntil: { ...timestamp, nullable: true },
     lastError: { type: 'text', nullable: true },
+    datedAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
   },
 });
@@ -576,6 +579,10 @@ export class Subscription {
   cancelRequestedAt!: Date | null;
   cancelRequestReason!: string | null;
   cancelRequestNotify!: boolean | null;
+  /** The test clock whose time the subscription lives on (decision 0090); null: real time. */
+  testClock!: TestClock | null;
+  /** On a clock: the clock's time at the create (shown as `createdAt`); `createdAt` stays real. */
+  clockCreatedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -594,6 +601,11 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
     {
       name: 'subscriptions_live_idx',
       expression: `create index "subscriptions_live_idx" on "subscriptions" ("merchant_id", "environment") where status <> 'cancelled'`,
+    },
+    // A clock's subscriptions not cancelled: its subscriptionCount, its cap of 100, its advance (decision 0090).
+    {
+      name: 'subscriptions_test_clock_live_idx',
+      expression: `create index "subscriptions_test_clock_live_idx" on "subscriptions" ("test_clock_id", "created_at", "id") where test_clock_id is not null and status <> 'cancelled'`,
     },
   ],
   checks: [
@@ -629,6 +641,14 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
     cancelRequestedAt: { ...timestamp, nullable: true },
     cancelRequestReason: { type: 'string', length: 500, nullable: true },
     cancelRequestNotify: { type: 'boolean', nullable: true },
+    testClock: {
+      kind: 'm:1',
+      entity: () => TestClock,
+      nullable: true,
+      deleteRule: 'set null',
+      updateRule: 'cascade',
+    },
+    clockCreatedAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },
@@ -1137,6 +1157,46 @@ export const PaymentMethodSchema = new EntitySchema<PaymentMethod>({
   },
 });
 
+export const TEST_CLOCK_STATUSES = ['ready', 'advancing'] as const;
+export type TestClockStatus = (typeof TEST_CLOCK_STATUSES)[number];
+
+/**
+ * A test clock (PRODUCT.md "Test clocks", decision 0090): test environment only. `frozenTime` is
+ * the clock's time (it moves in steps while advancing, to `advanceTo`); `createdAt` is real time.
+ */
+export class TestClock {
+  id!: string;
+  merchant!: Merchant;
+  environment!: KeyEnvironment;
+  name!: string | null;
+  frozenTime!: Date;
+  status!: TestClockStatus;
+  /** The target of the advance under way; null when ready. */
+  advanceTo!: Date | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const TestClockSchema = new EntitySchema<TestClock>({
+  class: TestClock,
+  tableName: 'test_clocks',
+  indexes: [
+    // The list (GET /test-clocks), newest first by keyset on (created_at, id).
+    { properties: ['merchant', 'environment', 'createdAt', 'id'], name: 'test_clocks_merchant_env_created_idx' },
+  ],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    merchant: { kind: 'm:1', entity: () => Merchant, deleteRule: 'cascade', updateRule: 'cascade' },
+    environment: { enum: true, items: () => [...KEY_ENVIRONMENTS] },
+    name: { type: 'string', length: 255, nullable: true },
+    frozenTime: { ...timestamp },
+    status: { enum: true, items: () => [...TEST_CLOCK_STATUSES] },
+    advanceTo: { ...timestamp, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
 export const entities = [
   MerchantSchema,
   ApiKeySchema,
@@ -1159,4 +1219,5 @@ export const entities = [
   DeliveryHostPauseSchema,
   CustomerRecordSchema,
   PaymentMethodSchema,
+  TestClockSchema,
 ];

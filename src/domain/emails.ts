@@ -13,6 +13,8 @@ export function recordEmail(
   em: EntityManager,
   input: { merchant: Merchant; dedupeKey: string; to: string; subject: string; text: string },
   options?: { claimSeconds: number },
+  /** Its Date header when not the send's time: a test clock's time (decision 0090). */
+  datedAt: Date | null = null,
 ): Email {
   const now = new Date();
   return em.create(Email, {
@@ -26,6 +28,7 @@ export function recordEmail(
     sentAt: null,
     claimedUntil: options ? new Date(now.getTime() + options.claimSeconds * 1000) : null,
     lastError: null,
+    datedAt,
     createdAt: now,
   });
 }
@@ -61,6 +64,7 @@ export function recordWithheldEmail(
     sentAt: now,
     claimedUntil: null,
     lastError: WITHHELD_TEST_EMAIL,
+    datedAt: null,
     createdAt: now,
   });
 }
@@ -80,4 +84,6 @@ export interface ClaimedEmail {
   to: string;
   subject: string;
   text: string;
+  /** Its Date header (a test clock's time); absent: the send's time. */
+  datedAt?: Date | null;
 }

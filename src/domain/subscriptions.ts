@@ -8,6 +8,7 @@ import {
   MerchantEvent,
   Subscription,
   SubscriptionPhase,
+  TestClock,
   type Customer,
   type KeyEnvironment,
 } from '../db/entities';
@@ -30,6 +31,7 @@ import {
 } from '../rules/subscriptionPlan';
 import type { RecordScope } from './scope';
 import { lockQuota, quotaExceeded } from './quotas';
+import { takeClockSeat } from './testClocks';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
 /**
@@ -64,8 +66,9 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
         billingIntervalDays: p.billingIntervalDays,
       })),
     redirectUrl: s.redirectUrl,
-    createdAt: s.createdAt.toISOString(),
-    updatedAt: s.updatedAt.toISOString(),
+    // On a test clock, clock time (decision 0090): its create, and its latest invoice's change.
+    createdAt: (s.clockCreatedAt ?? s.createdAt).toISOString(),
+    updatedAt: (s.clockCreatedAt ? clockUpdatedAt(s, s.clockCreatedAt, latestInvoice) : s.updatedAt).toISOString(),
     cancelledAt: s.cancelledAt?.toISOString() ?? null,
     cancellationReason: s.cancellationReason,
     environment: s.environment,
@@ -78,8 +81,13 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
     retryScheduleDays: s.retryScheduleDays,
     // The full invoice of "Lists" (hostedUrl and declineType included).
     latestInvoice: latestInvoice && presentInvoice({ ...latestInvoice, subscriptionId: s.id }, s),
+    testClock: s.testClock?.id ?? null,
   };
 }
+
+/** A clock subscription's last change in clock time: its cancellation, its latest invoice's change, or its create. */
+const clockUpdatedAt = (s: Subscription, createdAt: Date, latestInvoice: Invoice | null): Date =>
+  new Date(Math.max(createdAt.getTime(), latestInvoice?.updatedAt.getTime() ?? 0, s.cancelledAt?.getTime() ?? 0));
 
 export type SubscriptionResponse = ReturnType<typeof presentSubscription>;
 
@@ -138,6 +146,8 @@ export interface NewSubscription {
   returnUrl?: string;
   retryScheduleDays: number[];
   phases: Array<{ name: string; iterations: number; amountMinor: number; billingIntervalDays: number }>;
+  /** On a test clock (decision 0090): the clock, whose time is the subscription's creation. */
+  testClock?: TestClock;
 }
 
 /** Inserts a `created` subscription with its phases, the evergreen phase last. Caller flushes. */
@@ -173,6 +183,8 @@ export function insertSubscription(
     cancelRequestedAt: null,
     cancelRequestReason: null,
     cancelRequestNotify: null,
+    testClock: input.testClock ?? null,
+    clockCreatedAt: input.testClock?.frozenTime ?? null,
     createdAt: now,
     updatedAt: now,
   });
@@ -213,6 +225,8 @@ export interface SubscriptionRequest {
   returnUrl?: string;
   retryScheduleDays?: number[];
   phases: Array<{ name: string; iterations: number; amountMinor: number; billingIntervalDays: number }>;
+  /** A test clock id (test keys only; decision 0090). */
+  testClock?: string;
 }
 
 function conflict(existing: Subscription, body: SubscriptionRequest): AppError | undefined {
@@ -261,6 +275,8 @@ async function createOrFind(
       });
       if (current >= liveTestLimit) throw quotaExceeded('live_test_subscriptions', liveTestLimit, current);
     }
+    // On a test clock: in scope, not advancing, not full; its time is the creation's (decision 0090).
+    const clock = body.testClock ? await takeClockSeat(tx, scope, body.testClock) : undefined;
     const { subscription, phases } = insertSubscription(tx, tx.getReference(Merchant, scope.merchantId), {
       merchantId: scope.merchantId,
       environment: scope.environment,
@@ -276,6 +292,7 @@ async function createOrFind(
       ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
       ...(body.returnUrl ? { returnUrl: body.returnUrl } : {}),
       retryScheduleDays: body.retryScheduleDays ?? DEFAULT_RETRY_SCHEDULE_DAYS,
+      ...(clock ? { testClock: clock } : {}),
       phases: body.phases.map((p) => ({
         name: p.name,
         iterations: p.iterations,
@@ -443,7 +460,9 @@ async function change(
       { lockMode: LockMode.PESSIMISTIC_WRITE, lockTableAliases: ['s0'], populate: ['merchant'] },
     );
     if (!subscription) return null;
-    const out = new OutboxWriter(tx, subscription, profile);
+    // On a test clock its emails are dated in clock time (decision 0090).
+    const dated = subscription.testClock && profile ? await nowOfRecord(tx, subscription) : null;
+    const out = new OutboxWriter(tx, subscription, profile, dated);
     await apply(tx, subscription, out);
     await out.recordEvents();
     await tx.flush();
@@ -463,6 +482,8 @@ class OutboxWriter {
     private readonly tx: EntityManager,
     private readonly subscription: Subscription,
     private readonly profile: EmailProfile | null,
+    /** The Date of its emails when not their send's time (a test clock's time). */
+    private readonly dated: Date | null = null,
   ) {}
 
   private key(suffix: string): string {
@@ -548,9 +569,18 @@ class OutboxWriter {
       this.tx,
       { merchant: s.merchant, dedupeKey, to: recipient.to, ...addressed },
       claimSeconds === undefined ? undefined : { claimSeconds },
+      this.dated,
     );
     this.recordedEmailIds.push(email.id);
-    return claimSeconds === undefined ? null : { id: email.id, to: email.to, subject: email.subject, text: email.text };
+    return claimSeconds === undefined
+      ? null
+      : {
+          id: email.id,
+          to: email.to,
+          subject: email.subject,
+          text: email.text,
+          ...(email.datedAt ? { datedAt: email.datedAt } : {}),
+        };
   }
 
   async ids(): Promise<{ emailIds: string[]; eventIds: string[] }> {
@@ -612,6 +642,8 @@ export interface OpenInvoiceInput {
   amountMinor: number;
   periodStart: Date;
   periodEnd: Date;
+  /** On a test clock: the clock's time, the invoice's dates (decision 0090); absent: now. */
+  at?: Date;
 }
 
 export type OpenedInvoice =
@@ -665,7 +697,7 @@ export async function openPeriodInvoice(
         opened = { kind: 'cancelled' };
         return;
       }
-      const now = new Date();
+      const now = input.at ?? new Date();
       invoice = tx.create(Invoice, {
         id: newId('invoice'),
         merchant: s.merchant,
@@ -862,7 +894,7 @@ async function openChargeableInvoice(
   input: OpenInvoiceInput,
   markChargeSent: boolean,
 ): Promise<OpenedInvoice | null> {
-  const now = new Date();
+  const now = input.at ?? new Date();
   const invoiceId = newId('invoice');
   const [row] = await preparedRows(em, OPEN_CHARGEABLE_INVOICE, [
     input.subscriptionId,
@@ -931,7 +963,12 @@ export async function applyInvoiceCharge(
    * this call records is inserted claimed for this many seconds, as the mailer would claim it, and
    * answered in `claimed`. Other emails (the activation's) are claimed by the mailer, as before.
    */
-  options: { claimReceiptSeconds?: number; profile: EmailProfile },
+  options: {
+    claimReceiptSeconds?: number;
+    profile: EmailProfile;
+    /** On a test clock: the clock's time, the attempt's dates and the next one's (decision 0090). */
+    at?: Date | undefined;
+  },
 ): Promise<AppliedCharge> {
   const invoiceId = target.id;
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
@@ -966,7 +1003,7 @@ export async function applyInvoiceCharge(
       };
       return;
     }
-    const now = new Date();
+    const now = options.at ?? new Date();
     invoice.attempts = attempt;
     invoice.updatedAt = now;
     s.updatedAt = now;
@@ -1204,7 +1241,7 @@ async function applyCancellation(
     out.expect(['email:cancelled'], ['cancelled']);
     return;
   }
-  const now = new Date();
+  const now = await nowOfRecord(tx, s);
   // An attempt awaiting authentication was cancelled at the processor first (the workflow); one
   // `processing` stays so until the processor decides (a capture then counts).
   await tx.nativeUpdate(
@@ -1218,6 +1255,16 @@ async function applyCancellation(
   s.updatedAt = now;
   out.event('subscription.cancelled', 'cancelled');
   if (notify) out.email('cancelled', 'email:cancelled', {});
+}
+
+/**
+ * The instant a change of the subscription is dated: on a test clock the clock's time (its step's
+ * while it advances; decision 0090), else now.
+ */
+async function nowOfRecord(tx: EntityManager, s: Subscription): Promise<Date> {
+  if (!s.testClock) return new Date();
+  const clock = await tx.findOne(TestClock, { id: s.testClock.id }, { fields: ['frozenTime'] });
+  return clock?.frozenTime ?? new Date();
 }
 
 /**

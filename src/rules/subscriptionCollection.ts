@@ -24,6 +24,11 @@ export interface ChargeRequest {
    * total): the deadline its email names. Absent (older runs): none named.
    */
   authenticationWaitMs?: number;
+  /**
+   * On a test clock: the clock's time when the attempt is made (decision 0090): the attempt's
+   * dates and its next attempt's are clock time. Absent: real time.
+   */
+  atMs?: number;
 }
 
 /** An invoice being collected (charged, retried on declines, or waiting for the provider). */

@@ -16,6 +16,7 @@ import {
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionWorkflowId,
+  testClockTimeUpdate,
   updatePaymentMethodUpdate,
   isCancelRequest,
   type CancelRequest,
@@ -51,7 +52,16 @@ export interface SubscriptionStart {
   cardToken: string | null;
   callbackUrl: string | null;
   plan: Plan;
+  /** The test clock it lives on (decision 0090) and the clock's time at its create. */
+  testClock?: { id: string } | null;
+  clockCreatedAt?: Date | null;
 }
+
+/**
+ * A billing day and the authorization expiry on a test clock: 86,400 s of clock time, whatever
+ * BILLING_DAY_SECONDS says (PRODUCT.md "Test clocks").
+ */
+export const CLOCK_DAY_SECONDS = 86_400;
 
 export interface SubscriptionGatewaySettings {
   /** The main task queue (TEMPORAL_TASK_QUEUE): the workflow runs on its subscription queue. */
@@ -93,14 +103,16 @@ function startOptions(
   subscription: SubscriptionStart,
   settings: SubscriptionGatewaySettings,
 ): WorkflowStartOptions<typeof subscriptionWorkflow> & { workflowIdConflictPolicy: 'USE_EXISTING' } {
+  const clock = subscription.testClock && subscription.clockCreatedAt ? subscription.testClock : null;
   const input: SubscriptionWorkflowInput = {
     subscriptionId: subscription.id,
     merchantId: subscription.merchantId,
     externalId: subscription.externalId,
     plan: subscription.plan,
     needsAuthorization: subscription.cardToken === null,
-    billingDaySeconds: settings.billingDaySeconds,
-    authorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds,
+    billingDaySeconds: clock ? CLOCK_DAY_SECONDS : settings.billingDaySeconds,
+    authorizationExpirySeconds: clock ? CLOCK_DAY_SECONDS : settings.subscriptionAuthorizationExpirySeconds,
+    ...(clock ? { testClock: { id: clock.id, startMs: subscription.clockCreatedAt!.getTime() } } : {}),
     callbackRetryInitialSeconds: settings.callbackRetryInitialSeconds,
     callbacks: subscription.callbackUrl !== null,
     ...(settings.historyEventLimit ? { historyEventLimit: settings.historyEventLimit } : {}),
@@ -250,6 +262,24 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
           startWorkflowOperation: new WithStartWorkflowOperation(subscriptionWorkflow, revived),
         });
       });
+    },
+
+    /**
+     * A test clock's advance reached `nowMs` (decision 0090): the subscription does what is due
+     * and answers once quiet, with its next due time in clock time; `again`: its run was handing
+     * over (ask again). A closed run (cancelled) or none: nothing due. Temporal unreachable: thrown
+     * (the clock's activity retries; the Update is idempotent).
+     */
+    async clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again'> {
+      try {
+        const answer = await handle(subscriptionId).executeUpdate(testClockTimeUpdate, { args: [{ nowMs }] });
+        return 'again' in answer ? 'again' : answer;
+      } catch (err) {
+        const answer = workflowAnswerOf(err);
+        if (answer === 'not_found' || answer === 'update_refused') return { nextDueMs: null };
+        if (answer === 'update_aborted') return 'again';
+        throw err;
+      }
     },
 
     /** Starts the subscription's workflow (the sweeper); a running one is left alone, a closed one never started again. */

@@ -404,6 +404,8 @@ export interface CaughtEmail {
   to: string;
   subject: string;
   messageId: string;
+  /** The Date header (a test clock's time for a clock subscription's email). */
+  date: string;
   text: string;
 }
 
@@ -423,7 +425,13 @@ function readCaught(dir: string): CaughtEmail[] {
           .replace(/=\r?\n/g, '')
           .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
       }
-      return { to: header('To'), subject: header('Subject'), messageId: header('Message-ID'), text };
+      return {
+        to: header('To'),
+        subject: header('Subject'),
+        messageId: header('Message-ID'),
+        date: header('Date'),
+        text,
+      };
     });
 }
 

@@ -4,9 +4,9 @@ import { attempts } from './activities';
 import { ask } from './stuck';
 import { cancelStep } from './cancel';
 import { follow, setStatus } from './outbox';
-import type { SubscriptionState } from './state';
+import { nowMs, type SubscriptionState } from './state';
 import { unavailableBackoffMs } from './charge';
-import { waitFor, waitUntil } from './waits';
+import { waitFor, waitUntilReal } from './waits';
 
 /**
  * No card token: the customer authorizes a card on the provider's hosted page. Creates the page
@@ -18,12 +18,12 @@ export async function authorize(s: SubscriptionState): Promise<boolean> {
   if (auth.expiresAtMs === null) {
     if (!(await requestPage(s))) return false;
     setStatus(s, 'pending');
-    auth.expiresAtMs = Date.now() + s.input.authorizationExpirySeconds * 1000;
+    auth.expiresAtMs = nowMs(s) + s.input.authorizationExpirySeconds * 1000;
   }
   const id = s.input.subscriptionId;
   for (;;) {
     if (s.cancel) return false;
-    if (Date.now() >= auth.expiresAtMs) {
+    if (nowMs(s) >= auth.expiresAtMs) {
       const expired = await ask(s, (q) => q.expireCardAuthorization(id));
       if (expired === 'authorized') return true;
       if (expired === 'expired') await cancelStep(s, { reason: 'authorization_expired', notify: true });
@@ -75,7 +75,7 @@ async function requestPage(s: SubscriptionState): Promise<boolean> {
       }
       s.firstOutcome ??= { kind: PROVIDER_OUTCOME.unavailable };
       log.info('card authorization page not created yet; trying again', { subscriptionId: id, type });
-      if (!(await waitUntil(s, Date.now() + unavailableBackoffMs(++unavailable)))) return false;
+      if (!(await waitUntilReal(s, Date.now() + unavailableBackoffMs(++unavailable)))) return false;
     }
   }
 }

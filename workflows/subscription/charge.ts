@@ -18,8 +18,8 @@ import { attempts, openInvoice, records } from './activities';
 import { answered, ask, markIfDue, reconcileCharge, stuckAtMs, trackUndecided, waitUnanswered } from './stuck';
 import { openCardPageUntil } from './card';
 import { follow } from './outbox';
-import type { SubscriptionState } from './state';
-import { waitFor } from './waits';
+import { nowMs, type SubscriptionState } from './state';
+import { waitFor, waitForEither, waitUntilReal } from './waits';
 
 /** While the provider is unreachable (nothing charged): wait, then try the same attempt again. */
 export const unavailableBackoffMs = (streak: number) => Math.min(10_000 * 2 ** (streak - 1), 600_000);
@@ -50,8 +50,14 @@ export interface MadeAttempt {
 }
 
 /** The attempt after `attempts` made (its key, its delay if declined): the one pure derivation. */
-const nextRequest = (s: SubscriptionState, c: Pick<Collection, 'invoiceId' | 'attempts' | 'first' | 'retryBase'>) =>
-  chargeRequestOf(s.input, c);
+const nextRequest = (
+  s: SubscriptionState,
+  c: Pick<Collection, 'invoiceId' | 'attempts' | 'first' | 'retryBase'>,
+): ChargeRequest => {
+  const request = chargeRequestOf(s.input, c);
+  // On a test clock the attempt's dates are the clock's (decision 0090).
+  return s.clock ? { ...request, atMs: s.clock.nowMs } : request;
+};
 
 async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise<CollectionResult> {
   const c = s.collection!;
@@ -103,6 +109,13 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
     }
     if (outcome === 'try_later') {
       c.unavailableStreak++;
+      if (s.clock) {
+        // On a test clock the backoff is real time, and the attempt is due again at once on the
+        // clock (decision 0090): the advance waits for it.
+        if (!(await waitUntilReal(s, Date.now() + unavailableBackoffMs(c.unavailableStreak)))) return 'cancel';
+        c.nextAttemptAtMs = nowMs(s);
+        continue;
+      }
       c.nextAttemptAtMs = Date.now() + unavailableBackoffMs(c.unavailableStreak);
       continue;
     }
@@ -134,7 +147,7 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
         // The authentication's reminders and deadline count from the attempt that asked.
         const same = previous?.waiting === 'requires_action' && previous.request.attempt === request.attempt;
         c.undecided.waiting = waiting;
-        c.undecided.sinceMs = same ? previous.sinceMs : Date.now();
+        c.undecided.sinceMs = same ? previous.sinceMs : nowMs(s);
         c.undecided.reminders = same ? previous.reminders : 0;
         // A new card during `processing` only replaces the card: nothing is charged at once.
         if (waiting === 'processing' && s.cardCharge !== null) s.cardCharge = null;
@@ -201,7 +214,15 @@ async function awaitDecision(
   const newCard = () => auth && s.cardCharge === 'requested';
   // An unreadable answer about the waiting attempt, unanswered for long: marked on the way (0062).
   const stuckAt = stuckAtMs(s, u);
-  await waitFor(s, () => s.invoiceEvent || newCard(), Math.min(c.nextAttemptAtMs, deadlineMs, reminderMs, stuckAt));
+  // The authentication's reminders and deadline are the subscription's time (a test clock's on a
+  // clock); the polls and the stuck mark real time. Waiting for the customer lets a clock move on.
+  await waitForEither(
+    s,
+    () => s.invoiceEvent || newCard(),
+    Math.min(deadlineMs, reminderMs),
+    Math.min(c.nextAttemptAtMs, stuckAt),
+    auth,
+  );
   if (s.cancel) {
     if (!auth) return 'cancel';
     // The attempt first: the cancellation then voids the invoice (unless it was captured first).
@@ -210,7 +231,7 @@ async function awaitDecision(
     else if ('outbox' in ended) follow(s, ended.outbox);
     return 'cancel';
   }
-  if (newCard() || (auth && Date.now() >= deadlineMs)) {
+  if (newCard() || (auth && nowMs(s) >= deadlineMs)) {
     // A new card: the attempt over, the new card charged next (a key of its own). The deadline:
     // cancelled (payment_failed), the invoice uncollectible. Captured first: the invoice is paid.
     const release = newCard();
@@ -219,11 +240,11 @@ async function awaitDecision(
     if (!release) return 'exhausted';
     c.attempts = u.request.attempt;
     delete c.undecided;
-    c.nextAttemptAtMs = Date.now();
+    c.nextAttemptAtMs = nowMs(s);
     return 'again';
   }
   if (Date.now() >= stuckAt) markIfDue(s, u);
-  if (auth && Date.now() >= reminderMs) {
+  if (auth && nowMs(s) >= reminderMs) {
     u.reminders = (u.reminders ?? 0) + 1;
     const outbox = await records.remindInvoiceAuthentication({
       subscriptionId,
@@ -300,7 +321,7 @@ export const undecidedBackoffMs = (polls: number) => Math.min(10_000 * 2 ** Math
 async function askForNewCard(s: SubscriptionState, c: Collection): Promise<void> {
   const { plan, billingDaySeconds, subscriptionId } = s.input;
   const waitMs = retryScheduleTotalMillis(plan, billingDaySeconds);
-  const cancelAtMs = Date.now() + waitMs;
+  const cancelAtMs = nowMs(s) + waitMs;
   c.newCardByMs = cancelAtMs;
   // A new card on its way already (a merchant's update): it is charged next, nothing to ask. No
   // retries at all in the plan (`retryScheduleDays: []`): nothing to wait for, cancelled at once.

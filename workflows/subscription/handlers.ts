@@ -3,13 +3,16 @@ import {
   cancelSubscriptionUpdate,
   handOverSignal,
   isCancelRequest,
+  isClockTimeRequest,
   isPaymentMethodRequest,
   providerInvoiceEventSignal,
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
   subscriptionStateQuery,
+  testClockTimeUpdate,
   UPDATE_REFUSED,
   updatePaymentMethodUpdate,
+  type ClockTimeAnswer,
   type StartOutcome,
 } from '../subscriptionApi';
 import { PROVIDER_OUTCOME } from '../failures';
@@ -21,6 +24,8 @@ import { liveStateOf, type SubscriptionState } from './state';
  * history); the API reads the refusal's type and answers from PostgreSQL.
  */
 export function installHandlers(s: SubscriptionState): void {
+  const ended = () => s.status === 'cancelled' || s.discarded;
+  const quietAt = (atMs: number) => quietAtClock(s, atMs);
   setHandler(
     subscriptionStartedUpdate,
     async (): Promise<StartOutcome> => {
@@ -76,5 +81,32 @@ export function installHandlers(s: SubscriptionState): void {
     s.handOverAsked = true;
   });
 
+  setHandler(
+    testClockTimeUpdate,
+    async ({ nowMs }): Promise<ClockTimeAnswer> => {
+      const clock = s.clock!;
+      clock.nowMs = Math.max(clock.nowMs, nowMs);
+      await condition(() => ended() || s.closing || quietAt(clock.nowMs));
+      if (ended()) return { nextDueMs: null };
+      if (s.closing) return { again: true };
+      return { nextDueMs: s.clockWait?.untilMs ?? null };
+    },
+    {
+      validator: (req) => {
+        if (!s.clock || !isClockTimeRequest(req))
+          throw ApplicationFailure.nonRetryable('not on a test clock', UPDATE_REFUSED.invalid);
+      },
+    },
+  );
+
   setHandler(subscriptionStateQuery, () => liveStateOf(s));
+}
+
+/**
+ * On a test clock: the run is parked in a wait the clock may move on from (nothing of the
+ * advance's in flight) whose clock deadline is later than `atMs` (decision 0090).
+ */
+function quietAtClock(s: SubscriptionState, atMs: number): boolean {
+  const w = s.clockWait;
+  return w !== null && w.idle && (w.untilMs === null || w.untilMs > atMs);
 }

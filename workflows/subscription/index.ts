@@ -1,6 +1,6 @@
 import { allHandlersFinished, condition, patched } from '@temporalio/workflow';
 import { awaitRecordVisible } from '../recordVisibility';
-import { SUBSCRIPTION_STEPS_V2 } from '../patches';
+import { SUBSCRIPTION_STEPS_V2, TEST_CLOCK_TIME } from '../patches';
 import type { SubscriptionWorkflowInput, SubscriptionWorkflowResult } from '../subscriptionApi';
 import { records } from './activities';
 import { authorize } from './authorize';
@@ -11,7 +11,7 @@ import { installHandlers } from './handlers';
 import { legacySubscriptionWorkflow } from './legacy';
 import { follow } from './outbox';
 import { bill } from './periods';
-import { initialState, type SubscriptionState } from './state';
+import { clockStartOf, initialState, nowMs, type SubscriptionState } from './state';
 
 /**
  * One subscription for its whole life (workflow id `subscription-<id>`): the card (a token, or
@@ -28,6 +28,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   if (!patched(SUBSCRIPTION_STEPS_V2)) return legacySubscriptionWorkflow(input);
 
   const s = initialState(input);
+  // On a test clock (decision 0090): its waits are for the clock's time. Asked only with a clock.
+  if (input.testClock && patched(TEST_CLOCK_TIME)) s.clock = { id: input.testClock.id, nowMs: clockStartOf(input) };
   installHandlers(s);
   // A hosted card update the previous run left open is watched on.
   if (s.cardUpdate) watchHostedCard(s);
@@ -49,7 +51,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (!(await authorize(s))) return finish(s);
     s.authorization = null;
   }
-  s.periodStartMs ??= Date.now();
+  s.periodStartMs ??= nowMs(s);
   await bill(s);
   return finish(s);
 }

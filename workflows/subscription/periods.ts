@@ -6,7 +6,7 @@ import { openInvoice } from './activities';
 import { cancelStep } from './cancel';
 import { collect, openAndCharge, type MadeAttempt } from './charge';
 import { follow } from './outbox';
-import type { SubscriptionState } from './state';
+import { nowMs, type SubscriptionState } from './state';
 import { waitUntil } from './waits';
 
 /** When the period being billed ends (the next one starts there: periods never shift). */
@@ -35,6 +35,8 @@ export async function bill(s: SubscriptionState): Promise<void> {
         amountMinor: phase.amountMinor,
         periodStart: new Date(s.periodStartMs!).toISOString(),
         periodEnd: new Date(periodEnd).toISOString(),
+        // On a test clock the invoice's dates are the clock's (decision 0090).
+        ...(s.clock ? { atMs: s.clock.nowMs } : {}),
       };
       let opened: OpenedInvoice;
       if (patched(RENEWAL_OPEN_IN_CHARGE)) ({ opened, made } = await openAndCharge(s, period));
@@ -59,7 +61,7 @@ export async function bill(s: SubscriptionState): Promise<void> {
         s.collection = {
           invoiceId: opened.invoiceId,
           attempts: opened.attempts,
-          nextAttemptAtMs: Date.now(),
+          nextAttemptAtMs: nowMs(s),
           unavailableStreak: 0,
           first: s.periodIndex === 0,
         };

@@ -64,6 +64,13 @@ export interface SubscriptionState {
   ageBounded: boolean;
   /** An operator's `handOver` signal arrived: the run hands over at its next wait (when age bounded). */
   handOverAsked: boolean;
+  /**
+   * On a test clock (TEST_CLOCK_TIME, decision 0090): the clock and the time its advances reached;
+   * null: real time.
+   */
+  clock: { id: string; nowMs: number } | null;
+  /** On a clock: the wait the run is parked in (its clock deadline; idle: the clock may move on). */
+  clockWait: { untilMs: number | null; idle: boolean } | null;
   /** For the `state` query: the invoice and period last opened. */
   live: { invoiceId: string | null; currentPeriodStart: string | null; currentPeriodEnd: string | null };
 }
@@ -101,8 +108,18 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
     cardBusy: false,
     ageBounded: false,
     handOverAsked: false,
+    // Set by the workflow once it has asked TEST_CLOCK_TIME (clockOf).
+    clock: null,
+    clockWait: null,
   };
 }
+
+/** The clock time a run on a clock starts at: the previous run's, else the clock's at the create. */
+export const clockStartOf = (input: SubscriptionWorkflowInput): number =>
+  input.resume?.clockNowMs ?? input.testClock?.startMs ?? 0;
+
+/** The subscription's now: its clock's time on a test clock, real time otherwise (decision 0090). */
+export const nowMs = (s: SubscriptionState): number => (s.clock ? s.clock.nowMs : Date.now());
 
 /** What the next run needs to go on exactly where this one stopped. */
 export function cursorOf(s: SubscriptionState): SubscriptionCursor {
@@ -120,6 +137,7 @@ export function cursorOf(s: SubscriptionState): SubscriptionCursor {
     ...(s.cardPages > 0 ? { cardPages: s.cardPages } : {}),
     ...(s.cardCharge === 'requested' ? { chargeNow: true } : {}),
     ...(s.unconfirmedEmails === 0 ? { emailsConfirmed: true } : {}),
+    ...(s.clock ? { clockNowMs: s.clock.nowMs } : {}),
   };
 }
 

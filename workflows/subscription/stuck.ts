@@ -5,7 +5,7 @@ import { SUBSCRIPTION_STUCK } from '../patches';
 import type { Collection } from '../subscriptionApi';
 import { markStuck, stuckAfterMs, stuckMark, untilKnown, type UntilKnownOptions } from '../untilKnown';
 import type { SubscriptionState } from './state';
-import { waitUntil } from './waits';
+import { waitUntilReal } from './waits';
 
 type Questions = Parameters<Parameters<typeof untilKnown>[0]>[0];
 type Undecided = NonNullable<Collection['undecided']>;
@@ -88,16 +88,16 @@ export function markIfDue(s: SubscriptionState, u: Undecided | undefined): void 
 }
 
 /**
- * Waits until `atMs` (as waitUntil: false when cancelled), marking the run stuck on the way
+ * Waits until `atMs`, real time (as waitUntilReal: false when cancelled), marking the run stuck on the way
  * when the undecided attempt's time is up first.
  */
 export async function waitUnanswered(s: SubscriptionState, u: Undecided, atMs: number): Promise<boolean> {
   const stuckAt = stuckAtMs(s, u);
   if (stuckAt < atMs) {
-    if (!(await waitUntil(s, stuckAt))) return false;
+    if (!(await waitUntilReal(s, stuckAt))) return false;
     markIfDue(s, u);
   }
-  return waitUntil(s, atMs);
+  return waitUntilReal(s, atMs);
 }
 
 /** The question is answered (decided, cancelled, a known wait): the mark goes. */

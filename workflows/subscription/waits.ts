@@ -38,6 +38,7 @@ export function runIsLong(s: SubscriptionState): boolean {
  * command); the run then records the marker and hands over.
  */
 export async function waitFor(s: SubscriptionState, wake: () => boolean, untilMs: number | null): Promise<void> {
+  if (s.clock) return waitOnClock(s, wake, untilMs, null, true);
   for (;;) {
     // Asked at the wait, never in a predicate; once recorded it holds for the run.
     s.ageBounded ||= patched(SUBSCRIPTION_RUN_AGE);
@@ -67,6 +68,76 @@ export async function waitFor(s: SubscriptionState, wake: () => boolean, untilMs
 export async function waitUntil(s: SubscriptionState, atMs: number): Promise<boolean> {
   await waitFor(s, () => false, atMs);
   return s.cancel === null;
+}
+
+/**
+ * A wait in real time whatever the subscription's clock (decision 0090): the provider
+ * unreachable (backoff), an undecided attempt's polls, the stuck mark. Without a clock it is
+ * exactly `waitFor`.
+ */
+export async function waitForReal(
+  s: SubscriptionState,
+  wake: () => boolean,
+  realUntilMs: number,
+  idle = false,
+): Promise<void> {
+  if (!s.clock) return waitFor(s, wake, realUntilMs);
+  return waitOnClock(s, wake, null, realUntilMs, idle);
+}
+
+/** waitUntil in real time (see waitForReal); true when not cancelled. */
+export async function waitUntilReal(s: SubscriptionState, realAtMs: number): Promise<boolean> {
+  await waitForReal(s, () => false, realAtMs);
+  return s.cancel === null;
+}
+
+/**
+ * A wait with a deadline in the subscription's time (`untilMs`: clock time on a clock) and one in
+ * real time (`realUntilMs`), whichever comes first. Without a clock both are real: one `waitFor`
+ * to the earlier, the commands of before.
+ */
+export async function waitForEither(
+  s: SubscriptionState,
+  wake: () => boolean,
+  untilMs: number,
+  realUntilMs: number,
+  idle: boolean,
+): Promise<void> {
+  if (!s.clock) return waitFor(s, wake, Math.min(untilMs, realUntilMs));
+  return waitOnClock(s, wake, untilMs, realUntilMs, idle);
+}
+
+/**
+ * A wait of a subscription on a test clock (TEST_CLOCK_TIME, decision 0090): no timer for a
+ * clock deadline, which passes when the clock's advance says so (the `testClockTime` Update
+ * raises `s.clock.nowMs`); a real deadline (and the run age bound) as a timer. While parked here
+ * the run tells the clock what it waits for (`s.clockWait`): `idle` waits (nothing of the
+ * advance's in flight, e.g. the customer's authentication) let the clock move on.
+ */
+async function waitOnClock(
+  s: SubscriptionState,
+  wake: () => boolean,
+  untilMs: number | null,
+  realUntilMs: number | null,
+  idle: boolean,
+): Promise<void> {
+  const clock = s.clock!;
+  const clockDue = () => untilMs !== null && clock.nowMs >= untilMs;
+  const realDue = () => realUntilMs !== null && Date.now() >= realUntilMs;
+  for (;;) {
+    s.ageBounded ||= patched(SUBSCRIPTION_RUN_AGE);
+    await handOverIfLong(s);
+    if (s.cancel || wake() || clockDue() || realDue()) return;
+    const done = () => s.cancel !== null || wake() || clockDue() || runIsLong(s) || s.handOverAsked;
+    const deadlineMs = Math.min(realUntilMs ?? Infinity, runAgeBoundMs(s));
+    s.clockWait = { untilMs, idle };
+    try {
+      await condition(done, Math.max(deadlineMs - Date.now(), 1));
+    } finally {
+      s.clockWait = null;
+    }
+    if (s.cancel || wake() || clockDue() || realDue()) return;
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ export type Subscription = components['schemas']['Subscription'];
 export type Dispute = components['schemas']['Dispute'];
 export type Customer = components['schemas']['Customer'];
 export type PaymentMethod = components['schemas']['PaymentMethod'];
+export type TestClock = components['schemas']['TestClock'];
 
 export interface PaymentsClientOptions {
   /** The API's base URL, e.g. `http://localhost:3000`. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { QuotaSettings } from '../../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError } from '../../errors';
+import { AppError, errors } from '../../errors';
+import { testClockNotFound } from '../../domain/testClocks';
 import { isId } from '../../ids';
 import { toMinor } from '../../rules/money';
 import { SUBSCRIPTION_STATUSES } from '../../rules/subscriptionPlan';
@@ -70,6 +71,12 @@ export const createSubscriptionBody = z
     metadata: metadata.optional(),
     callbackUrl: httpUrl.optional(),
     returnUrl: httpUrl.optional(),
+    testClock: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('`clk_...` (test keys only): the subscription lives on the test clock’s time'),
   })
   .strict()
   .transform((body, ctx) => {
@@ -157,6 +164,7 @@ export const subscriptionSchema = z
     latestInvoice: invoiceSchema
       .nullable()
       .describe('the latest period’s invoice, as the invoice list shows it (`hostedUrl` and `declineType` included)'),
+    testClock: z.string().nullable().describe('the test clock it lives on (its dates are the clock’s time), or null'),
   })
   .meta({ id: 'Subscription' });
 
@@ -207,9 +215,19 @@ export function subscriptionRoutes(deps: {
         'provider_unavailable',
         'service_unavailable',
         'quota_exceeded',
+        'not_found',
+        'test_clock_advancing',
+        'test_clock_full',
       ],
       handler: async ({ body, caller }) => {
         assertCallbackAllowed(body.callbackUrl, caller.environment);
+        // Live keys never see a clock (PRODUCT.md "Test clocks").
+        if (body.testClock !== undefined && caller.environment !== 'test') {
+          throw errors.validation('Invalid request body: testClock: test clocks are for test keys only.', {
+            issues: [{ path: 'testClock', code: 'test_only', message: 'test clocks are for test keys only' }],
+          });
+        }
+        if (body.testClock !== undefined && !isId('testClock', body.testClock)) throw testClockNotFound();
         return createSubscription(deps, caller, body);
       },
     }),
