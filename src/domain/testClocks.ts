@@ -12,7 +12,7 @@ import type { ListPosition, Page, PageRequest } from './lists';
  * (workflows/testClock.ts) while it is `advancing`.
  */
 
-/** Subscriptions not cancelled one clock may hold (409 `test_clock_full` beyond). */
+/** Subscriptions not cancelled one clock may hold (`test_clock_full` beyond). */
 export const MAX_CLOCK_SUBSCRIPTIONS = 100;
 /** How far one advance may move a clock: 5 calendar years. */
 export const MAX_ADVANCE_YEARS = 5;
@@ -130,7 +130,7 @@ const frozenTimeIssue = (message: string) =>
 
 /**
  * POST /test-clocks/{id}/advance, its record side: the clock becomes `advancing` towards `to`
- * (one conditional change under the row's lock: a second advance is 409). Answers the clock.
+ * (one conditional change under the row's lock: a second advance is refused: `test_clock_advancing`). Answers the clock.
  */
 export async function beginAdvance(
   em: EntityManager,
@@ -173,7 +173,7 @@ export async function abandonAdvance(em: EntityManager, id: string): Promise<voi
 
 /**
  * A subscription created on a clock (under the create's transaction): the clock's row locked,
- * in scope (404), not advancing (409 `test_clock_advancing`), not full (409 `test_clock_full`).
+ * in scope (`not_found`), not advancing (`test_clock_advancing`), not full (`test_clock_full`).
  * Answers the clock's time: the subscription's clock-time creation.
  */
 export async function takeClockSeat(tx: EntityManager, scope: RecordScope, clockId: string): Promise<TestClock> {

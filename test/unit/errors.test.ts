@@ -76,6 +76,8 @@ describe('the error vocabulary', () => {
       amount_exceeds_refundable: 422,
       concurrent_request: 409,
       subscription_not_updatable: 409,
+      test_clock_advancing: 409,
+      test_clock_full: 409,
       invalid_signature: 400,
       rate_limited: 429,
       quota_exceeded: 429,
