@@ -1080,6 +1080,8 @@ export class CustomerRecord {
   defaultPaymentMethodId!: string | null;
   providerCustomers!: Record<string, string>;
   testClockId!: string | null;
+  /** The clock's time at creation (its `createdAt` in responses); null off a clock. */
+  clockCreatedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -1105,6 +1107,7 @@ export const CustomerRecordSchema = new EntitySchema<CustomerRecord>({
     defaultPaymentMethodId: { type: 'string', length: 40, nullable: true },
     providerCustomers: { type: 'json', defaultRaw: `'{}'` },
     testClockId: { type: 'string', length: 40, nullable: true },
+    clockCreatedAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

@@ -5,6 +5,7 @@ import { AppError } from '../errors';
 import { newId } from '../ids';
 import type { CardDetails } from '../providers/types';
 import type { RecordScope } from './scope';
+import { clockForCreate } from './testClocks';
 
 /**
  * Customers and their saved payment methods (PRODUCT.md, "Customers and payment methods";
@@ -23,7 +24,9 @@ export function presentCustomer(c: CustomerRecord) {
     name: c.name,
     metadata: c.metadata,
     defaultPaymentMethodId: c.defaultPaymentMethodId,
-    createdAt: c.createdAt.toISOString(),
+    testClock: c.testClockId,
+    // On a test clock: the clock's time (PRODUCT.md "Test clocks"); the real time orders lists.
+    createdAt: (c.clockCreatedAt ?? c.createdAt).toISOString(),
     updatedAt: c.updatedAt.toISOString(),
   };
 }
@@ -55,6 +58,7 @@ export interface CustomerFields {
 
 export interface CreateCustomerRequest extends CustomerFields {
   externalId: string;
+  testClock?: string;
 }
 
 /** The fields a replay of a create must repeat exactly; the first that differs, else null. */
@@ -62,6 +66,7 @@ function differingField(existing: CustomerRecord, body: CreateCustomerRequest): 
   if ((body.email ?? null) !== existing.email) return 'email';
   if ((body.name ?? null) !== existing.name) return 'name';
   if (!sameMetadata(body.metadata ?? null, existing.metadata)) return 'metadata';
+  if ((body.testClock ?? null) !== existing.testClockId) return 'testClock';
   return null;
 }
 
@@ -83,10 +88,12 @@ export async function createOrFindCustomer(
 ): Promise<CustomerRecord> {
   const now = new Date();
   const id = newId('customer');
+  // On a clock: one of the caller's, not advancing; the customer is dated at the clock's time.
+  const clock = body.testClock ? await clockForCreate(em.fork(), scope, body.testClock) : null;
   const rows = await em.getConnection().execute<{ id: string }[]>(
     `insert into customers (id, merchant_id, environment, external_id, email, name, metadata, default_payment_method_id,
-       provider_customers, test_clock_id, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?::jsonb, null, '{}'::jsonb, null, ?, ?)
+       provider_customers, test_clock_id, clock_created_at, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?::jsonb, null, '{}'::jsonb, ?, ?, ?, ?)
      on conflict (merchant_id, environment, external_id) do nothing
      returning id`,
     [
@@ -97,6 +104,8 @@ export async function createOrFindCustomer(
       body.email ?? null,
       body.name ?? null,
       body.metadata ? JSON.stringify(body.metadata) : null,
+      clock?.id ?? null,
+      clock?.frozenTime ?? null,
       now,
       now,
     ],

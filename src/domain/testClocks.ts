@@ -172,6 +172,21 @@ export async function abandonAdvance(em: EntityManager, id: string): Promise<voi
 }
 
 /**
+ * A customer created on a clock: one of the caller's (`not_found`), not advancing
+ * (`test_clock_advancing`). Customers take no seat: the limit counts subscriptions.
+ */
+export async function clockForCreate(em: EntityManager, scope: RecordScope, clockId: string): Promise<TestClock> {
+  const clock = await em.findOne(TestClock, {
+    id: clockId,
+    merchant: scope.merchantId,
+    environment: scope.environment,
+  });
+  if (!clock) throw testClockNotFound();
+  if (clock.status === 'advancing') throw advancing(clock);
+  return clock;
+}
+
+/**
  * A subscription created on a clock (under the create's transaction): the clock's row locked,
  * in scope (`not_found`), not advancing (`test_clock_advancing`), not full (`test_clock_full`).
  * Answers the clock's time: the subscription's clock-time creation.

@@ -55,6 +55,7 @@ describe('customers and payment methods (sandbox, Temporal, PostgreSQL)', () => 
       name: 'Grace',
       metadata: { plan: 'gold' },
       defaultPaymentMethodId: null,
+      testClock: null,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: expect.stringMatching(/Z$/),
     });
@@ -275,6 +276,38 @@ describe('customers and payment methods (sandbox, Temporal, PostgreSQL)', () => 
     expect(unknown.status).toBe(404);
     const extra = await api('POST', `/customers/${customer.id}/payment-methods/setup`, { cardToken: 'tok_success' });
     expect([extra.status, extra.body.code]).toEqual([400, 'validation_error']);
+  });
+
+  it('a customer on a test clock is dated at the clock’s time; live keys, other merchants’ clocks and a replay elsewhere refused', async () => {
+    const frozenTime = '2031-01-15T10:00:00.000Z';
+    const clock = await api('POST', '/test-clocks', { frozenTime, name: 'customers' });
+    expect(clock.status).toBe(200);
+    const clockId = clock.body.id as string;
+    const externalId = ext();
+    const created = await api('POST', '/customers', { externalId, email: 'clock@example.com', testClock: clockId });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ testClock: clockId, createdAt: frozenTime });
+    // Read back and listed the same way; the clock holds subscriptions, not customers.
+    expect((await api('GET', `/customers/${created.body.id as string}`)).body).toMatchObject({
+      testClock: clockId,
+      createdAt: frozenTime,
+    });
+    expect((await api('GET', `/test-clocks/${clockId}`)).body).toMatchObject({ subscriptionCount: 0 });
+    // A replay answers it; the same externalId off the clock is a conflict on testClock.
+    const replay = await api('POST', '/customers', { externalId, email: 'clock@example.com', testClock: clockId });
+    expect(replay.body.id).toBe(created.body.id);
+    const moved = await api('POST', '/customers', { externalId, email: 'clock@example.com' });
+    expect(moved).toMatchObject({
+      status: 400,
+      body: { code: 'external_id_conflict', details: { field: 'testClock' } },
+    });
+
+    const live = await api('POST', '/customers', { externalId: ext(), testClock: clockId }, liveAuth);
+    expect(live).toMatchObject({ status: 400, body: { code: 'validation_error' } });
+    const foreign = await api('POST', '/customers', { externalId: ext(), testClock: clockId }, other.auth);
+    expect(foreign).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    const malformed = await api('POST', '/customers', { externalId: ext(), testClock: 'nope' });
+    expect(malformed).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
 
   describe('payments by customerId', () => {

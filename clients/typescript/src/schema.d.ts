@@ -600,6 +600,8 @@ export interface components {
                 [key: string]: string;
             } | null;
             name: string | null;
+            /** @description the test clock it lives on (its `createdAt` is the clock’s time), or null */
+            testClock: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp with milliseconds
@@ -1133,6 +1135,8 @@ export interface operations {
                         [key: string]: string;
                     };
                     name?: string;
+                    /** @description `clk_...` (test keys only): the customer lives on the test clock’s time */
+                    testClock?: string;
                 };
             };
         };
@@ -1173,7 +1177,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: `concurrent_request` */
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `concurrent_request`, `test_clock_advancing` */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../ids';
+import { errors } from '../../errors';
+import { testClockNotFound } from '../../domain/testClocks';
 import {
   createOrFindCustomer,
   customerNotFound,
@@ -33,6 +35,10 @@ export const customerSchema = z
       .string()
       .nullable()
       .describe('the payment method charged when a payment or subscription names neither a method nor a token'),
+    testClock: z
+      .string()
+      .nullable()
+      .describe('the test clock it lives on (its `createdAt` is the clock’s time), or null'),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -65,6 +71,12 @@ export const createCustomerBody = z
     email: email.optional(),
     name: name.optional(),
     metadata: metadata.optional(),
+    testClock: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('`clk_...` (test keys only): the customer lives on the test clock’s time'),
   })
   .strict();
 
@@ -143,8 +155,24 @@ export function customerRoutes(deps: {
         'externalId is unique per merchant and environment: a replay with the same fields answers the same customer; with other fields, 400 `external_id_conflict`.',
       body: createCustomerBody,
       response: customerSchema,
-      errors: ['validation_error', 'external_id_conflict', 'concurrent_request', ...AUTH_ERRORS],
-      handler: async ({ body, caller }) => presentCustomer(await createOrFindCustomer(deps.em, caller, body)),
+      errors: [
+        'validation_error',
+        'external_id_conflict',
+        'concurrent_request',
+        'not_found',
+        'test_clock_advancing',
+        ...AUTH_ERRORS,
+      ],
+      handler: async ({ body, caller }) => {
+        // Live keys never see a clock (PRODUCT.md "Test clocks"), as on POST /subscriptions.
+        if (body.testClock !== undefined && caller.environment !== 'test') {
+          throw errors.validation('Invalid request body: testClock: test clocks are for test keys only.', {
+            issues: [{ path: 'testClock', code: 'test_only', message: 'test clocks are for test keys only' }],
+          });
+        }
+        if (body.testClock !== undefined && !isId('testClock', body.testClock)) throw testClockNotFound();
+        return presentCustomer(await createOrFindCustomer(deps.em, caller, body));
+      },
     }),
     defineRoute({
       method: 'get',
