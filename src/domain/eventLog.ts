@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EventDeliveryStatus, KeyEnvironment } from '../db/entities';
-import { Conditions, pageOf, positionOfRow, type Page, type PageRequest } from './lists';
+import { Conditions, pageOf, positionOfRow, type Page, type PageRequest } from './paging';
 import { MERCHANT_EVENT_TYPES, type MerchantEventType } from './events';
 import type { RecordScope } from './scope';
 

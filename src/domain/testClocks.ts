@@ -4,7 +4,7 @@ import { Merchant, TestClock } from '../db/entities';
 import { AppError, errors } from '../errors';
 import { newId } from '../ids';
 import type { RecordScope } from './scope';
-import type { ListPosition, Page, PageRequest } from './lists';
+import type { ListPosition, Page, PageRequest } from './paging';
 
 /**
  * Test clocks (PRODUCT.md "Test clocks (test keys only)", decision 0090): a clock per merchant
