@@ -234,12 +234,16 @@ export function createInvoiceCharging(
     // No call marked sent (decision 0012): nothing to ask about.
     if (!invoice.providerCallSentAt) return { kind: 'not_found' };
     try {
-      const card = invoice.subscription.cardToken;
+      // The card as the attempt reads it (a customer's default: decision 0087).
+      const forCharge = await loadInvoiceForCharge(orm.em, invoice.id);
+      const card = forCharge?.subscription.cardToken;
       const pp = await provider.findPayment({
         ...chargeLookup(
           invoice,
           req.attempt,
-          card ? chargeRequest(invoice, req.attempt, card, req.onSession === true, webhookUrlOf(invoice)) : undefined,
+          forCharge && card
+            ? chargeRequest(forCharge, req.attempt, card, req.onSession === true, webhookUrlOf(forCharge))
+            : undefined,
         ),
         resume: lookupResume(),
       });
