@@ -1139,6 +1139,8 @@ export class PaymentMethod {
   cardExpYear!: number | null;
   sourcePaymentId!: string | null;
   deletedAt!: Date | null;
+  /** A subscription's charge on it was hard-declined: never charged by a subscription again (decision 0087). */
+  hardDeclinedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -1161,6 +1163,7 @@ export const PaymentMethodSchema = new EntitySchema<PaymentMethod>({
     cardExpYear: { type: 'integer', nullable: true },
     sourcePaymentId: { type: 'string', length: 40, nullable: true },
     deletedAt: { ...timestamp, nullable: true },
+    hardDeclinedAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

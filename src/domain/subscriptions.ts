@@ -774,7 +774,7 @@ const NO_OUTBOX = { emailIds: [], eventIds: [] };
  */
 export type SubscriptionForCharge = Pick<
   Subscription,
-  'id' | 'environment' | 'processor' | 'status' | 'cardToken' | 'paymentMethodId' | 'callbackUrl'
+  'id' | 'environment' | 'processor' | 'status' | 'cardToken' | 'customerId' | 'paymentMethodId' | 'callbackUrl'
 > &
   SubscriptionOfEmail & { merchant: Pick<Merchant, 'id'> };
 
@@ -801,6 +801,7 @@ const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
   'environment',
   'processor',
   'status',
+  'customer_id',
   'callback_url',
   'description',
   'customer',
@@ -812,11 +813,13 @@ const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
 ];
 /**
  * The customer's default payment method's `column`, when it can charge the subscription `alias`
- * (not deleted, kept by the subscription's processor); null otherwise.
+ * (not deleted, never hard-declined by a subscription's charge, kept by the subscription's
+ * processor); null otherwise.
  */
 const defaultMethodOf = (alias: string, column: string) =>
   `(select pm.${column} from customers c join payment_methods pm on pm.id = c.default_payment_method_id
-     where c.id = ${alias}.customer_id and pm.deleted_at is null and pm.processor = ${alias}.processor)`;
+     where c.id = ${alias}.customer_id and pm.deleted_at is null and pm.hard_declined_at is null
+       and pm.processor = ${alias}.processor)`;
 
 /**
  * Those columns from `subscriptions` as `alias`, each prefixed `s_`, and the card the invoice of
@@ -849,6 +852,7 @@ function subscriptionForChargeOfRow(row: Record<string, unknown>): SubscriptionF
     processor: row.s_processor as string,
     status: row.s_status as SubscriptionStatus,
     cardToken: row.s_card_token as string | null,
+    customerId: (row.s_customer_id ?? null) as string | null,
     paymentMethodId: (row.s_payment_method_id ?? null) as string | null,
     callbackUrl: row.s_callback_url as string | null,
     description: row.s_description as string | null,

@@ -1,5 +1,6 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
-import { call } from '../helpers/http';
+import { call, eventually } from '../helpers/http';
+import { startCallbackReceiver } from '../helpers/callbackReceiver';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
 
 /**
@@ -130,5 +131,70 @@ describe('subscriptions by customerId (sandbox, Temporal, PostgreSQL, 1 s billin
     expect(methods.slice(0, 2)).toEqual([first, first]);
     expect(methods.slice(-2)).toEqual([second, second]);
     expect(methods.every((m) => m === first || m === second)).toBe(true);
+  });
+
+  /** The ledger's attempts on one invoice as [paymentMethodId, status], in order. */
+  const attemptsOn = async (id: string, invoiceId: string) =>
+    (await subs.captures(id))
+      .filter((c) => c.metadata.invoiceId === invoiceId)
+      .map((c) => [c.metadata.paymentMethodId, c.status]);
+
+  it('a hard decline charges the other methods at once, newest first; the first capture becomes the default', async () => {
+    const customer = await newCustomer();
+    const lost = await attach(customer.id, 'tok_renewal_lost_card'); // the default: the first attached
+    const good = await attach(customer.id, 'tok_success');
+    const poor = await attach(customer.id, 'tok_renewal_insufficient_funds'); // newest
+    const res = await create({ customerId: customer.id, billingIntervalDays: 2 });
+    expect(res.body).toMatchObject({ status: 'active' });
+    const id = res.body.id as string;
+    await subs.untilPaid(id, 3, 20_000);
+    await subs.cancel(id);
+    const invoices = (await subs.invoices(id)).filter((i) => i.status === 'paid');
+    // The first on the default (on session); the renewal: lost (hard), the newest (soft), then good.
+    expect(await attemptsOn(id, invoices[0]!.id)).toEqual([[lost, 'succeeded']]);
+    expect(await attemptsOn(id, invoices[1]!.id)).toEqual([
+      [lost, 'failed'],
+      [poor, 'failed'],
+      [good, 'succeeded'],
+    ]);
+    // good is the default now; lost is never charged again.
+    expect(await attemptsOn(id, invoices[2]!.id)).toEqual([[good, 'succeeded']]);
+    expect((await api('GET', `/customers/${customer.id}`)).body.defaultPaymentMethodId).toBe(good);
+    expect(invoices[1]).toMatchObject({ attempts: 1, declineType: null });
+    // A captured round sends no payment-failed or new-card email.
+    expect(subs.mail(id).filter((e) => /failed|new card/i.test(e.subject))).toHaveLength(0);
+  });
+
+  it('a round where every method declines: one charge_failed event and one email; each method charged once', async () => {
+    const receiver = await startCallbackReceiver();
+    try {
+      const customer = await newCustomer();
+      const first = await attach(customer.id, 'tok_renewal_lost_card');
+      const second = await attach(customer.id, 'tok_renewal_lost_card');
+      const res = await create({ customerId: customer.id, billingIntervalDays: 2, callbackUrl: receiver.url });
+      const id = res.body.id as string;
+      const pastDue = await subs.until(id, (s) => s.status === 'past_due', 15_000);
+      const renewal = pastDue.latestInvoice as { id: string };
+      expect(pastDue.latestInvoice).toMatchObject({
+        declineType: 'hard',
+        failureCode: 'lost_card',
+        nextAttemptAt: null,
+      });
+      expect(await attemptsOn(id, renewal.id)).toEqual([
+        [first, 'failed'],
+        [second, 'failed'],
+      ]);
+      await eventually(
+        async () => subs.mail(id).filter((e) => /A new card is needed/.test(e.subject)),
+        (l) => l.length === 1,
+      );
+      await sleep(1500);
+      expect(receiver.received.filter((r) => r.json.type === 'subscription.charge_failed')).toHaveLength(1);
+      expect(subs.mail(id).filter((e) => /A new card is needed|Payment failed/.test(e.subject))).toHaveLength(1);
+      expect(await attemptsOn(id, renewal.id)).toHaveLength(2);
+      await subs.cancel(id);
+    } finally {
+      await receiver.close();
+    }
   });
 });

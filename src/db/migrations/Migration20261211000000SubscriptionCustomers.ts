@@ -10,9 +10,12 @@ export class Migration20261211000000SubscriptionCustomers extends Migration {
     this.addSql(
       `alter table "subscriptions" add column "customer_id" varchar(40) null, add column "payment_method_id" varchar(40) null;`,
     );
+    // A method a subscription's charge hard-declined is never charged again (decision 0087).
+    this.addSql(`alter table "payment_methods" add column "hard_declined_at" timestamptz(3) null;`);
   }
 
   override async down(): Promise<void> {
+    this.addSql(`alter table "payment_methods" drop column "hard_declined_at";`);
     this.addSql(`alter table "subscriptions" drop column "customer_id", drop column "payment_method_id";`);
   }
 }
