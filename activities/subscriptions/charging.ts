@@ -29,6 +29,10 @@ import { chargeLookup, emailProfileOf, chargeRequest, chargeResultOf, type Undec
 import type { CancelledAttempt, ChargeOutcome, ChargeRequest } from './types';
 import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 import { ProviderError } from '../../src/providers/errors';
+import type { PaymentProvider } from '../../src/providers/types';
+import { declineTypeOf } from '../../src/rules/declines';
+import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
+import { fallbackPaymentMethods, makeDefaultPaymentMethod, markHardDeclined } from '../../src/domain/customers';
 
 /**
  * One charge attempt of an invoice with the subscription's card (one provider key per attempt),
@@ -150,7 +154,15 @@ export function createInvoiceCharging(
             chargeRequest(invoice, req.attempt, cardToken, req.onSession === true, webhookUrlOf(invoice)),
           ),
         { sentBefore: mark.sentBefore },
-      );
+      ).catch(async (err: unknown) => {
+        // A customer's subscription reads its card at each send (decision 0087): a re-sent attempt
+        // may name another card than its first send (a new default, a method hard-declined since).
+        // The processor then refuses the key's reuse; the payment under the key is the attempt's.
+        if (!mark.sentBefore || !s.customerId || !providerConflict(err, invoice.id)) throw err;
+        const found = await provider.findPayment({ ...chargeLookup(invoice, req.attempt), resume: lookupResume() });
+        if (!found) throw err;
+        return found;
+      });
     } catch (err) {
       // Another request under this attempt's key: it may have charged; reconciled, never a decline
       // (a decline would let the next attempt charge under a new key).
@@ -182,16 +194,70 @@ export function createInvoiceCharging(
       }
       throw attemptFailure(err);
     }
-    const result = chargeResultOf(logger, invoice, pp);
+    const first = chargeResultOf(logger, invoice, pp);
     // Not decided: the attempt is not recorded (the call stays marked sent); the workflow asks
     // again by key. The invoice shows the wait when the processor says which.
-    if (result.kind === 'undecided') return undecided(invoice, req, pp, result);
+    if (first.kind === 'undecided') return undecided(invoice, req, pp, first);
+    const result = await fallbackRound(invoice, req, provider, first, mark.sentBefore ? null : s.paymentMethodId);
+    if (result.kind === 'undecided') return result;
     // The receipt is sent right after, in this activity (sendingItsEmails): claimed as it is recorded.
     return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,
       profile,
       at: atOf(req),
     });
+  }
+
+  /**
+   * A hard decline of a customer's subscription (PRODUCT.md "Customers and payment methods";
+   * decision 0087): the declined method is marked and never charged again, and the customer's other
+   * methods are charged at once, newest first, each under its own key for the invoice (a retried
+   * activity or a reconciliation replays, never charges one twice). The first capture is the
+   * attempt's result and becomes the default; with none, the first decline is (one charge_failed
+   * event and one email for the round, as for any hard decline). A method the processor does not
+   * decide at once leaves the attempt undecided: it is asked about again (reconcile runs the round
+   * again, under the same keys).
+   */
+  async function fallbackRound(
+    invoice: InvoiceForCharge,
+    req: ChargeRequest,
+    provider: PaymentProvider,
+    result: ChargeResult | UndecidedCharge,
+    /** The method the declined charge was sent with, when known for sure (a first send). */
+    declinedMethod: string | null,
+  ): Promise<ChargeResult | UndecidedCharge> {
+    const s = invoice.subscription;
+    if (result.kind !== 'declined' || declineTypeOf(result.failureCode) !== 'hard' || !s.customerId) return result;
+    if (declinedMethod) await markHardDeclined(orm.em, declinedMethod);
+    const methods = await fallbackPaymentMethods(orm.em, s.customerId, s.processor);
+    for (const method of methods) {
+      const withMethod: InvoiceForCharge = {
+        ...invoice,
+        subscription: { ...s, cardToken: method.providerReference, paymentMethodId: method.id },
+      };
+      const request = {
+        ...chargeRequest(withMethod, req.attempt, method.providerReference, false, webhookUrlOf(invoice)),
+        idempotencyKey: `${invoiceAttemptKey(invoice.id, 1)}.pm-${method.id}`,
+      };
+      let pp: ProviderPayment;
+      try {
+        pp = await provider.createPayment(request);
+      } catch (err) {
+        // The processor refuses this method (e.g. detached there): the next one. Anything else is
+        // an ambiguous attempt, reconciled as any other (the round replays under the same keys).
+        if (refusal(err, logger, { subscriptionId: s.id, invoiceId: invoice.id, paymentMethodId: method.id })) continue;
+        throw attemptFailure(err);
+      }
+      const answer = chargeResultOf(logger, invoice, pp);
+      if (answer.kind === 'paid') {
+        await makeDefaultPaymentMethod(orm.em, s.customerId, method.id);
+        logger.info({ subscriptionId: s.id, invoiceId: invoice.id, paymentMethodId: method.id }, 'fallback captured');
+        return answer;
+      }
+      if (answer.kind === 'undecided') return { kind: 'undecided', status: 'unknown' };
+      if (declineTypeOf(answer.failureCode) === 'hard') await markHardDeclined(orm.em, method.id);
+    }
+    return result;
   }
 
   /** A charge refused for a recorded DELETE: the cancellation applied, the invoice answered void. */
@@ -234,12 +300,16 @@ export function createInvoiceCharging(
     // No call marked sent (decision 0012): nothing to ask about.
     if (!invoice.providerCallSentAt) return { kind: 'not_found' };
     try {
-      const card = invoice.subscription.cardToken;
+      // The card as the attempt reads it (a customer's default: decision 0087).
+      const forCharge = await loadInvoiceForCharge(orm.em, invoice.id);
+      const card = forCharge?.subscription.cardToken;
       const pp = await provider.findPayment({
         ...chargeLookup(
           invoice,
           req.attempt,
-          card ? chargeRequest(invoice, req.attempt, card, req.onSession === true, webhookUrlOf(invoice)) : undefined,
+          forCharge && card
+            ? chargeRequest(forCharge, req.attempt, card, req.onSession === true, webhookUrlOf(forCharge))
+            : undefined,
         ),
         resume: lookupResume(),
       });
@@ -248,8 +318,11 @@ export function createInvoiceCharging(
         await clearProviderCallSent(orm, 'invoices', invoice.id);
         return { kind: 'not_found' };
       }
-      const result = chargeResultOf(logger, invoice, pp);
-      if (result.kind === 'undecided') return await undecided(invoice, req, pp, result);
+      const first = chargeResultOf(logger, invoice, pp);
+      if (first.kind === 'undecided') return await undecided(invoice, req, pp, first);
+      // A hard decline's round (decision 0087), replayed under the same keys.
+      const result = forCharge ? await fallbackRound(forCharge, req, provider, first, null) : first;
+      if (result.kind === 'undecided') return result;
       return await applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
         profile,
         at: atOf(req),

@@ -33,10 +33,15 @@ export function subscriptionRecords({ orm, providers }: Pick<ActivityDeps, 'orm'
 }
 
 /** The metadata of a provider call for a subscription (and one of its invoices). */
-export const metadataOf = (s: Pick<SubscriptionForCharge, 'id' | 'merchant'>, invoiceId?: string) => ({
+export const metadataOf = (
+  s: Pick<SubscriptionForCharge, 'id' | 'merchant'> & { paymentMethodId?: string | null },
+  invoiceId?: string,
+) => ({
   subscriptionId: s.id,
   merchantId: s.merchant.id,
   ...(invoiceId ? { invoiceId } : {}),
+  // A charge on a customer's saved payment method names it (PRODUCT.md "Customers and payment methods").
+  ...(invoiceId && s.paymentMethodId ? { paymentMethodId: s.paymentMethodId } : {}),
 });
 
 /** A card may be replaced (a new token, or a hosted update) in these statuses only. */

@@ -87,3 +87,32 @@ export function assertCallbackAllowed(
     ],
   });
 }
+
+/**
+ * `customer` or `customerId`, exactly one (a subscription: at most one); `paymentMethodId` only with `customerId`, and not with
+ * `cardToken` (PRODUCT.md, "Customers and payment methods").
+ */
+export function customerIssues(
+  body: {
+    customer?: unknown;
+    customerId?: string;
+    paymentMethodId?: string;
+    cardToken?: string;
+  },
+  { customerRequired = true }: { customerRequired?: boolean } = {},
+): Array<{ path: string[]; message: string }> {
+  const issues: Array<{ path: string[]; message: string }> = [];
+  if (body.customer !== undefined && body.customerId !== undefined) {
+    issues.push({ path: ['customerId'], message: 'Send either customer or customerId, not both.' });
+  }
+  if (customerRequired && body.customer === undefined && body.customerId === undefined) {
+    issues.push({ path: ['customer'], message: 'Required (or customerId).' });
+  }
+  if (body.paymentMethodId !== undefined && body.customerId === undefined) {
+    issues.push({ path: ['paymentMethodId'], message: 'Only with customerId.' });
+  }
+  if (body.paymentMethodId !== undefined && body.cardToken !== undefined) {
+    issues.push({ path: ['paymentMethodId'], message: 'Send either paymentMethodId or cardToken, not both.' });
+  }
+  return issues;
+}

@@ -1,7 +1,9 @@
 import { quotasOf, type QuotaSettings } from '../rules/quotas';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PROVIDER_OUTCOME } from '../rules/providerFailures';
-import { AppError } from '../errors';
+import { AppError, errors } from '../errors';
+import { isId } from '../ids';
+import { customerNotFound, findCustomer, findPaymentMethod, paymentMethodNotFound } from '../domain/customers';
 import type { ProviderRegistry } from '../providers/registry';
 import { processorForCreate } from '../domain/providerFor';
 import type { RecordScope } from '../domain/scope';
@@ -47,6 +49,54 @@ const notUpdatable = (view: SubscriptionResponse) =>
     { status: view.status },
   );
 
+/** What POST /subscriptions may name instead of `customer` (PRODUCT.md, "Customers and payment methods"). */
+export type SubscriptionRequestWithCustomer = Omit<SubscriptionRequest, 'customerId' | 'paymentMethodId'> & {
+  customerId?: string;
+  paymentMethodId?: string;
+};
+
+/**
+ * A create naming `customerId` (decision 0087): its `customer` repeats the customer's email, name
+ * and externalId; the first charge is `paymentMethodId`'s card, or `cardToken`, or the customer's
+ * default, or (none) the hosted authorization. Later charges read the customer's default at charge
+ * time (src/domain/subscriptions.ts). Another merchant's or environment's customer, or a method
+ * that is not the customer's: 404; a customer without an email: 400 (subscription emails go to it).
+ */
+export async function withSubscriptionCustomer(
+  em: EntityManager,
+  caller: RecordScope,
+  body: SubscriptionRequestWithCustomer,
+): Promise<SubscriptionRequest> {
+  const { customerId, paymentMethodId, ...rest } = body;
+  if (customerId === undefined) return rest;
+  if (!isId('customer', customerId)) throw customerNotFound();
+  const customer = await findCustomer(em, caller, customerId);
+  if (!customer) throw customerNotFound();
+  if (customer.email === null) {
+    throw errors.validation('Invalid request body: customerId: the customer has no email.', {
+      issues: [{ path: 'customerId', code: 'customer_without_email', message: 'the customer has no email' }],
+    });
+  }
+  const snapshot = {
+    email: customer.email,
+    ...(customer.name !== null ? { name: customer.name } : {}),
+    externalId: customer.externalId,
+  };
+  const methodId =
+    paymentMethodId ?? (body.cardToken === undefined ? (customer.defaultPaymentMethodId ?? undefined) : undefined);
+  if (methodId === undefined) return { ...rest, customer: snapshot, customerId: customer.id };
+  const method = isId('paymentMethod', methodId) ? await findPaymentMethod(em, customer, methodId) : null;
+  if (!method) throw paymentMethodNotFound();
+  return {
+    ...rest,
+    customer: snapshot,
+    customerId: customer.id,
+    paymentMethodId: method.id,
+    cardToken: method.providerReference,
+    paymentMethodProcessor: method.processor,
+  };
+}
+
 /**
  * POST /subscriptions: creates the subscription (or finds the one its externalId names), starts
  * its workflow and waits, bounded, for its first outcome; answers the subscription, or the error
@@ -61,6 +111,20 @@ export async function createSubscription(
   const processor = await processorForCreate(providers, caller, () =>
     existingSubscriptionProcessor(em, caller, body.externalId),
   );
+  if (body.paymentMethodProcessor !== undefined && body.paymentMethodProcessor !== processor) {
+    throw errors.validation(
+      `Invalid request body: paymentMethodId: the payment method is kept by ${body.paymentMethodProcessor}; new subscriptions of this key go to ${processor}.`,
+      {
+        issues: [
+          {
+            path: 'paymentMethodId',
+            code: 'processor_mismatch',
+            message: 'The payment method is of another processor.',
+          },
+        ],
+      },
+    );
+  }
   const { subscription, phases } = await createOrFindSubscription(em, caller, body, {
     processor,
     liveTestLimit: quotasOf(deps.quotas).liveTestSubscriptions,

@@ -566,6 +566,10 @@ export class Subscription {
   redirectUrl!: string | null;
   setupTransactionId!: string | null;
   customer!: Customer | null;
+  /** The merchant's customer (`cus_...`) when created with `customerId`: later charges use its default. */
+  customerId!: string | null;
+  /** The customer's payment method `cardToken` came from (the create's), else null. */
+  paymentMethodId!: string | null;
   description!: string | null;
   metadata!: Record<string, string> | null;
   callbackUrl!: string | null;
@@ -629,6 +633,8 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
     redirectUrl: { type: 'text', nullable: true },
     setupTransactionId: { type: 'string', length: 64, nullable: true },
     customer: { type: 'json', nullable: true },
+    customerId: { type: 'string', length: 40, nullable: true },
+    paymentMethodId: { type: 'string', length: 40, nullable: true },
     description: { type: 'text', nullable: true },
     metadata: { type: 'json', nullable: true },
     callbackUrl: { type: 'text', nullable: true },
@@ -1133,6 +1139,8 @@ export class PaymentMethod {
   cardExpYear!: number | null;
   sourcePaymentId!: string | null;
   deletedAt!: Date | null;
+  /** A subscription's charge on it was hard-declined: never charged by a subscription again (decision 0087). */
+  hardDeclinedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -1155,6 +1163,7 @@ export const PaymentMethodSchema = new EntitySchema<PaymentMethod>({
     cardExpYear: { type: 'integer', nullable: true },
     sourcePaymentId: { type: 'string', length: 40, nullable: true },
     deletedAt: { ...timestamp, nullable: true },
+    hardDeclinedAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

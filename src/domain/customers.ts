@@ -306,3 +306,50 @@ export async function deletePaymentMethod(
     return pm;
   });
 }
+
+/**
+ * The customer's other methods a subscription's hard-declined charge tries next, newest first
+ * (PRODUCT.md "Customers and payment methods"; decision 0087): not deleted, never hard-declined,
+ * kept by the subscription's processor (the one just declined is marked first). A method the round
+ * charged before (a retried activity) is in the list again: its key replays its answer.
+ */
+export async function fallbackPaymentMethods(
+  em: EntityManager,
+  customerId: string,
+  processor: string,
+): Promise<Array<Pick<PaymentMethod, 'id' | 'providerReference'>>> {
+  const methods = await em.fork().find(
+    PaymentMethod,
+    {
+      customer: customerId,
+      processor,
+      deletedAt: null,
+      hardDeclinedAt: null,
+    },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, fields: ['id', 'providerReference'] },
+  );
+  return methods.map((m) => ({ id: m.id, providerReference: m.providerReference }));
+}
+
+/** A subscription's charge hard-declined this method: it is never charged by a subscription again. */
+export async function markHardDeclined(em: EntityManager, paymentMethodId: string): Promise<void> {
+  await em
+    .fork()
+    .nativeUpdate(PaymentMethod, { id: paymentMethodId, hardDeclinedAt: null }, { hardDeclinedAt: new Date() });
+}
+
+/** The method that captured in a fallback round becomes the customer's default (when not deleted since). */
+export async function makeDefaultPaymentMethod(
+  em: EntityManager,
+  customerId: string,
+  paymentMethodId: string,
+): Promise<void> {
+  const fork = em.fork();
+  const method = await fork.findOne(PaymentMethod, { id: paymentMethodId, customer: customerId, deletedAt: null });
+  if (!method) return;
+  await fork.nativeUpdate(
+    CustomerRecord,
+    { id: customerId },
+    { defaultPaymentMethodId: paymentMethodId, updatedAt: new Date() },
+  );
+}

@@ -140,6 +140,10 @@ export interface NewSubscription {
   billingIntervalDays: number;
   cardToken?: string;
   customer?: Customer;
+  /** Created with `customerId`: each later charge uses that customer's default (decision 0087). */
+  customerId?: string;
+  /** The customer's payment method `cardToken` is (the first charge's card). */
+  paymentMethodId?: string;
   description?: string;
   metadata?: Record<string, string>;
   callbackUrl?: string;
@@ -171,6 +175,8 @@ export function insertSubscription(
     redirectUrl: null,
     setupTransactionId: null,
     customer: input.customer ?? null,
+    customerId: input.customerId ?? null,
+    paymentMethodId: input.paymentMethodId ?? null,
     description: input.description ?? null,
     metadata: input.metadata ?? null,
     callbackUrl: input.callbackUrl ?? null,
@@ -219,6 +225,11 @@ export interface SubscriptionRequest {
   billingIntervalDays: number;
   cardToken?: string;
   customer?: Customer;
+  /** Resolved from `customerId` (src/app/subscriptions.ts): the customer and its method charged first. */
+  customerId?: string;
+  paymentMethodId?: string;
+  /** The processor that keeps `paymentMethodId`'s card: the subscription must go to it. */
+  paymentMethodProcessor?: string;
   description?: string;
   metadata?: Record<string, string>;
   callbackUrl?: string;
@@ -287,6 +298,8 @@ async function createOrFind(
       billingIntervalDays: body.billingIntervalDays,
       ...(body.cardToken ? { cardToken: body.cardToken } : {}),
       ...(body.customer ? { customer: body.customer } : {}),
+      ...(body.customerId ? { customerId: body.customerId } : {}),
+      ...(body.paymentMethodId ? { paymentMethodId: body.paymentMethodId } : {}),
       ...(body.description ? { description: body.description } : {}),
       ...(body.metadata ? { metadata: body.metadata } : {}),
       ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
@@ -761,7 +774,7 @@ const NO_OUTBOX = { emailIds: [], eventIds: [] };
  */
 export type SubscriptionForCharge = Pick<
   Subscription,
-  'id' | 'environment' | 'processor' | 'status' | 'cardToken' | 'callbackUrl'
+  'id' | 'environment' | 'processor' | 'status' | 'cardToken' | 'customerId' | 'paymentMethodId' | 'callbackUrl'
 > &
   SubscriptionOfEmail & { merchant: Pick<Merchant, 'id'> };
 
@@ -788,7 +801,7 @@ const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
   'environment',
   'processor',
   'status',
-  'card_token',
+  'customer_id',
   'callback_url',
   'description',
   'customer',
@@ -798,9 +811,34 @@ const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
   'cancellation_reason',
   'current_period_end',
 ];
-/** Those columns from `subscriptions` as `alias`, each prefixed `s_`. */
-const subscriptionForChargeColumns = (alias: string) =>
-  SUBSCRIPTION_FOR_CHARGE_COLUMNS.map((c) => `${alias}.${c} as s_${c}`).join(', ');
+/**
+ * The customer's default payment method's `column`, when it can charge the subscription `alias`
+ * (not deleted, never hard-declined by a subscription's charge, kept by the subscription's
+ * processor); null otherwise.
+ */
+const defaultMethodOf = (alias: string, column: string) =>
+  `(select pm.${column} from customers c join payment_methods pm on pm.id = c.default_payment_method_id
+     where c.id = ${alias}.customer_id and pm.deleted_at is null and pm.hard_declined_at is null
+       and pm.processor = ${alias}.processor)`;
+
+/**
+ * Those columns from `subscriptions` as `alias`, each prefixed `s_`, and the card the invoice of
+ * period `periodIndex` (an SQL expression) is charged with (`s_card_token`, `s_payment_method_id`):
+ * a subscription created with `customerId` charges its customer's default at that moment from its
+ * second period on (PRODUCT.md "Customers and payment methods"; decision 0087), its own card (the
+ * create's, a card update's) when the customer has none; every other charge, its own card. Read
+ * here, in the charging activity, so the workflow's commands do not change.
+ */
+const subscriptionForChargeColumns = (alias: string, periodIndex: string) => {
+  const byDefault = `${alias}.customer_id is not null and ${periodIndex} > 0`;
+  return [
+    ...SUBSCRIPTION_FOR_CHARGE_COLUMNS.map((c) => `${alias}.${c} as s_${c}`),
+    `case when ${byDefault} then coalesce(${defaultMethodOf(alias, 'provider_reference')}, ${alias}.card_token)
+          else ${alias}.card_token end as s_card_token`,
+    `case when ${byDefault} and ${defaultMethodOf(alias, 'id')} is not null then ${defaultMethodOf(alias, 'id')}
+          else ${alias}.payment_method_id end as s_payment_method_id`,
+  ].join(', ');
+};
 
 /** A timestamp column as the ORM's pg client answers it (text: MikroORM turns off pg's date parsing). */
 const dateOf = (value: unknown): Date | null => (value == null ? null : new Date(value as string));
@@ -814,6 +852,8 @@ function subscriptionForChargeOfRow(row: Record<string, unknown>): SubscriptionF
     processor: row.s_processor as string,
     status: row.s_status as SubscriptionStatus,
     cardToken: row.s_card_token as string | null,
+    customerId: (row.s_customer_id ?? null) as string | null,
+    paymentMethodId: (row.s_payment_method_id ?? null) as string | null,
     callbackUrl: row.s_callback_url as string | null,
     description: row.s_description as string | null,
     customer: row.s_customer as Customer | null,
@@ -828,7 +868,7 @@ function subscriptionForChargeOfRow(row: Record<string, unknown>): SubscriptionF
 const INVOICE_FOR_CHARGE: PreparedStatement = {
   name: 'invoice_for_charge',
   text: `select i.id, i.amount_minor, i.currency, i.status, i.attempts, i.period_start, i.period_end,
-                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s')}
+                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s', 'i.period_index')}
            from invoices i join subscriptions s on s.id = i.subscription_id
           where i.id = $1`,
 };
@@ -860,7 +900,7 @@ export async function loadInvoiceForCharge(em: EntityManager, invoiceId: string)
 const OPEN_CHARGEABLE_INVOICE: PreparedStatement = {
   name: 'open_chargeable_invoice',
   text: `with sub as (
-       select ${subscriptionForChargeColumns('s')}, s.cancel_requested_at as s_cancel_requested_at
+       select ${subscriptionForChargeColumns('s', '$3::int')}, s.cancel_requested_at as s_cancel_requested_at
          from subscriptions s where s.id = $1 for update
      ), inserted as (
        insert into invoices (id, merchant_id, subscription_id, period_index, phase_id, amount_minor, currency,
@@ -1364,6 +1404,7 @@ export async function replaceSubscriptionCard(
       return;
     }
     s.cardToken = cardToken;
+    s.paymentMethodId = null; // a card of its own, no longer a customer's payment method
     s.updatedAt = new Date();
     kind = 'replaced';
   });

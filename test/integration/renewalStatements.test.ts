@@ -160,6 +160,8 @@ describe('renewal state changes', () => {
         processor: s.processor,
         status: s.status,
         cardToken: s.cardToken,
+        customerId: s.customerId,
+        paymentMethodId: s.paymentMethodId,
         callbackUrl: s.callbackUrl,
         description: s.description,
         customer: s.customer,

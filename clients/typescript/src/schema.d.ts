@@ -3289,6 +3289,8 @@ export interface operations {
                         externalId?: string;
                         name?: string;
                     };
+                    /** @description a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated, and each charge after the first uses the customer's default payment method at that moment */
+                    customerId?: string;
                     description?: string;
                     /** @description the merchant's own identifier; the idempotency key of the create */
                     externalId: string;
@@ -3296,6 +3298,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
+                    /** @description one of the customer's payment methods (`pm_...`, with `customerId`) for the first charge. With neither it nor `cardToken`: the customer's default, or the hosted authorization when it has none */
+                    paymentMethodId?: string;
                     /** @description run in order before the evergreen phase */
                     phases?: {
                         /** @description per period, major units; 0 is a free phase */

@@ -9,6 +9,7 @@ import type { PaymentGateway } from '../../temporal/paymentGateway';
 import { createPayment, withCustomer } from '../../app/payments';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import {
+  customerIssues,
   checkAmount,
   currency,
   customer,
@@ -75,32 +76,6 @@ export const createPaymentBody = z
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
     return amountMinor === undefined || issues.length > 0 ? z.NEVER : { ...body, amountMinor };
   });
-
-/**
- * `customer` or `customerId`, exactly one; `paymentMethodId` only with `customerId`, and not with
- * `cardToken` (PRODUCT.md, "Customers and payment methods").
- */
-export function customerIssues(body: {
-  customer?: unknown;
-  customerId?: string;
-  paymentMethodId?: string;
-  cardToken?: string;
-}): Array<{ path: string[]; message: string }> {
-  const issues: Array<{ path: string[]; message: string }> = [];
-  if (body.customer !== undefined && body.customerId !== undefined) {
-    issues.push({ path: ['customerId'], message: 'Send either customer or customerId, not both.' });
-  }
-  if (body.customer === undefined && body.customerId === undefined) {
-    issues.push({ path: ['customer'], message: 'Required (or customerId).' });
-  }
-  if (body.paymentMethodId !== undefined && body.customerId === undefined) {
-    issues.push({ path: ['paymentMethodId'], message: 'Only with customerId.' });
-  }
-  if (body.paymentMethodId !== undefined && body.cardToken !== undefined) {
-    issues.push({ path: ['paymentMethodId'], message: 'Send either paymentMethodId or cardToken, not both.' });
-  }
-  return issues;
-}
 
 export type CreatePaymentBody = z.output<typeof createPaymentBody>;
 

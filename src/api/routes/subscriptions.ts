@@ -11,7 +11,7 @@ import { INVOICE_VIEW_STATUSES } from '../../domain/invoices';
 import { DECLINE_TYPES } from '../../rules/declines';
 import type { ProviderRegistry } from '../../providers/registry';
 import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
-import { cancelSubscription, createSubscription } from '../../app/subscriptions';
+import { cancelSubscription, createSubscription, withSubscriptionCustomer } from '../../app/subscriptions';
 import { CANCEL_REASON_MAX_LENGTH } from '../../../workflows/subscriptionApi';
 import { AUTH_ERRORS, defineRoute } from '../routing';
 import {
@@ -19,6 +19,7 @@ import {
   checkAmount,
   currency,
   customer,
+  customerIssues,
   externalId,
   httpUrl,
   majorAmount,
@@ -55,6 +56,22 @@ export const createSubscriptionBody = z
     currency,
     externalId,
     customer: customer.optional(),
+    customerId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        "a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated, and each charge after the first uses the customer's default payment method at that moment",
+      ),
+    paymentMethodId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        "one of the customer's payment methods (`pm_...`, with `customerId`) for the first charge. With neither it nor `cardToken`: the customer's default, or the hosted authorization when it has none",
+      ),
     cardToken: z
       .string()
       .min(1)
@@ -81,6 +98,8 @@ export const createSubscriptionBody = z
   .strict()
   .transform((body, ctx) => {
     const amountMinor = checkAmount(body, ctx);
+    const issues = customerIssues(body, { customerRequired: false });
+    for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
     const phases = (body.phases ?? []).map((phase, i) => {
       const parsed = toMinor(phase.amount, body.currency, { allowZero: true });
       if (!parsed.ok) {
@@ -89,7 +108,7 @@ export const createSubscriptionBody = z
       }
       return { ...phase, amountMinor: parsed.minor };
     });
-    if (amountMinor === undefined || phases.some((p) => p === undefined)) return z.NEVER;
+    if (amountMinor === undefined || issues.length > 0 || phases.some((p) => p === undefined)) return z.NEVER;
     return { ...body, amountMinor, phases: phases.map((p) => p!) };
   });
 
@@ -228,7 +247,7 @@ export function subscriptionRoutes(deps: {
           });
         }
         if (body.testClock !== undefined && !isId('testClock', body.testClock)) throw testClockNotFound();
-        return createSubscription(deps, caller, body);
+        return createSubscription(deps, caller, await withSubscriptionCustomer(deps.em, caller, body));
       },
     }),
     defineRoute({

@@ -24,6 +24,7 @@ import { Migration20261203000000DeliveryJobs } from './Migration20261203000000De
 import { Migration20261204000000CancelIntent } from './Migration20261204000000CancelIntent';
 import { Migration20261206000000QuotaIndexes } from './Migration20261206000000QuotaIndexes';
 import { Migration20261210000000Customers } from './Migration20261210000000Customers';
+import { Migration20261211000000SubscriptionCustomers } from './Migration20261211000000SubscriptionCustomers';
 import { Migration20261211500000CustomerClockTime } from './Migration20261211500000CustomerClockTime';
 import { Migration20261212000000TestClocks } from './Migration20261212000000TestClocks';
 import { Migration20261213000000EmailDates } from './Migration20261213000000EmailDates';
@@ -55,6 +56,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261204000000CancelIntent', class: Migration20261204000000CancelIntent },
   { name: 'Migration20261206000000QuotaIndexes', class: Migration20261206000000QuotaIndexes },
   { name: 'Migration20261210000000Customers', class: Migration20261210000000Customers },
+  { name: 'Migration20261211000000SubscriptionCustomers', class: Migration20261211000000SubscriptionCustomers },
   { name: 'Migration20261211500000CustomerClockTime', class: Migration20261211500000CustomerClockTime },
   { name: 'Migration20261212000000TestClocks', class: Migration20261212000000TestClocks },
   { name: 'Migration20261213000000EmailDates', class: Migration20261213000000EmailDates },

@@ -1,0 +1,200 @@
+import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
+import { call, eventually } from '../helpers/http';
+import { startCallbackReceiver } from '../helpers/callbackReceiver';
+import { sleep, subscriptionClient } from '../helpers/subscriptions';
+
+/**
+ * PRODUCT.md, "Customers and payment methods": a subscription naming `customerId` (decision 0087).
+ * Its first charge is the named card or the customer's default (the hosted authorization when it
+ * has none); each later charge uses the customer's default at that moment.
+ */
+describe('subscriptions by customerId (sandbox, Temporal, PostgreSQL, 1 s billing day)', () => {
+  const DAY_MS = 1000;
+  let stack: PaymentStack;
+  let merchant: TestMerchant;
+  let other: TestMerchant;
+  let subs: ReturnType<typeof subscriptionClient>;
+  let seq = 0;
+  const ext = (what: string) => `${what}-${Date.now()}-${++seq}`;
+  const api = (method: string, path: string, body?: unknown, auth = merchant.auth) =>
+    call(stack.api.baseUrl, method, path, auth, body);
+  const newCustomer = async (auth = merchant.auth) => {
+    const res = await api(
+      'POST',
+      '/customers',
+      { externalId: ext('cust'), email: 'ada@example.com', name: 'Ada' },
+      auth,
+    );
+    expect(res.status).toBe(200);
+    return res.body as { id: string; externalId: string };
+  };
+  const attach = async (customerId: string, cardToken: string) => {
+    const res = await api('POST', `/customers/${customerId}/payment-methods`, { cardToken });
+    expect(res.status).toBe(200);
+    return res.body.id as string;
+  };
+  /** A create by customerId: no `customer` in the body. */
+  const create = (body: Record<string, unknown>) => subs.create({ customer: undefined, ...body });
+
+  beforeAll(async () => {
+    stack = await startPaymentStack('customer-subscriptions', { billingDaySeconds: DAY_MS / 1000 });
+    merchant = await createTestMerchant(stack.orm, 'Customer subscriptions merchant');
+    other = await createTestMerchant(stack.orm, 'Other customer subscriptions merchant');
+    subs = subscriptionClient(stack, merchant);
+  });
+  afterAll(() => stack.close());
+
+  it('refuses customer with customerId, paymentMethodId without customerId or with cardToken; 404 across merchants', async () => {
+    const customer = await newCustomer();
+    const pm = await attach(customer.id, 'tok_success');
+    const both = await subs.create({ customerId: customer.id });
+    expect(both.status).toBe(400);
+    expect(both.body).toMatchObject({ code: 'validation_error' });
+    expect(JSON.stringify(both.body.details)).toContain('customerId');
+    const pmAlone = await subs.create({ paymentMethodId: pm });
+    expect(pmAlone).toMatchObject({ status: 400, body: { code: 'validation_error' } });
+    const pmAndToken = await create({ customerId: customer.id, paymentMethodId: pm, cardToken: 'tok_success' });
+    expect(pmAndToken).toMatchObject({ status: 400, body: { code: 'validation_error' } });
+
+    const theirs = await newCustomer(other.auth);
+    expect(await create({ customerId: theirs.id })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await create({ customerId: 'cus_nope' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    const stranger = await newCustomer();
+    expect(await create({ customerId: stranger.id, paymentMethodId: pm })).toMatchObject({
+      status: 404,
+      body: { code: 'not_found' },
+    });
+    // Nothing was charged by any of these.
+    expect(await stack.ledger('capture', pm, 'paymentMethodId')).toEqual([]);
+  });
+
+  it("charges the customer's default at once (token flow); the ledger names the method; customer repeats the customer", async () => {
+    const customer = await newCustomer();
+    const pm = await attach(customer.id, 'tok_success');
+    const res = await create({ customerId: customer.id, billingIntervalDays: 30 });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      status: 'active',
+      redirectUrl: null,
+      customer: { email: 'ada@example.com', name: 'Ada', externalId: customer.externalId },
+    });
+    const captures = await subs.captures(res.body.id as string);
+    expect(captures).toEqual([
+      expect.objectContaining({
+        status: 'succeeded',
+        metadata: expect.objectContaining({ paymentMethodId: pm, subscriptionId: res.body.id }),
+      }),
+    ]);
+
+    // A named method (not the default) is the first charge's card.
+    const second = await attach(customer.id, 'tok_success');
+    const named = await create({ customerId: customer.id, paymentMethodId: second, billingIntervalDays: 30 });
+    expect(named.body).toMatchObject({ status: 'active' });
+    expect((await subs.captures(named.body.id as string)).map((c) => c.metadata.paymentMethodId)).toEqual([second]);
+  });
+
+  it('without a default: the hosted authorization', async () => {
+    const customer = await newCustomer();
+    const res = await create({ customerId: customer.id, billingIntervalDays: 30 });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      status: 'pending',
+      redirectUrl: expect.stringMatching(/^https?:\/\//),
+      customer: { email: 'ada@example.com', externalId: customer.externalId },
+    });
+    expect(await subs.captures(res.body.id as string)).toEqual([]);
+  });
+
+  it("each renewal charges the customer's default at that moment", async () => {
+    const customer = await newCustomer();
+    const first = await attach(customer.id, 'tok_success');
+    const second = await attach(customer.id, 'tok_success');
+    const res = await create({ customerId: customer.id, billingIntervalDays: 2 });
+    expect(res.body).toMatchObject({ status: 'active' });
+    const id = res.body.id as string;
+    await subs.untilPaid(id, 2);
+    const patched = await api('PATCH', `/customers/${customer.id}`, { defaultPaymentMethodId: second });
+    expect(patched).toMatchObject({ status: 200, body: { defaultPaymentMethodId: second } });
+    const paidBefore = (await subs.invoices(id)).filter((i) => i.status === 'paid').length;
+    await subs.untilPaid(id, paidBefore + 3, 20_000);
+    await subs.cancel(id);
+    await sleep(200);
+
+    const invoices = await subs.invoices(id);
+    const byInvoice = new Map(
+      (await subs.captures(id))
+        .filter((c) => c.status === 'succeeded')
+        .map((c) => [c.metadata.invoiceId, c.metadata.paymentMethodId]),
+    );
+    const methods = invoices.filter((i) => i.status === 'paid').map((i) => byInvoice.get(i.id));
+    // The first two on the first default; the last two (after the PATCH) on the new one.
+    expect(methods.slice(0, 2)).toEqual([first, first]);
+    expect(methods.slice(-2)).toEqual([second, second]);
+    expect(methods.every((m) => m === first || m === second)).toBe(true);
+  });
+
+  /** The ledger's attempts on one invoice as [paymentMethodId, status], in order. */
+  const attemptsOn = async (id: string, invoiceId: string) =>
+    (await subs.captures(id))
+      .filter((c) => c.metadata.invoiceId === invoiceId)
+      .map((c) => [c.metadata.paymentMethodId, c.status]);
+
+  it('a hard decline charges the other methods at once, newest first; the first capture becomes the default', async () => {
+    const customer = await newCustomer();
+    const lost = await attach(customer.id, 'tok_renewal_lost_card'); // the default: the first attached
+    const good = await attach(customer.id, 'tok_success');
+    const poor = await attach(customer.id, 'tok_renewal_insufficient_funds'); // newest
+    const res = await create({ customerId: customer.id, billingIntervalDays: 2 });
+    expect(res.body).toMatchObject({ status: 'active' });
+    const id = res.body.id as string;
+    await subs.untilPaid(id, 3, 20_000);
+    await subs.cancel(id);
+    const invoices = (await subs.invoices(id)).filter((i) => i.status === 'paid');
+    // The first on the default (on session); the renewal: lost (hard), the newest (soft), then good.
+    expect(await attemptsOn(id, invoices[0]!.id)).toEqual([[lost, 'succeeded']]);
+    expect(await attemptsOn(id, invoices[1]!.id)).toEqual([
+      [lost, 'failed'],
+      [poor, 'failed'],
+      [good, 'succeeded'],
+    ]);
+    // good is the default now; lost is never charged again.
+    expect(await attemptsOn(id, invoices[2]!.id)).toEqual([[good, 'succeeded']]);
+    expect((await api('GET', `/customers/${customer.id}`)).body.defaultPaymentMethodId).toBe(good);
+    expect(invoices[1]).toMatchObject({ attempts: 1, declineType: null });
+    // A captured round sends no payment-failed or new-card email.
+    expect(subs.mail(id).filter((e) => /failed|new card/i.test(e.subject))).toHaveLength(0);
+  });
+
+  it('a round where every method declines: one charge_failed event and one email; each method charged once', async () => {
+    const receiver = await startCallbackReceiver();
+    try {
+      const customer = await newCustomer();
+      const first = await attach(customer.id, 'tok_renewal_lost_card');
+      const second = await attach(customer.id, 'tok_renewal_lost_card');
+      const res = await create({ customerId: customer.id, billingIntervalDays: 2, callbackUrl: receiver.url });
+      const id = res.body.id as string;
+      const pastDue = await subs.until(id, (s) => s.status === 'past_due', 15_000);
+      const renewal = pastDue.latestInvoice as { id: string };
+      expect(pastDue.latestInvoice).toMatchObject({
+        declineType: 'hard',
+        failureCode: 'lost_card',
+        nextAttemptAt: null,
+      });
+      expect(await attemptsOn(id, renewal.id)).toEqual([
+        [first, 'failed'],
+        [second, 'failed'],
+      ]);
+      await eventually(
+        async () => subs.mail(id).filter((e) => /A new card is needed/.test(e.subject)),
+        (l) => l.length === 1,
+      );
+      await sleep(1500);
+      expect(receiver.received.filter((r) => r.json.type === 'subscription.charge_failed')).toHaveLength(1);
+      expect(subs.mail(id).filter((e) => /A new card is needed|Payment failed/.test(e.subject))).toHaveLength(1);
+      expect(await attemptsOn(id, renewal.id)).toHaveLength(2);
+      await subs.cancel(id);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
