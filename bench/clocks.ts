@@ -4,7 +4,21 @@ import { timerStorm } from './floor/scenarios';
 import { createMany, postJson } from './subscriptions/api';
 import { round } from './subscriptions/measure';
 import { startSubsStack } from './subscriptions/setup';
-import { OUT_DIR, abort, beginRun, children, envInt, say, settledLedger, sleep, tail, teardown } from './stack';
+import {
+  OUT_DIR,
+  abort,
+  beginRun,
+  children,
+  cpuBetween,
+  envInt,
+  sampleCpu,
+  say,
+  settledLedger,
+  sleep,
+  stackCores,
+  tail,
+  teardown,
+} from './stack';
 
 /**
  * `npm run bench:clocks` (issue 45 item 3, decision 0090): BENCH_CLOCK_SUBS (100) monthly
@@ -62,6 +76,7 @@ async function main(): Promise<void> {
   say(`created ${creation.created.length} in ${round(creation.seconds)} s`);
 
   const target = new Date(START + DAYS * DAY_MS).toISOString();
+  const cpu0 = sampleCpu();
   const t0 = performance.now();
   const advanced = await postJson(`${stack.apiUrl}/test-clocks/${clockId}/advance`, stack.headers, {
     frozenTime: target,
@@ -75,7 +90,12 @@ async function main(): Promise<void> {
     await sleep(100);
   }
   const advanceSeconds = (performance.now() - t0) / 1000;
-  say(`advance: ready after ${round(advanceSeconds, 2)} s (${round(charges / advanceSeconds)} renewals/s)`);
+  const advanceCores = cpuBetween(cpu0, sampleCpu(), advanceSeconds);
+  const advanceCpuMsPerCharge = round((stackCores(advanceCores) * advanceSeconds * 1000) / charges, 1);
+  say(
+    `advance: ready after ${round(advanceSeconds, 2)} s (${round(charges / advanceSeconds)} renewals/s; ` +
+      `stack CPU ${advanceCpuMsPerCharge} ms per renewal; cores ${JSON.stringify(advanceCores)})`,
+  );
 
   // Money check: 1 + renewalsEach paid invoices per subscription, each captured exactly once.
   const { rows } = await stack.db.query<{ id: string }>(
@@ -123,7 +143,12 @@ async function main(): Promise<void> {
     git,
     settings: { subs: SUBS, days: DAYS, intervalDays: INTERVAL_DAYS, concurrency: CONCURRENCY },
     creation: { created: creation.created.length, seconds: round(creation.seconds, 2) },
-    advance: { seconds: round(advanceSeconds, 3), charges, renewalsPerSecond: round(charges / advanceSeconds, 1) },
+    advance: {
+      seconds: round(advanceSeconds, 3),
+      charges,
+      renewalsPerSecond: round(charges / advanceSeconds, 1),
+      cpu: { cores: advanceCores, stackCpuMsPerUnit: advanceCpuMsPerCharge },
+    },
     moneyCheck: { ok: moneyOk, paidInvoices: paid.size, captures: captures.length },
     ...(floor ? { floor } : {}),
     lines,
