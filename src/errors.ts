@@ -98,6 +98,11 @@ export const ERROR_CODES = {
     status: 409,
     description: 'Only an active or past_due subscription takes a new card (`details.status` is its status).',
   },
+  payment_method_in_use: {
+    status: 409,
+    description:
+      "The payment method is the customer's last card and a subscription of the customer still charges (`details.subscriptionIds`); attach another card first, or cancel the subscription.",
+  },
   test_clock_advancing: {
     status: 409,
     description:

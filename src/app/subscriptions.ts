@@ -77,6 +77,24 @@ export async function withSubscriptionCustomer(
       issues: [{ path: 'customerId', code: 'customer_without_email', message: 'the customer has no email' }],
     });
   }
+  // A customer on a test clock lives on its time, and so do its subscriptions (PRODUCT.md "Test
+  // clocks"): they take its clock, and naming another is refused. A customer in real time may
+  // still have a subscription on a clock (decision 0090).
+  if (customer.testClockId !== null && (rest.testClock ?? customer.testClockId) !== customer.testClockId) {
+    throw errors.validation(
+      `Invalid request body: testClock: the customer lives on test clock ${customer.testClockId}; its subscriptions take that clock.`,
+      {
+        issues: [
+          {
+            path: 'testClock',
+            code: 'test_clock_mismatch',
+            message: "not the customer's test clock",
+          },
+        ],
+      },
+    );
+  }
+  const onClock = customer.testClockId !== null ? { testClock: customer.testClockId } : {};
   const snapshot = {
     email: customer.email,
     ...(customer.name !== null ? { name: customer.name } : {}),
@@ -84,11 +102,12 @@ export async function withSubscriptionCustomer(
   };
   const methodId =
     paymentMethodId ?? (body.cardToken === undefined ? (customer.defaultPaymentMethodId ?? undefined) : undefined);
-  if (methodId === undefined) return { ...rest, customer: snapshot, customerId: customer.id };
+  if (methodId === undefined) return { ...rest, ...onClock, customer: snapshot, customerId: customer.id };
   const method = isId('paymentMethod', methodId) ? await findPaymentMethod(em, customer, methodId) : null;
   if (!method) throw paymentMethodNotFound();
   return {
     ...rest,
+    ...onClock,
     customer: snapshot,
     customerId: customer.id,
     paymentMethodId: method.id,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
-import { CustomerRecord, PaymentMethod } from '../db/entities';
+import { CustomerRecord, PaymentMethod, Subscription } from '../db/entities';
 import { AppError } from '../errors';
 import { newId } from '../ids';
 import type { CardDetails } from '../providers/types';
@@ -295,6 +295,7 @@ export async function deletePaymentMethod(
     if (!customer) throw customerNotFound();
     const pm = await tx.findOne(PaymentMethod, { id: pmId, customer: customer.id, deletedAt: null });
     if (!pm) throw paymentMethodNotFound();
+    await refuseLastMethodInUse(tx, customer.id, pm);
     const now = new Date();
     pm.deletedAt = now;
     pm.updatedAt = now;
@@ -305,6 +306,37 @@ export async function deletePaymentMethod(
     await tx.flush();
     return pm;
   });
+}
+
+/** Subscription statuses whose later charges still need a card. */
+const CHARGING_STATUSES = ['created', 'pending', 'active', 'past_due'] as const;
+
+/**
+ * A customer's last card a subscription can charge (not deleted, never hard-declined) is not
+ * deleted while a subscription of the customer still charges: its next renewal would have no card
+ * (issue 45; decision 0087). The customer's row is locked by the caller, so two deletes of its
+ * last two cards cannot both pass. A card already hard-declined may always go.
+ */
+async function refuseLastMethodInUse(tx: EntityManager, customerId: string, pm: PaymentMethod): Promise<void> {
+  if (pm.hardDeclinedAt !== null) return;
+  const others = await tx.count(PaymentMethod, {
+    customer: customerId,
+    deletedAt: null,
+    hardDeclinedAt: null,
+    id: { $ne: pm.id },
+  });
+  if (others > 0) return;
+  const using = await tx.find(
+    Subscription,
+    { customerId, status: { $in: [...CHARGING_STATUSES] } },
+    { fields: ['id'], orderBy: { id: 'asc' }, limit: 10 },
+  );
+  if (using.length === 0) return;
+  throw new AppError(
+    'payment_method_in_use',
+    "This is the customer's last card and a subscription still charges it; attach another card first, or cancel the subscription.",
+    { paymentMethodId: pm.id, subscriptionIds: using.map((s) => s.id) },
+  );
 }
 
 /**

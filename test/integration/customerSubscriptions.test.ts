@@ -16,8 +16,10 @@ describe('subscriptions by customerId (sandbox, Temporal, PostgreSQL, 1 s billin
   let subs: ReturnType<typeof subscriptionClient>;
   let seq = 0;
   const ext = (what: string) => `${what}-${Date.now()}-${++seq}`;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  type Body = Record<string, any>;
   const api = (method: string, path: string, body?: unknown, auth = merchant.auth) =>
-    call(stack.api.baseUrl, method, path, auth, body);
+    call<Body>(stack.api.baseUrl, method, path, auth, body);
   const newCustomer = async (auth = merchant.auth) => {
     const res = await api(
       'POST',
@@ -196,5 +198,90 @@ describe('subscriptions by customerId (sandbox, Temporal, PostgreSQL, 1 s billin
     } finally {
       await receiver.close();
     }
+  });
+
+  it('a customer on a test clock: its subscription takes the clock, another clock is 400, renewals follow the clock', async () => {
+    const T = Date.parse('2027-03-01T00:00:00.000Z');
+    const clock = await api('POST', '/test-clocks', { frozenTime: new Date(T).toISOString() });
+    const otherClock = await api('POST', '/test-clocks', { frozenTime: new Date(T).toISOString() });
+    expect([clock.status, otherClock.status]).toEqual([200, 200]);
+    const customer = await api('POST', '/customers', {
+      externalId: ext('clock-cust'),
+      email: 'clock@example.com',
+      testClock: clock.body.id,
+    });
+    expect(customer.body).toMatchObject({ testClock: clock.body.id });
+    const pm = await attach(customer.body.id, 'tok_success');
+
+    const refused = await create({ customerId: customer.body.id, testClock: otherClock.body.id });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: 'validation_error',
+      details: { issues: [expect.objectContaining({ path: 'testClock', code: 'test_clock_mismatch' })] },
+    });
+    expect(await stack.ledger('capture', pm, 'paymentMethodId')).toEqual([]);
+
+    const res = await create({ customerId: customer.body.id, billingIntervalDays: 30 });
+    expect(res.status).toBe(200);
+    // Clock time: created at the clock's frozen time, the period 30 clock days.
+    expect(res.body).toMatchObject({
+      status: 'active',
+      testClock: clock.body.id,
+      createdAt: new Date(T).toISOString(),
+      currentPeriodEnd: new Date(T + 30 * 86_400_000).toISOString(),
+    });
+    // Naming the same clock is the same thing.
+    const same = await create({ customerId: customer.body.id, testClock: clock.body.id, billingIntervalDays: 30 });
+    expect(same).toMatchObject({ status: 200, body: { testClock: clock.body.id } });
+    const clockNow = await api('GET', `/test-clocks/${clock.body.id}`);
+    expect(clockNow.body).toMatchObject({ subscriptionCount: 2 });
+    // Real time passes: nothing renews until the clock moves.
+    await sleep(2500);
+    expect(await stack.ledger('capture', pm, 'paymentMethodId')).toHaveLength(2);
+    const advanced = await api('POST', `/test-clocks/${clock.body.id}/advance`, {
+      frozenTime: new Date(T + 31 * 86_400_000).toISOString(),
+    });
+    expect(advanced.status).toBe(200);
+    await eventually(
+      () => api('GET', `/test-clocks/${clock.body.id}`).then((r) => r.body),
+      (c) => c.status === 'ready',
+      60_000,
+      100,
+    );
+    const renewed = await subs.get(res.body.id as string);
+    expect(renewed.body).toMatchObject({ currentPeriodStart: new Date(T + 30 * 86_400_000).toISOString() });
+    expect(await stack.ledger('capture', pm, 'paymentMethodId')).toHaveLength(4);
+    await subs.cancel(res.body.id as string);
+    await subs.cancel(same.body.id as string);
+  });
+
+  it("keeps the customer's last card while a subscription charges it (409 payment_method_in_use)", async () => {
+    const customer = await newCustomer();
+    const first = await attach(customer.id, 'tok_success');
+    const res = await create({ customerId: customer.id, billingIntervalDays: 30 });
+    expect(res.body).toMatchObject({ status: 'active' });
+    const id = res.body.id as string;
+
+    const refused = await api('DELETE', `/customers/${customer.id}/payment-methods/${first}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      code: 'payment_method_in_use',
+      details: { paymentMethodId: first, subscriptionIds: [id] },
+    });
+    const kept = await api('GET', `/customers/${customer.id}/payment-methods`);
+    expect(kept.body.paymentMethods.map((m: { id: string }) => m.id)).toEqual([first]);
+
+    // With another card the first may go; the new one is then the last.
+    const second = await attach(customer.id, 'tok_success');
+    expect((await api('DELETE', `/customers/${customer.id}/payment-methods/${first}`)).status).toBe(200);
+    expect(await api('DELETE', `/customers/${customer.id}/payment-methods/${second}`)).toMatchObject({
+      status: 409,
+      body: { code: 'payment_method_in_use' },
+    });
+    // Once the subscription is cancelled nothing charges it any more.
+    await subs.cancel(id);
+    expect((await api('DELETE', `/customers/${customer.id}/payment-methods/${second}`)).status).toBe(200);
+    // One capture in all (the first period), nothing by the refused deletes.
+    expect(await stack.ledger('capture', first, 'paymentMethodId')).toHaveLength(1);
   });
 });

@@ -78,6 +78,7 @@ describe('the error vocabulary', () => {
       subscription_not_updatable: 409,
       test_clock_advancing: 409,
       test_clock_full: 409,
+      payment_method_in_use: 409,
       invalid_signature: 400,
       rate_limited: 429,
       quota_exceeded: 429,

@@ -306,10 +306,10 @@ export function customerRoutes(deps: {
       tag: 'Customers',
       summary: 'Delete a payment method (the processor stops keeping the card).',
       description:
-        'Answers the payment method as it was, with `deleted: true`; a later use of it is 404. Deleting the default leaves the customer without one.',
+        "Answers the payment method as it was, with `deleted: true`; a later use of it is 404. Deleting the default leaves the customer without one. The customer's last card a subscription can charge is kept while a subscription of the customer still charges (409 `payment_method_in_use`).",
       params: paymentMethodParams,
       response: deletedPaymentMethodSchema,
-      errors: [...AUTH_ERRORS, 'not_found'],
+      errors: [...AUTH_ERRORS, 'not_found', 'payment_method_in_use'],
       handler: async ({ params, caller }) => {
         checkCustomerId(params.customerId);
         if (!isId('paymentMethod', params.paymentMethodId)) throw paymentMethodNotFound();
