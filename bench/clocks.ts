@@ -73,7 +73,12 @@ async function main(): Promise<void> {
   });
   if (creation.failed.length > 0)
     throw new Error(`${creation.failed.length} creates failed: ${creation.failed[0]!.error}`);
-  say(`created ${creation.created.length} in ${round(creation.seconds)} s`);
+  say(
+    `created ${creation.created.length} in ${round(creation.seconds)} s` +
+      (Object.keys(creation.otherAnswers).length > 0
+        ? ` (other answers on the way: ${JSON.stringify(creation.otherAnswers)})`
+        : ''),
+  );
 
   const target = new Date(START + DAYS * DAY_MS).toISOString();
   const cpu0 = sampleCpu();

@@ -40,7 +40,10 @@ const advancing = (c: TestClock) =>
 /** Subscriptions not cancelled per clock (the partial index subscriptions_test_clock_live_idx). */
 async function liveCounts(em: EntityManager, clockIds: string[]): Promise<Map<string, number>> {
   if (clockIds.length === 0) return new Map();
-  const rows: Array<{ test_clock_id: string; n: string | number }> = await em.getConnection().execute(
+  // `em.execute` runs in em's transaction when it has one (a create's, holding the clock's lock);
+  // `getConnection().execute` would take a second pooled connection, and creates that hold the
+  // whole pool while waiting for the lock would starve the one holding it.
+  const rows: Array<{ test_clock_id: string; n: string | number }> = await em.execute(
     `select test_clock_id, count(*) as n from subscriptions
       where test_clock_id in (${clockIds.map(() => '?').join(', ')}) and status <> 'cancelled'
       group by test_clock_id`,

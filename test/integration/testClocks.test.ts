@@ -248,6 +248,20 @@ describe('test clocks', () => {
       .execute(`update subscriptions set status = 'cancelled' where test_clock_id = ?`, [clock.id]);
   });
 
+  it('takes many creates on one clock at once (more than the API has database connections)', async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    // Before the fix every create hung: 10 held the API's pool waiting for the clock's lock, the
+    // holder waited for an 11th connection.
+    const created = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id }),
+      ),
+    );
+    expect(created.map((r) => [r.status, r.body.status])).toEqual(created.map(() => [200, 'active']));
+    expect((await api('GET', `/test-clocks/${clock.id}`)).body.subscriptionCount).toBe(16);
+    await Promise.all(created.map((r) => subs.cancel(r.body.id as string)));
+  });
+
   it('expires a hosted authorization after 24 hours of clock time, not of real time', async () => {
     const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
     const created = await subs.create({ billingIntervalDays: 30, testClock: clock.id });
