@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
-import { CustomerRecord, PaymentMethod, Subscription } from '../db/entities';
+import { CustomerRecord, PaymentMethod, Subscription, TestClock } from '../db/entities';
 import { AppError } from '../errors';
 import { newId } from '../ids';
 import type { CardDetails } from '../providers/types';
@@ -107,7 +107,7 @@ export async function createOrFindCustomer(
       clock?.id ?? null,
       clock?.frozenTime ?? null,
       now,
-      now,
+      clock?.frozenTime ?? now,
     ],
   );
   const fork = em.fork();
@@ -206,7 +206,7 @@ export async function updateCustomer(
       }
       customer.defaultPaymentMethodId = patch.defaultPaymentMethodId;
     }
-    customer.updatedAt = new Date();
+    customer.updatedAt = await customerNow(tx, customer);
     await tx.flush();
     return customer;
   });
@@ -269,7 +269,7 @@ export async function addPaymentMethod(
     if (input.providerCustomerId && customer.providerCustomers[input.processor] !== input.providerCustomerId) {
       customer.providerCustomers = { ...customer.providerCustomers, [input.processor]: input.providerCustomerId };
     }
-    customer.updatedAt = now;
+    customer.updatedAt = await customerNow(tx, customer);
     await tx.flush();
     return pm;
   });
@@ -301,11 +301,22 @@ export async function deletePaymentMethod(
     pm.updatedAt = now;
     if (customer.defaultPaymentMethodId === pm.id) {
       customer.defaultPaymentMethodId = null;
-      customer.updatedAt = now;
+      customer.updatedAt = await customerNow(tx, customer);
     }
     await tx.flush();
     return pm;
   });
+}
+
+/**
+ * When a change of the customer is dated: a customer on a test clock lives on the clock's time
+ * (PRODUCT.md "Test clocks": its timestamps are clock time), else now. Its payment methods keep
+ * real time, which orders them (newest first) as it orders lists.
+ */
+async function customerNow(tx: EntityManager, customer: Pick<CustomerRecord, 'testClockId'>): Promise<Date> {
+  if (customer.testClockId === null) return new Date();
+  const clock = await tx.findOne(TestClock, { id: customer.testClockId }, { fields: ['frozenTime'] });
+  return clock?.frozenTime ?? new Date();
 }
 
 /** Subscription statuses whose later charges still need a card. */
@@ -379,9 +390,10 @@ export async function makeDefaultPaymentMethod(
   const fork = em.fork();
   const method = await fork.findOne(PaymentMethod, { id: paymentMethodId, customer: customerId, deletedAt: null });
   if (!method) return;
+  const customer = await fork.findOne(CustomerRecord, { id: customerId }, { fields: ['testClockId'] });
   await fork.nativeUpdate(
     CustomerRecord,
     { id: customerId },
-    { defaultPaymentMethodId: paymentMethodId, updatedAt: new Date() },
+    { defaultPaymentMethodId: paymentMethodId, updatedAt: await customerNow(fork, customer ?? { testClockId: null }) },
   );
 }

@@ -286,7 +286,7 @@ describe('customers and payment methods (sandbox, Temporal, PostgreSQL)', () => 
     const externalId = ext();
     const created = await api('POST', '/customers', { externalId, email: 'clock@example.com', testClock: clockId });
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ testClock: clockId, createdAt: frozenTime });
+    expect(created.body).toMatchObject({ testClock: clockId, createdAt: frozenTime, updatedAt: frozenTime });
     // Read back and listed the same way; the clock holds subscriptions, not customers.
     expect((await api('GET', `/customers/${created.body.id as string}`)).body).toMatchObject({
       testClock: clockId,
@@ -300,6 +300,21 @@ describe('customers and payment methods (sandbox, Temporal, PostgreSQL)', () => 
     expect(moved).toMatchObject({
       status: 400,
       body: { code: 'external_id_conflict', details: { field: 'testClock' } },
+    });
+
+    // Its changes are dated at the clock's time too: a PATCH, an attach after the clock moved.
+    const patched = await api('PATCH', `/customers/${created.body.id as string}`, { name: 'Clocked' });
+    expect(patched.body).toMatchObject({ name: 'Clocked', updatedAt: frozenTime });
+    const later = '2031-02-15T10:00:00.000Z';
+    expect((await api('POST', `/test-clocks/${clockId}/advance`, { frozenTime: later })).status).toBe(200);
+    await eventually(
+      () => api('GET', `/test-clocks/${clockId}`).then((r) => r.body),
+      (c) => c.status === 'ready',
+    );
+    expect((await attach(created.body.id as string, 'tok_success')).status).toBe(200);
+    expect((await api('GET', `/customers/${created.body.id as string}`)).body).toMatchObject({
+      createdAt: frozenTime,
+      updatedAt: later,
     });
 
     const live = await api('POST', '/customers', { externalId: ext(), testClock: clockId }, liveAuth);
