@@ -26,7 +26,7 @@ export function createCardAuthorizationActivities(deps: ActivityDeps) {
   /** A card authorization the customer completed: keep its token (the card charged from now on). */
   const followSetup = async (s: Subscription, pp: ProviderPayment): Promise<'authorized' | 'waiting' | 'declined'> => {
     if (pp.status === 'succeeded' && pp.savedCardToken) {
-      await saveAuthorizedCard(orm.em.fork(), s.id, pp.savedCardToken);
+      await saveAuthorizedCard(orm.em.fork(), s.id, pp.savedCardToken, pp.savedCard ?? null);
       return 'authorized';
     }
     return pp.status === 'pending' ? 'waiting' : 'declined';

@@ -32,6 +32,8 @@ import {
 import type { RecordScope } from './scope';
 import { lockQuota, quotaExceeded } from './quotas';
 import { takeClockSeat } from './testClocks';
+import { addPaymentMethod } from './customers';
+import type { CardDetails } from '../providers/types';
 import { workerMetrics, type SubscriptionChargeOutcome } from '../metrics/worker';
 
 /**
@@ -628,13 +630,47 @@ export async function markAwaitingAuthorization(
   });
 }
 
-/** The customer authorized a card on the hosted page: it is the one charged from now on. */
-export async function saveAuthorizedCard(em: EntityManager, subscriptionId: string, cardToken: string): Promise<void> {
+/**
+ * The customer authorized a card on the hosted page: it is the one charged from now on. A
+ * subscription made for a customer (`customerId`) also keeps the card as one of the customer's
+ * payment methods, once (its source is the subscription), the default when the customer has none
+ * (decision 0087): later charges then follow the customer's default as for any other card.
+ */
+export async function saveAuthorizedCard(
+  em: EntityManager,
+  subscriptionId: string,
+  cardToken: string,
+  card: CardDetails | null = null,
+): Promise<void> {
+  const kept: { customer: { id: string; processor: string } | null } = { customer: null };
   await change(em, subscriptionId, null, async (_tx, s) => {
+    if (s.customerId !== null && (s.cardToken === null || s.cardToken === cardToken)) {
+      kept.customer = { id: s.customerId, processor: s.processor };
+    }
     if (s.cardToken) return;
     s.cardToken = cardToken;
     s.updatedAt = new Date();
   });
+  if (!kept.customer) return;
+  const { id: customerId, processor } = kept.customer;
+  await addPaymentMethod(em, customerId, {
+    id: newId('paymentMethod'),
+    processor,
+    reference: cardToken,
+    providerCustomerId: null,
+    card: card ?? { brand: null, last4: null, expMonth: null, expYear: null },
+    sourcePaymentId: subscriptionId,
+  });
+  // The subscription names the method its card is (ledger metadata.paymentMethodId of its charges).
+  await em
+    .fork()
+    .getConnection()
+    .execute(
+      `update subscriptions s set payment_method_id = pm.id
+         from payment_methods pm
+        where s.id = ? and s.payment_method_id is null and pm.source_payment_id = s.id`,
+      [subscriptionId],
+    );
 }
 
 /** Activation: first period paid (or free). Recorded once; the caller decides when. */

@@ -95,16 +95,31 @@ describe('subscriptions by customerId (sandbox, Temporal, PostgreSQL, 1 s billin
     expect((await subs.captures(named.body.id as string)).map((c) => c.metadata.paymentMethodId)).toEqual([second]);
   });
 
-  it('without a default: the hosted authorization', async () => {
+  it("without a default: the hosted authorization; the authorized card becomes the customer's default", async () => {
     const customer = await newCustomer();
-    const res = await create({ customerId: customer.id, billingIntervalDays: 30 });
+    const res = await create({ customerId: customer.id, billingIntervalDays: 2 });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       status: 'pending',
       redirectUrl: expect.stringMatching(/^https?:\/\//),
       customer: { email: 'ada@example.com', externalId: customer.externalId },
     });
-    expect(await subs.captures(res.body.id as string)).toEqual([]);
+    const id = res.body.id as string;
+    expect(await subs.captures(id)).toEqual([]);
+
+    // The customer authorizes a card on the page: kept once, as the customer's default.
+    expect((await fetch(`${res.body.redirectUrl as string}/pay`, { method: 'POST' })).status).toBeLessThan(400);
+    await subs.until(id, (s) => s.status === 'active', 10_000);
+    const methods = (await api('GET', `/customers/${customer.id}/payment-methods`)).body.paymentMethods as Body[];
+    expect(methods).toHaveLength(1);
+    const pm = methods[0]!.id as string;
+    expect(methods[0]).toMatchObject({ customerId: customer.id, processor: 'sandbox' });
+    expect((await api('GET', `/customers/${customer.id}`)).body).toMatchObject({ defaultPaymentMethodId: pm });
+    // Its charges name the method: the first, and the renewal that follows the default.
+    await subs.untilPaid(id, 2, 10_000);
+    expect(await stack.ledger('capture', pm, 'paymentMethodId')).toHaveLength(2);
+    await subs.cancel(id);
+    expect((await api('GET', `/customers/${customer.id}/payment-methods`)).body.paymentMethods).toHaveLength(1);
   });
 
   it("each renewal charges the customer's default at that moment", async () => {
