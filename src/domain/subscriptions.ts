@@ -76,6 +76,7 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
     environment: s.environment,
     processor: s.processor,
     customer: s.customer,
+    customerId: s.customerId,
     description: s.description,
     metadata: s.metadata,
     callbackUrl: s.callbackUrl,

@@ -79,7 +79,9 @@ describe('subscriptions by customerId (sandbox, Temporal, PostgreSQL, 1 s billin
       status: 'active',
       redirectUrl: null,
       customer: { email: 'ada@example.com', name: 'Ada', externalId: customer.externalId },
+      customerId: customer.id,
     });
+    expect((await subs.get(res.body.id as string)).body).toMatchObject({ customerId: customer.id });
     const captures = await subs.captures(res.body.id as string);
     expect(captures).toEqual([
       expect.objectContaining({

@@ -46,6 +46,7 @@ describe('subscriptions (token flow, 1 s billing day)', () => {
       cancellationReason: null,
       retryScheduleDays: [1, 3, 5],
       phases: [{ name: 'evergreen', order: 1, iterations: null, amount: 9.99, billingIntervalDays: 1 }],
+      customerId: null,
     });
     expect(created.body.id).toMatch(/^sub_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(created.body.phases[0].id).toMatch(/^ph_/);

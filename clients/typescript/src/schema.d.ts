@@ -82,7 +82,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a payment method (the processor stops keeping the card).
-         * @description Answers the payment method as it was, with `deleted: true`; a later use of it is 404. Deleting the default leaves the customer without one.
+         * @description Answers the payment method as it was, with `deleted: true`; a later use of it is 404. Deleting the default leaves the customer without one. The customer's last card a subscription can charge is kept while a subscription of the customer still charges (409 `payment_method_in_use`).
          */
         delete: operations["deletePaymentMethod"];
         options?: never;
@@ -931,6 +931,8 @@ export interface components {
                 externalId?: string;
                 name?: string;
             } | null;
+            /** @description the customer (`cus_...`) named at creation with `customerId`, whose default pays its later periods; else null */
+            customerId: string | null;
             description: string | null;
             /** @enum {string} */
             environment: "test" | "live";
@@ -1668,6 +1670,15 @@ export interface operations {
             };
             /** @description Not found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `payment_method_in_use` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -175,6 +175,12 @@ export const subscriptionSchema = z
     customer: z
       .object({ email: z.string(), name: z.string().optional(), externalId: z.string().optional() })
       .nullable(),
+    customerId: z
+      .string()
+      .nullable()
+      .describe(
+        'the customer (`cus_...`) named at creation with `customerId`, whose default pays its later periods; else null',
+      ),
     description: z.string().nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
     callbackUrl: z.string().nullable(),
