@@ -92,9 +92,10 @@ export interface WorkflowStarters {
     }): Promise<StartAnswer>;
     /**
      * A test clock's advance reached `nowMs` (decision 0090): answered once the subscription is
-     * quiet, with its next due time (clock time); `again`: ask again (its run handed over).
+     * quiet, with its next due time (clock time); `again`: ask again (its run handed over);
+     * `closed`: no run to ask.
      */
-    clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again'>;
+    clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again' | 'closed'>;
     /**
      * A live subscription whose workflow ended: a new run, taken up where its record (`read` once
      * no run is found running; null: discarded) says.
@@ -102,6 +103,9 @@ export interface WorkflowStarters {
     revive(
       subscription: Parameters<WorkflowStarters['subscription']['start']>[0],
       read: () => Promise<SubscriptionRecordForRevival | null>,
+      cancelNow?: undefined,
+      /** On a test clock: the clock's time (a clock subscription is revived only with it). */
+      clockNowMs?: number,
     ): Promise<ReviveAnswer>;
   };
   outboxEmail: { start(email: { emailId: string; merchantId: string }): Promise<StartAnswer> };

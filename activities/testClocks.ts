@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { clockAdvanceOf, clockSubscriptionIds, finishAdvance, setClockTime } from '../src/domain/testClocks';
+import { subscriptionRecordOf, subscriptionStartOf } from '../src/domain/subscriptions';
 import type { ActivityDeps } from './deps';
 
 /** How long a subscription handing over (continue-as-new) is given before it is asked again. */
@@ -47,13 +48,34 @@ export function createTestClockActivities(deps: Pick<ActivityDeps, 'orm' | 'star
   async function tell(input: { nowMs: number; subscriptionIds: string[] }): Promise<Record<string, number | null>> {
     const answers = await Promise.all(
       input.subscriptionIds.map(async (id) => {
+        let revived = false;
         for (;;) {
           const answer = await starters.subscription.clockTime(id, input.nowMs);
+          if (answer === 'closed') {
+            // Once per step: a live subscription whose run ended (the sweeper leaves clock
+            // subscriptions alone) is taken up where its record says, at the clock's time.
+            if (revived || !(await reviveOnClock(id, input.nowMs))) return [id, null] as const;
+            revived = true;
+            continue;
+          }
           if (answer !== 'again') return [id, answer.nextDueMs] as const;
           await new Promise((resolve) => setTimeout(resolve, AGAIN_MS));
         }
       }),
     );
     return Object.fromEntries(answers);
+  }
+
+  /** Revives a clock subscription's run from its record (decision 0061) with the clock's time as now. */
+  async function reviveOnClock(subscriptionId: string, nowMs: number): Promise<boolean> {
+    const start = await subscriptionStartOf(orm.em.fork(), subscriptionId);
+    if (!start) return false;
+    const answer = await starters.subscription.revive(
+      start,
+      () => subscriptionRecordOf(orm.em.fork(), subscriptionId),
+      undefined,
+      nowMs,
+    );
+    return answer !== 'skipped';
   }
 }

@@ -4,6 +4,7 @@ import { PROVIDER_OUTCOME } from '../rules/providerFailures';
 import { AppError, errors } from '../errors';
 import { isId } from '../ids';
 import { customerNotFound, findCustomer, findPaymentMethod, paymentMethodNotFound } from '../domain/customers';
+import { clockAdvanceOf } from '../domain/testClocks';
 import type { ProviderRegistry } from '../providers/registry';
 import { processorForCreate } from '../domain/providerFor';
 import type { RecordScope } from '../domain/scope';
@@ -237,7 +238,9 @@ async function reviveToCancel(
   const em = deps.em.fork();
   const start = await subscriptionStartOf(em, subscriptionId);
   if (!start) return 'skipped';
-  return deps.subscriptions.revive(start, () => subscriptionRecordOf(em, subscriptionId), cancel);
+  // On a test clock the record is in clock time: the run is taken up at the clock's time.
+  const clock = start.testClock ? await clockAdvanceOf(em, start.testClock.id) : null;
+  return deps.subscriptions.revive(start, () => subscriptionRecordOf(em, subscriptionId), cancel, clock?.frozenTimeMs);
 }
 
 /**

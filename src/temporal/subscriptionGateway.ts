@@ -206,9 +206,14 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
       subscription: SubscriptionStart,
       read: () => Promise<SubscriptionRecordForRevival | null>,
       cancelNow?: CancelRequest,
+      /** On a test clock: the clock's time, the revival's now (its record is in clock time). */
+      clockNowMs?: number,
     ): Promise<ReviveAnswer> {
       const options = startOptions(subscription, settings);
       const [input] = options.args;
+      // A clock subscription is revived only by its clock's advance, at the clock's time.
+      if (input.testClock && clockNowMs === undefined) return Promise.resolve('skipped');
+      const nowMs = input.testClock ? clockNowMs! : Date.now();
       return reviveAnswer(client, subscriptionWorkflowId(subscription.id), async () => {
         const record = await read();
         const from =
@@ -217,10 +222,10 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
             record,
             {
               plan: subscription.plan,
-              billingDaySeconds: settings.billingDaySeconds,
-              authorizationExpirySeconds: settings.subscriptionAuthorizationExpirySeconds,
+              billingDaySeconds: input.billingDaySeconds,
+              authorizationExpirySeconds: input.authorizationExpirySeconds,
             },
-            Date.now(),
+            nowMs,
           );
         if (!from) return 'skipped';
         const revived: typeof options = {
@@ -238,6 +243,7 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
                       runs: 0,
                       ...(from.collection ? { collection: from.collection } : {}),
                       ...(from.authorization ? { authorization: from.authorization } : {}),
+                      ...(input.testClock ? { clockNowMs: nowMs } : {}),
                     },
                   },
                 ],
@@ -267,16 +273,19 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
     /**
      * A test clock's advance reached `nowMs` (decision 0090): the subscription does what is due
      * and answers once quiet, with its next due time in clock time; `again`: its run was handing
-     * over (ask again). A closed run (cancelled) or none: nothing due. Temporal unreachable: thrown
+     * over (ask again); `closed`: no run (cancelled, or a run that ended and the advance revives).
+     * A run that refuses the Update (not on a clock): nothing due. Temporal unreachable: thrown
      * (the clock's activity retries; the Update is idempotent).
      */
-    async clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again'> {
+    async clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again' | 'closed'> {
       try {
         const answer = await handle(subscriptionId).executeUpdate(testClockTimeUpdate, { args: [{ nowMs }] });
         return 'again' in answer ? 'again' : answer;
       } catch (err) {
         const answer = workflowAnswerOf(err);
-        if (answer === 'not_found' || answer === 'update_refused') return { nextDueMs: null };
+        // No run to ask: the subscription's record says whether one should be (the advance revives it).
+        if (answer === 'not_found') return 'closed';
+        if (answer === 'update_refused') return { nextDueMs: null };
         if (answer === 'update_aborted') return 'again';
         throw err;
       }

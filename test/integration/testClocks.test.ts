@@ -8,6 +8,7 @@ import {
 import { call, eventually, type ErrorBody } from '../helpers/http';
 import { createKey } from '../../src/domain/merchants';
 import { newId } from '../../src/ids';
+import { subscriptionWorkflowId } from '../../workflows/subscriptionApi';
 import { sleep, subscriptionClient, succeededByInvoice } from '../helpers/subscriptions';
 
 /**
@@ -260,6 +261,32 @@ describe('test clocks', () => {
     expect(created.map((r) => [r.status, r.body.status])).toEqual(created.map(() => [200, 'active']));
     expect((await api('GET', `/test-clocks/${clock.id}`)).body.subscriptionCount).toBe(16);
     await Promise.all(created.map((r) => subs.cancel(r.body.id as string)));
+  });
+
+  it("a subscription whose run ended is taken up by the next advance, at the clock's time; a DELETE of another cancels it", async () => {
+    const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T) })).body;
+    const lost = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id })).body;
+    const other = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id })).body;
+    expect([lost.status, other.status]).toEqual(['active', 'active']);
+    // Both runs end without the subscriptions ending (an operator's terminate, a lost history).
+    for (const id of [lost.id, other.id]) {
+      await stack.api.client.workflow.getHandle(subscriptionWorkflowId(id as string)).terminate('run lost');
+    }
+    // The merchant cancels one: its run is taken up at the clock's time, the cancel first.
+    const cancelled = await subs.cancel(other.id as string);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', cancelledAt: iso(T) });
+    // The clock's advance takes up the other where its record says: two renewals, on clock dates.
+    await api('POST', `/test-clocks/${clock.id}/advance`, { frozenTime: iso(T + 61 * DAY) });
+    await ready(clock.id);
+    const invoices = await subs.invoices(lost.id as string);
+    expect(invoices.map((i) => [iso(i.periodStart.getTime()), i.status])).toEqual([
+      [iso(T), 'paid'],
+      [iso(T + 30 * DAY), 'paid'],
+      [iso(T + 60 * DAY), 'paid'],
+    ]);
+    expect([...succeededByInvoice(await subs.captures(lost.id as string)).values()]).toEqual([1, 1, 1]);
+    expect((await subs.captures(other.id as string)).filter((c) => c.status === 'succeeded')).toHaveLength(1);
+    await subs.cancel(lost.id as string);
   });
 
   it('expires a hosted authorization after 24 hours of clock time, not of real time', async () => {
