@@ -836,14 +836,16 @@ const ownCardUsable = (alias: string) =>
  * period `periodIndex` (an SQL expression) is charged with (`s_card_token`, `s_payment_method_id`):
  * a subscription created with `customerId` charges its customer's card at that moment (the
  * default, else its newest usable one) from its second period on, and in its first period once
- * its own card is hard-declined (PRODUCT.md "Customers and payment methods"; decisions 0087,
- * 0088); its own card (the create's, a card update's) when the customer has none, unless that
- * card is a method hard-declined or deleted since (then none: `no_card`); every other charge, its
- * own card. Read here, in the charging activity, so the workflow's commands do not change.
+ * the invoice is hard-declined (`hardDeclined`, an SQL expression: its round found no card, so
+ * its next attempt is a new card's) or its own card is (PRODUCT.md "Customers and payment
+ * methods"; decisions 0087, 0088); its own card (the create's, a card update's) when the customer
+ * has none, unless that card is a method hard-declined or deleted since (then none: `no_card`);
+ * every other charge, its own card. Read here, in the charging activity, so the workflow's
+ * commands do not change.
  */
-const subscriptionForChargeColumns = (alias: string, periodIndex: string) => {
+const subscriptionForChargeColumns = (alias: string, periodIndex: string, hardDeclined = 'false') => {
   const own = ownCardUsable(alias);
-  const byCustomer = `${alias}.customer_id is not null and (${periodIndex} > 0 or not ${own})`;
+  const byCustomer = `${alias}.customer_id is not null and (${periodIndex} > 0 or ${hardDeclined} or not ${own})`;
   return [
     ...SUBSCRIPTION_FOR_CHARGE_COLUMNS.map((c) => `${alias}.${c} as s_${c}`),
     `case when ${byCustomer}
@@ -883,7 +885,7 @@ function subscriptionForChargeOfRow(row: Record<string, unknown>): SubscriptionF
 const INVOICE_FOR_CHARGE: PreparedStatement = {
   name: 'invoice_for_charge',
   text: `select i.id, i.amount_minor, i.currency, i.status, i.attempts, i.period_start, i.period_end,
-                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s', 'i.period_index')}
+                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s', 'i.period_index', "i.decline_type = 'hard'")}
            from invoices i join subscriptions s on s.id = i.subscription_id
           where i.id = $1`,
 };

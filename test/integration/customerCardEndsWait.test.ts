@@ -112,6 +112,45 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     await paidOnceWith(w, saved);
   });
 
+  it("a card added by the setup page's webhook charges the waiting invoice at once, once", async () => {
+    const w = await waitingForCard();
+    const setup = await api('POST', `/customers/${w.customer.id}/payment-methods/setup`, {});
+    expect(setup.status).toBe(200);
+    const paid = await fetch(`${setup.body.redirectUrl as string}/pay`, { method: 'POST' });
+    expect(paid.status).toBeLessThan(400);
+    await paidOnceWith(w, setup.body.paymentMethodId as string);
+  });
+
+  it('the first invoice: waiting after its own card hard-declined, an attach charges the new card, never the lost one again', async () => {
+    const customer = await newCustomer();
+    // The create's own card (no method of the customer's): declined hard on the first charge; the
+    // customer has no card for a round, so the invoice waits for a new card.
+    const res = await create({
+      customerId: customer.id,
+      cardToken: 'tok_lost_card',
+      billingIntervalDays: 30,
+      retryScheduleDays: [60],
+    });
+    const id = res.body.id as string;
+    const pastDue = await subs.until(id, (b) => b.status === 'past_due', 15_000);
+    expect(pastDue.latestInvoice).toMatchObject({ declineType: 'hard', nextAttemptAt: null });
+    const first = (pastDue.latestInvoice as { id: string }).id;
+    await eventually(
+      async () => subs.mail(id).filter((e) => /A new card is needed/.test(e.subject)),
+      (l) => l.length === 1,
+    );
+    const good = await attach(customer.id, 'tok_success');
+    const active = await subs.until(id, (b) => b.status === 'active', 10_000);
+    await subs.cancel(id);
+    expect(active.latestInvoice).toMatchObject({ id: first, status: 'paid' });
+    await sleep(1000);
+    // The lost card once (no method: no paymentMethodId), then the new card once.
+    expect(await attemptsOn(id, first)).toEqual([
+      [undefined, 'failed'],
+      [good, 'succeeded'],
+    ]);
+  });
+
   it('a subscription not waiting for a card is not charged by an attach (active, or retrying a soft decline)', async () => {
     const customer = await newCustomer();
     const good = await attach(customer.id, 'tok_success');
