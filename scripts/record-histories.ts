@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|activity-bugs|test-clocks|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|activity-bugs|test-clocks|customer-cards|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -64,6 +64,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'sweeps-deprecated') await recordSweepsDeprecated();
     if (which === 'all' || which === 'activity-bugs') await recordActivityBugs();
     if (which === 'all' || which === 'test-clocks') await recordTestClocks();
+    if (which === 'all' || which === 'customer-cards') await recordCustomerCards();
   } finally {
     await globalTeardown();
   }
@@ -1327,6 +1328,81 @@ async function recordActivityBugs(): Promise<void> {
     await exportHistory('refund-local-attempt-bug-parked', handle.workflowId);
   } finally {
     await worker?.stop();
+    await stack.close();
+  }
+}
+
+/**
+ * CUSTOMER_CHARGE_DEFAULT (decision 0088): a customer's subscription waiting for a new card after
+ * its round failed is woken by an attach (the `customerCard` signal) and charges the new card at
+ * once; one retrying a soft decline only notes the signal, and its retry charges as scheduled.
+ */
+async function recordCustomerCards(): Promise<void> {
+  const stack = await startPaymentStack('record-customer-cards', { billingDaySeconds: 1 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Customer card recorder');
+    const subs = subscriptionClient(stack, merchant);
+    const api = (method: string, route: string, body?: unknown) =>
+      call<Record<string, unknown>>(stack.api.baseUrl, method, route, merchant.auth, body);
+    const customerWith = async (cardToken: string) => {
+      const customer = await api('POST', '/customers', {
+        externalId: `rec-cust-${Date.now()}`,
+        email: 'r@example.com',
+      });
+      const id = customer.body.id as string;
+      await api('POST', `/customers/${id}/payment-methods`, { cardToken });
+      return id;
+    };
+    const scenarios: Record<string, string> = {};
+
+    const lostCustomer = await customerWith('tok_renewal_lost_card');
+    const waiting = (
+      await subs.create({
+        customer: undefined,
+        customerId: lostCustomer,
+        billingIntervalDays: 3,
+        retryScheduleDays: [60],
+      })
+    ).body.id as string;
+    await eventually(
+      async () => subs.mail(waiting),
+      (l) => l.some((e) => /A new card is needed/.test(e.subject)),
+    );
+    await api('POST', `/customers/${lostCustomer}/payment-methods`, { cardToken: 'tok_success' });
+    await subs.untilPaid(waiting, 2);
+    await subs.cancel(waiting);
+    scenarios['subscription-customer-card-ends-wait'] = waiting;
+
+    // A soft decline's retries: the signal is noted, the retry (its schedule) charges as usual.
+    const poorCustomer = await customerWith('tok_renewal_insufficient_funds');
+    const retrying = (
+      await subs.create({
+        customer: undefined,
+        customerId: poorCustomer,
+        billingIntervalDays: 2,
+        retryScheduleDays: [2],
+      })
+    ).body.id as string;
+    await subs.until(retrying, (b) => b.status === 'past_due');
+    await api('POST', `/customers/${poorCustomer}/payment-methods`, { cardToken: 'tok_success' });
+    await eventually(
+      async () => subs.invoices(retrying),
+      (list) => list.some((i) => i.periodIndex === 1 && i.attempts >= 2),
+    );
+    await subs.cancel(retrying);
+    scenarios['subscription-customer-card-while-retrying'] = retrying;
+
+    for (const [name, id] of Object.entries(scenarios)) {
+      const handle = stack.api.client.workflow.getHandle(subscriptionWorkflowId(id));
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (st) => st !== 'RUNNING',
+        30_000,
+        250,
+      );
+      await exportHistory(name, handle.workflowId);
+    }
+  } finally {
     await stack.close();
   }
 }

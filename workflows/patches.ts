@@ -361,3 +361,14 @@ export const LEGACY_HAND_OVER = 'legacy-hand-over-v1';
  * one asks it.
  */
 export const TEST_CLOCK_TIME = 'test-clock-time-v1';
+
+// issue 45, item 1 (continued): a customer's new card ends the wait for a new card (decision 0088)
+
+/**
+ * A subscription of a customer waiting for a new card after a hard decline (its fallback round
+ * charged every card the customer had) is charged at once when the customer gets a new usable
+ * card (an attach, a setup page, a new default): the `customerCard` signal wakes the wait, and
+ * the next attempt (a key of its own) charges the customer's card at that moment. Asked only once
+ * such a signal arrived: no recorded history before it has one.
+ */
+export const CUSTOMER_CHARGE_DEFAULT = 'customer-charge-default-v1';

@@ -76,6 +76,10 @@ export interface SubscriptionCursor {
   emailsConfirmed?: boolean;
   /** On a test clock: the clock's time the previous run had reached. */
   clockNowMs?: number;
+  /** Customer cards signalled and not looked at yet (CUSTOMER_CHARGE_DEFAULT). */
+  customerCards?: string[];
+  /** Customer cards already taken by an attempt (a repeated signal about them changes nothing). */
+  customerCardsSeen?: string[];
 }
 
 /** A hosted card update's page at the provider, open until the customer completes it or it expires. */
@@ -187,6 +191,21 @@ export const providerSubscriptionEventSignal = defineSignal('providerSubscriptio
 
 /** The provider reported a change of one of the subscription's invoice charges (verified webhook). */
 export const providerInvoiceEventSignal = defineSignal('providerInvoiceEvent');
+
+/** A new usable card of the subscription's customer (attached, set up, made the default). */
+export interface CustomerCardSignal {
+  paymentMethodId: string;
+}
+
+/**
+ * The subscription's customer has a new usable card (decision 0088): a subscription waiting for a
+ * new card after a hard decline charges the customer's card at once (CUSTOMER_CHARGE_DEFAULT);
+ * any other state only notes it (its next attempt reads the customer's cards anyway).
+ */
+export const customerCardSignal = defineSignal<[CustomerCardSignal]>('customerCard');
+
+export const isCustomerCardSignal = (v: unknown): v is CustomerCardSignal =>
+  typeof v === 'object' && v !== null && typeof (v as CustomerCardSignal).paymentMethodId === 'string';
 
 export interface SubscriptionLiveState {
   status: SubscriptionStatus;

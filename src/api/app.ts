@@ -81,7 +81,7 @@ export function apiGateways(deps: Pick<AppDeps, 'client' | 'settings' | 'outcome
 }
 
 export function allRoutes(
-  deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | 'settings' | 'outcomes'>,
+  deps: Pick<AppDeps, 'orm' | 'client' | 'providers' | 'settings' | 'outcomes'> & Partial<Pick<AppDeps, 'logger'>>,
   gateways = apiGateways(deps),
 ) {
   const em = deps.orm.em;
@@ -97,7 +97,13 @@ export function allRoutes(
       ...(deps.settings.quotas ? { quotas: deps.settings.quotas } : {}),
     }),
     ...listRoutes({ em, settings: deps.settings }),
-    ...customerRoutes({ em, providers: deps.providers, settings: deps.settings }),
+    ...customerRoutes({
+      em,
+      providers: deps.providers,
+      settings: deps.settings,
+      subscriptions,
+      ...(deps.logger ? { logger: deps.logger } : {}),
+    }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),
     ...disputeRoutes({ em, providers: deps.providers, disputes }),
     ...webhookEndpointRoutes({

@@ -7,7 +7,12 @@ import {
   customerNotFound,
   deletePaymentMethod,
   findCustomer,
+  presentCustomer,
   presentPaymentMethod,
+  subscriptionsToTellOfCard,
+  updateCustomer,
+  type CustomerFields,
+  type CustomerResponse,
   type PaymentMethodResponse,
 } from '../domain/customers';
 import { providerFor } from '../domain/providerFor';
@@ -15,7 +20,8 @@ import type { RecordScope } from '../domain/scope';
 import { ProviderError } from '../providers/errors';
 import { ProviderConfigurationError, type ProviderRegistry } from '../providers/registry';
 import type { AttachPaymentMethodResult, PaymentProvider, ProviderPayment } from '../providers/types';
-import { CustomerRecord } from '../db/entities';
+import { CustomerRecord, PaymentMethod } from '../db/entities';
+import type { SubscriptionGateway } from '../temporal/subscriptionGateway';
 import { isId } from '../ids';
 import { rejectionErrorCode } from '../rules/providerFailures';
 
@@ -28,6 +34,78 @@ export interface CustomerUseCases {
   em: EntityManager;
   providers: ProviderRegistry;
   logger?: Logger;
+  /** Tells the customer's subscriptions of a new card (decision 0088); absent: nobody is told. */
+  subscriptions?: Pick<SubscriptionGateway, 'customerCard'>;
+}
+
+/** How long the request waits for each subscription to be told of a new card. */
+const TELL_WAIT_MS = 3_000;
+
+/**
+ * A customer has a new card its subscriptions can charge (attached, set up, made the default),
+ * committed: each subscription that may be waiting for one is told (the `customerCard` signal;
+ * decision 0088), and one waiting for a new card after a hard decline charges it at once. Best
+ * effort: a signal that is not delivered is logged and left (the merchant's card update still
+ * ends the wait); it never fails the request.
+ */
+export async function tellSubscriptionsOfCard(
+  deps: CustomerUseCases,
+  method: Pick<PaymentMethod, 'id' | 'processor' | 'hardDeclinedAt' | 'deletedAt'> & { customer: { id: string } },
+): Promise<void> {
+  const gateway = deps.subscriptions;
+  // A method just created has neither field set (undefined).
+  if (!gateway || method.hardDeclinedAt || method.deletedAt) return;
+  const customerId = method.customer.id;
+  let ids: string[];
+  try {
+    ids = await subscriptionsToTellOfCard(deps.em.fork(), customerId, method.processor);
+  } catch (err) {
+    deps.logger?.warn({ err, customerId, paymentMethodId: method.id }, 'subscriptions not told of a new card');
+    return;
+  }
+  await Promise.all(
+    ids.map(async (subscriptionId) => {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const answer = await Promise.race([
+          gateway.customerCard(subscriptionId, method.id),
+          new Promise<'timeout'>((resolve) => {
+            timer = setTimeout(() => resolve('timeout'), TELL_WAIT_MS);
+          }),
+        ]);
+        if (answer !== 'delivered') {
+          deps.logger?.info(
+            { subscriptionId, paymentMethodId: method.id, answer },
+            'subscription not told of a new card',
+          );
+        }
+      } catch (err) {
+        deps.logger?.warn({ err, subscriptionId, paymentMethodId: method.id }, 'subscription not told of a new card');
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+}
+
+/**
+ * PATCH /customers/{id}: the fields sent replace the customer's; a default named that can be
+ * charged is a new card for the customer's subscriptions (decision 0088).
+ */
+export async function changeCustomer(
+  deps: CustomerUseCases,
+  caller: RecordScope,
+  customerId: string,
+  patch: CustomerFields & { defaultPaymentMethodId?: string | null },
+): Promise<CustomerResponse> {
+  const customer = await updateCustomer(deps.em, caller, customerId, patch);
+  if (patch.defaultPaymentMethodId) {
+    const method = await deps.em
+      .fork()
+      .findOne(PaymentMethod, { id: patch.defaultPaymentMethodId, customer: customer.id, deletedAt: null });
+    if (method) await tellSubscriptionsOfCard(deps, method);
+  }
+  return presentCustomer(customer);
 }
 
 /**
@@ -73,6 +151,7 @@ export async function attachPaymentMethod(
     card: result.card,
   });
   if (!pm) throw customerNotFound();
+  await tellSubscriptionsOfCard(deps, pm);
   return presentPaymentMethod(pm);
 }
 
@@ -170,13 +249,14 @@ export async function addSetupCard(
   if (!provider) return 'ignored';
   const pp = await provider.findPayment({ transactionId: event.transactionId });
   if (pp?.status !== 'succeeded' || !pp.savedCardToken) return 'ignored';
-  await addPaymentMethod(deps.em, customer.id, {
+  const added = await addPaymentMethod(deps.em, customer.id, {
     id: paymentMethodId,
     processor,
     reference: pp.savedCardToken,
     providerCustomerId: null,
     card: pp.savedCard ?? { brand: null, last4: null, expMonth: null, expYear: null },
   });
+  if (added) await tellSubscriptionsOfCard(deps, added);
   return 'added';
 }
 

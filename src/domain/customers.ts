@@ -397,3 +397,26 @@ export async function makeDefaultPaymentMethod(
     { defaultPaymentMethodId: paymentMethodId, updatedAt: await customerNow(fork, customer ?? { testClockId: null }) },
   );
 }
+
+/**
+ * The subscriptions of a customer a new card of it may end a wait for (decision 0088): past_due
+ * ones (waiting for a new card, or retrying), and those whose invoice is being charged now (a
+ * fallback round may be running: its wait then starts with the card signalled). Each decides in
+ * its workflow what the card means; the others' next charge reads the customer's cards anyway.
+ */
+export async function subscriptionsToTellOfCard(
+  em: EntityManager,
+  customerId: string,
+  processor: string,
+): Promise<string[]> {
+  const rows = await em.getConnection().execute<{ id: string }[]>(
+    `select s.id from subscriptions s
+      where s.customer_id = ? and s.processor = ?
+        and (s.status = 'past_due'
+             or (s.status in ('created', 'active')
+                 and exists (select 1 from invoices i where i.subscription_id = s.id and i.status = 'open')))
+      order by s.id limit 100`,
+    [customerId, processor],
+  );
+  return rows.map((r) => r.id);
+}

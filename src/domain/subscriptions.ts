@@ -849,30 +849,47 @@ const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
   'current_period_end',
 ];
 /**
- * The customer's default payment method's `column`, when it can charge the subscription `alias`
- * (not deleted, never hard-declined by a subscription's charge, kept by the subscription's
- * processor); null otherwise.
+ * The customer's card that can charge the subscription `alias` (not deleted, never hard-declined
+ * by a subscription's charge, kept by the subscription's processor): its default when it can,
+ * else its newest one that can (the order of the fallback round: a default a subscription
+ * hard-declined is no card, decision 0088); its `column`, null when none can.
  */
-const defaultMethodOf = (alias: string, column: string) =>
-  `(select pm.${column} from customers c join payment_methods pm on pm.id = c.default_payment_method_id
-     where c.id = ${alias}.customer_id and pm.deleted_at is null and pm.hard_declined_at is null
-       and pm.processor = ${alias}.processor)`;
+const customerMethodOf = (alias: string, column: string) =>
+  `(select pm.${column} from payment_methods pm join customers c on c.id = pm.customer_id
+     where pm.customer_id = ${alias}.customer_id and pm.deleted_at is null and pm.hard_declined_at is null
+       and pm.processor = ${alias}.processor
+     order by (pm.id = c.default_payment_method_id) desc nulls last, pm.created_at desc, pm.id desc limit 1)`;
+
+/**
+ * The subscription's own card can still be charged: it is not a customer's method deleted or
+ * hard-declined since (a hard-declined card is never charged again, PRODUCT.md).
+ */
+const ownCardUsable = (alias: string) =>
+  `(${alias}.payment_method_id is null or exists (select 1 from payment_methods opm
+     where opm.id = ${alias}.payment_method_id and opm.deleted_at is null and opm.hard_declined_at is null))`;
 
 /**
  * Those columns from `subscriptions` as `alias`, each prefixed `s_`, and the card the invoice of
  * period `periodIndex` (an SQL expression) is charged with (`s_card_token`, `s_payment_method_id`):
- * a subscription created with `customerId` charges its customer's default at that moment from its
- * second period on (PRODUCT.md "Customers and payment methods"; decision 0087), its own card (the
- * create's, a card update's) when the customer has none; every other charge, its own card. Read
- * here, in the charging activity, so the workflow's commands do not change.
+ * a subscription created with `customerId` charges its customer's card at that moment (the
+ * default, else its newest usable one) from its second period on, and in its first period once
+ * the invoice is hard-declined (`hardDeclined`, an SQL expression: its round found no card, so
+ * its next attempt is a new card's) or its own card is (PRODUCT.md "Customers and payment
+ * methods"; decisions 0087, 0088); its own card (the create's, a card update's) when the customer
+ * has none, unless that card is a method hard-declined or deleted since (then none: `no_card`);
+ * every other charge, its own card. Read here, in the charging activity, so the workflow's
+ * commands do not change.
  */
-const subscriptionForChargeColumns = (alias: string, periodIndex: string) => {
-  const byDefault = `${alias}.customer_id is not null and ${periodIndex} > 0`;
+const subscriptionForChargeColumns = (alias: string, periodIndex: string, hardDeclined = 'false') => {
+  const own = ownCardUsable(alias);
+  const byCustomer = `${alias}.customer_id is not null and (${periodIndex} > 0 or ${hardDeclined} or not ${own})`;
   return [
     ...SUBSCRIPTION_FOR_CHARGE_COLUMNS.map((c) => `${alias}.${c} as s_${c}`),
-    `case when ${byDefault} then coalesce(${defaultMethodOf(alias, 'provider_reference')}, ${alias}.card_token)
+    `case when ${byCustomer}
+          then coalesce(${customerMethodOf(alias, 'provider_reference')}, case when ${own} then ${alias}.card_token end)
           else ${alias}.card_token end as s_card_token`,
-    `case when ${byDefault} and ${defaultMethodOf(alias, 'id')} is not null then ${defaultMethodOf(alias, 'id')}
+    `case when ${byCustomer}
+          then coalesce(${customerMethodOf(alias, 'id')}, case when ${own} then ${alias}.payment_method_id end)
           else ${alias}.payment_method_id end as s_payment_method_id`,
   ].join(', ');
 };
@@ -905,7 +922,7 @@ function subscriptionForChargeOfRow(row: Record<string, unknown>): SubscriptionF
 const INVOICE_FOR_CHARGE: PreparedStatement = {
   name: 'invoice_for_charge',
   text: `select i.id, i.amount_minor, i.currency, i.status, i.attempts, i.period_start, i.period_end,
-                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s', 'i.period_index')}
+                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s', 'i.period_index', "i.decline_type = 'hard'")}
            from invoices i join subscriptions s on s.id = i.subscription_id
           where i.id = $1`,
 };

@@ -12,6 +12,7 @@ import { subscriptionWorkflowSummary } from '../rules/workflowSummaries';
 import { subscriptionWorkflow } from '../../workflows/subscription';
 import {
   cancelSubscriptionUpdate,
+  customerCardSignal,
   providerInvoiceEventSignal,
   providerSubscriptionEventSignal,
   subscriptionStartedUpdate,
@@ -385,6 +386,14 @@ export function createSubscriptionGateway(deps: { client: Client; settings: Subs
      */
     invoiceEvent(subscriptionId: string): Promise<'delivered' | 'not_found'> {
       return signalAnswer(() => handle(subscriptionId).signal(providerInvoiceEventSignal));
+    },
+
+    /**
+     * A new usable card of the subscription's customer (decision 0088): a run waiting for a new
+     * card charges it at once. A closed run has nothing to charge.
+     */
+    customerCard(subscriptionId: string, paymentMethodId: string): Promise<'delivered' | 'not_found'> {
+      return signalAnswer(() => handle(subscriptionId).signal(customerCardSignal, { paymentMethodId }));
     },
 
     /** Whether Temporal answers at all (after a wait without an outcome): see temporalReachable. */

@@ -5,6 +5,7 @@ import { retryScheduleTotalMillis } from '../../src/rules/subscriptionPlan';
 import { chargeRequestOf } from '../../src/rules/subscriptionCollection';
 import { failureType, outcomeOfFailure, PROVIDER_FAILURE, PROVIDER_OUTCOME } from '../failures';
 import {
+  CUSTOMER_CHARGE_DEFAULT,
   RENEWAL_CHARGE_LOCAL,
   SUBSCRIPTION_HARD_DECLINES,
   SUBSCRIPTION_INVOICE_WAITS,
@@ -18,7 +19,7 @@ import { attempts, openInvoice, records } from './activities';
 import { answered, ask, markIfDue, reconcileCharge, stuckAtMs, trackUndecided, waitUnanswered } from './stuck';
 import { openCardPageUntil } from './card';
 import { follow } from './outbox';
-import { nowMs, type SubscriptionState } from './state';
+import { customerCardsRead, nowMs, type SubscriptionState } from './state';
 import { waitFor, waitForEither, waitUntilReal } from './waits';
 
 /** While the provider is unreachable (nothing charged): wait, then try the same attempt again. */
@@ -94,9 +95,17 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
     } else {
       // A new card (past_due) wakes the wait: the next attempt is made now, and the retry
       // schedule restarts from it (it only matters if this attempt is declined too). After a
-      // hard decline the wait is for a new card only, until the schedule's total has passed.
-      await waitFor(s, () => s.cardCharge === 'requested', c.newCardByMs ?? c.nextAttemptAtMs);
+      // hard decline the wait is for a new card only, until the schedule's total has passed; a
+      // new card of the subscription's customer ends it too (CUSTOMER_CHARGE_DEFAULT).
+      const customerCard = () => c.newCardByMs !== undefined && s.customerCards.length > 0;
+      await waitFor(s, () => s.cardCharge === 'requested' || customerCard(), c.newCardByMs ?? c.nextAttemptAtMs);
       if (s.cancel) return 'cancel';
+      if (s.cardCharge !== 'requested' && customerCard() && patched(CUSTOMER_CHARGE_DEFAULT)) {
+        // The customer's card is charged as a merchant's new card would be; the hosted page
+        // opened for the wait is superseded (its watcher closes it).
+        s.cardUpdate = null;
+        s.cardCharge = 'requested';
+      }
       if (s.cardCharge === 'requested') {
         s.cardCharge = 'charging';
         c.retryBase = c.attempts;
@@ -105,6 +114,7 @@ async function collectInvoice(s: SubscriptionState, made?: MadeAttempt): Promise
         return 'exhausted';
       }
       request = nextRequest(s, c);
+      customerCardsRead(s);
       outcome = await chargeOnce(s, c.first, request);
     }
     if (outcome === 'try_later') {
@@ -323,9 +333,11 @@ async function askForNewCard(s: SubscriptionState, c: Collection): Promise<void>
   const waitMs = retryScheduleTotalMillis(plan, billingDaySeconds);
   const cancelAtMs = nowMs(s) + waitMs;
   c.newCardByMs = cancelAtMs;
-  // A new card on its way already (a merchant's update): it is charged next, nothing to ask. No
-  // retries at all in the plan (`retryScheduleDays: []`): nothing to wait for, cancelled at once.
-  const newCardComing = () => s.cardCharge === 'requested' || s.cancel !== null;
+  // A new card on its way already (a merchant's update, a new card of the customer signalled while
+  // this attempt ran): it is charged next, nothing to ask. No retries at all in the plan
+  // (`retryScheduleDays: []`): nothing to wait for, cancelled at once.
+  const customerCard = () => s.customerCards.length > 0 && patched(CUSTOMER_CHARGE_DEFAULT);
+  const newCardComing = () => s.cardCharge === 'requested' || s.cancel !== null || customerCard();
   if (newCardComing() || waitMs === 0) return;
   const withLink = await openCardPageUntil(s, cancelAtMs);
   if (newCardComing()) return;
@@ -410,6 +422,8 @@ async function openAndChargeOnce(
   s: SubscriptionState,
   period: PeriodInvoiceInput,
 ): Promise<{ opened: OpenedInvoice; made?: MadeAttempt }> {
+  // The attempt reads the customer's cards: those signalled so far are in it.
+  customerCardsRead(s);
   const first = s.periodIndex === 0;
   // Attempt 1, or the last one recorded when an invoice already has attempts.
   const requestFor = (invoiceId: string, attempts: number) =>

@@ -1,9 +1,11 @@
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import {
   cancelSubscriptionUpdate,
+  customerCardSignal,
   handOverSignal,
   isCancelRequest,
   isClockTimeRequest,
+  isCustomerCardSignal,
   isPaymentMethodRequest,
   providerInvoiceEventSignal,
   providerSubscriptionEventSignal,
@@ -17,7 +19,7 @@ import {
 } from '../subscriptionApi';
 import { PROVIDER_OUTCOME } from '../failures';
 import { cardUpdatable, updateCard } from './card';
-import { liveStateOf, type SubscriptionState } from './state';
+import { liveStateOf, noteCustomerCard, type SubscriptionState } from './state';
 
 /**
  * The workflow's messages. Validators refuse what cannot be applied (a refused Update costs no
@@ -75,6 +77,11 @@ export function installHandlers(s: SubscriptionState): void {
 
   setHandler(providerInvoiceEventSignal, () => {
     s.invoiceEvent = true;
+  });
+
+  // Noted only: the wait for a new card decides what it means (decision 0088).
+  setHandler(customerCardSignal, (req) => {
+    if (isCustomerCardSignal(req) && !ended()) noteCustomerCard(s, req.paymentMethodId);
   });
 
   setHandler(handOverSignal, () => {

@@ -71,6 +71,13 @@ export interface SubscriptionState {
   clock: { id: string; nowMs: number } | null;
   /** On a clock: the wait the run is parked in (its clock deadline; idle: the clock may move on). */
   clockWait: { untilMs: number | null; idle: boolean } | null;
+  /**
+   * Customer cards signalled (`customerCard`, decision 0088) since the last attempt started: a
+   * wait for a new card after a hard decline ends on them (CUSTOMER_CHARGE_DEFAULT).
+   */
+  customerCards: string[];
+  /** Customer cards an attempt has already read (the last few): a repeated signal changes nothing. */
+  customerCardsSeen: string[];
   /** For the `state` query: the invoice and period last opened. */
   live: { invoiceId: string | null; currentPeriodStart: string | null; currentPeriodEnd: string | null };
 }
@@ -111,6 +118,8 @@ export function initialState(input: SubscriptionWorkflowInput): SubscriptionStat
     // Set by the workflow once it has asked TEST_CLOCK_TIME (clockOf).
     clock: null,
     clockWait: null,
+    customerCards: resume?.customerCards ?? [],
+    customerCardsSeen: resume?.customerCardsSeen ?? [],
   };
 }
 
@@ -138,6 +147,8 @@ export function cursorOf(s: SubscriptionState): SubscriptionCursor {
     ...(s.cardCharge === 'requested' ? { chargeNow: true } : {}),
     ...(s.unconfirmedEmails === 0 ? { emailsConfirmed: true } : {}),
     ...(s.clock ? { clockNowMs: s.clock.nowMs } : {}),
+    ...(s.customerCards.length > 0 ? { customerCards: [...s.customerCards] } : {}),
+    ...(s.customerCardsSeen.length > 0 ? { customerCardsSeen: [...s.customerCardsSeen] } : {}),
   };
 }
 
@@ -168,3 +179,22 @@ export const collecting = (s: SubscriptionState): boolean => s.collection !== nu
  */
 export const chargesNewCardAtOnce = (s: SubscriptionState): boolean =>
   collecting(s) && s.collection?.undecided?.waiting !== 'processing';
+
+/** How many customer cards an attempt read are remembered (a repeated signal is about a recent one). */
+const CUSTOMER_CARDS_SEEN = 20;
+
+/** A `customerCard` signal: noted unless an attempt has read that card already. */
+export function noteCustomerCard(s: SubscriptionState, paymentMethodId: string): void {
+  if (s.customerCards.includes(paymentMethodId) || s.customerCardsSeen.includes(paymentMethodId)) return;
+  s.customerCards.push(paymentMethodId);
+}
+
+/**
+ * An attempt starts: it reads the customer's cards from PostgreSQL, so the cards signalled so far
+ * are in it (a signal is sent after its card is committed); only later ones wake a wait after it.
+ */
+export function customerCardsRead(s: SubscriptionState): void {
+  if (s.customerCards.length === 0) return;
+  s.customerCardsSeen = [...s.customerCardsSeen, ...s.customerCards].slice(-CUSTOMER_CARDS_SEEN);
+  s.customerCards = [];
+}

@@ -12,9 +12,15 @@ import {
   paymentMethodNotFound,
   presentCustomer,
   presentPaymentMethod,
-  updateCustomer,
 } from '../../domain/customers';
-import { attachPaymentMethod, removePaymentMethod, setupPaymentMethod } from '../../app/customers';
+import {
+  attachPaymentMethod,
+  changeCustomer,
+  removePaymentMethod,
+  setupPaymentMethod,
+  type CustomerUseCases,
+} from '../../app/customers';
+import type { SubscriptionGateway } from '../../temporal/subscriptionGateway';
 import type { ProviderRegistry } from '../../providers/registry';
 import type { Logger } from '../../logger';
 import { CursorCodec } from '../cursor';
@@ -138,9 +144,16 @@ export function customerRoutes(deps: {
   providers: ProviderRegistry;
   settings: ListSettings & { publicBaseUrl?: string };
   logger?: Logger;
+  /** Tells the customer's subscriptions of a new card (decision 0088). */
+  subscriptions?: Pick<SubscriptionGateway, 'customerCard'>;
 }) {
   const codec = new CursorCodec(deps.settings.cursorSecret);
-  const useCases = { em: deps.em, providers: deps.providers, ...(deps.logger ? { logger: deps.logger } : {}) };
+  const useCases: CustomerUseCases = {
+    em: deps.em,
+    providers: deps.providers,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+    ...(deps.subscriptions ? { subscriptions: deps.subscriptions } : {}),
+  };
   const checkCustomerId = (id: string) => {
     if (!isId('customer', id)) throw customerNotFound();
   };
@@ -234,7 +247,7 @@ export function customerRoutes(deps: {
         if (body.defaultPaymentMethodId && !isId('paymentMethod', body.defaultPaymentMethodId)) {
           throw paymentMethodNotFound();
         }
-        return presentCustomer(await updateCustomer(deps.em, caller, params.customerId, body));
+        return changeCustomer(useCases, caller, params.customerId, body);
       },
     }),
     defineRoute({

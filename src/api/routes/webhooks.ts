@@ -66,7 +66,7 @@ export function webhookRoutes(deps: {
   em: EntityManager;
   payments: Pick<PaymentGateway, 'workflowId' | 'providerEvent'>;
   refunds: Pick<RefundGateway, 'workflowId' | 'providerEvent'>;
-  subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent' | 'invoiceEvent'>;
+  subscriptions: Pick<SubscriptionGateway, 'workflowId' | 'providerEvent' | 'invoiceEvent' | 'customerCard'>;
   disputes: Pick<DisputeGateway, 'workflowId' | 'startOrSignal'>;
   providers: ProviderRegistry;
   logger: Logger;
@@ -151,7 +151,7 @@ export function webhookRoutes(deps: {
     ) {
       // A customer's card setup page (decision 0087): no workflow; the card is kept here.
       const outcome = await addSetupCard(
-        { em: deps.em, providers: deps.providers },
+        { em: deps.em, providers: deps.providers, logger: deps.logger, subscriptions: deps.subscriptions },
         processor,
         { transactionId: event.payment.transactionId, metadata: event.metadata },
         scope,
