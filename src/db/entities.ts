@@ -611,6 +611,11 @@ export const SubscriptionSchema = new EntitySchema<Subscription>({
       name: 'subscriptions_test_clock_live_idx',
       expression: `create index "subscriptions_test_clock_live_idx" on "subscriptions" ("test_clock_id", "created_at", "id") where test_clock_id is not null and status <> 'cancelled'`,
     },
+    // A customer's subscriptions still charging: the last card's 409, a new card's signal (0087, 0088).
+    {
+      name: 'subscriptions_customer_live_idx',
+      expression: `create index "subscriptions_customer_live_idx" on "subscriptions" ("customer_id") where customer_id is not null and status <> 'cancelled'`,
+    },
   ],
   checks: [
     { name: 'subscriptions_amount_positive_check', expression: 'amount_minor > 0' },

@@ -28,6 +28,7 @@ import { Migration20261211000000SubscriptionCustomers } from './Migration2026121
 import { Migration20261211500000CustomerClockTime } from './Migration20261211500000CustomerClockTime';
 import { Migration20261212000000TestClocks } from './Migration20261212000000TestClocks';
 import { Migration20261213000000EmailDates } from './Migration20261213000000EmailDates';
+import { Migration20261214000000SubscriptionCustomerIndex } from './Migration20261214000000SubscriptionCustomerIndex';
 
 /** Every migration, in order. Add new ones at the end; never edit a released one. */
 export const migrationsList: MigrationObject[] = [
@@ -60,4 +61,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261211500000CustomerClockTime', class: Migration20261211500000CustomerClockTime },
   { name: 'Migration20261212000000TestClocks', class: Migration20261212000000TestClocks },
   { name: 'Migration20261213000000EmailDates', class: Migration20261213000000EmailDates },
+  {
+    name: 'Migration20261214000000SubscriptionCustomerIndex',
+    class: Migration20261214000000SubscriptionCustomerIndex,
+  },
 ];
