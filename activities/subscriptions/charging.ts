@@ -32,7 +32,12 @@ import { ProviderError } from '../../src/providers/errors';
 import type { PaymentProvider } from '../../src/providers/types';
 import { declineTypeOf } from '../../src/rules/declines';
 import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
-import { fallbackPaymentMethods, makeDefaultPaymentMethod, markHardDeclined } from '../../src/domain/customers';
+import {
+  fallbackPaymentMethods,
+  makeDefaultPaymentMethod,
+  makeDefaultWhenUnusable,
+  markHardDeclined,
+} from '../../src/domain/customers';
 
 /**
  * One charge attempt of an invoice with the subscription's card (one provider key per attempt),
@@ -200,6 +205,12 @@ export function createInvoiceCharging(
     if (first.kind === 'undecided') return undecided(invoice, req, pp, first);
     const result = await fallbackRound(invoice, req, provider, first, mark.sentBefore ? null : s.paymentMethodId);
     if (result.kind === 'undecided') return result;
+    // A customer's card that recovered a past_due invoice (a new card that ended the wait) is the
+    // default when the customer has no usable one (decision 0088). A re-send may have named
+    // another card than its first send: only a first send says which card captured.
+    if (first.kind === 'paid' && s.status === 'past_due' && s.customerId && s.paymentMethodId && !mark.sentBefore) {
+      await makeDefaultWhenUnusable(orm.em, s.customerId, s.paymentMethodId);
+    }
     // The receipt is sent right after, in this activity (sendingItsEmails): claimed as it is recorded.
     return applyInvoiceCharge(orm.em, invoice, req.attempt, result, req.retryDelayMs, {
       claimReceiptSeconds: EMAIL_CLAIM_SECONDS,

@@ -381,6 +381,26 @@ export async function markHardDeclined(em: EntityManager, paymentMethodId: strin
     .nativeUpdate(PaymentMethod, { id: paymentMethodId, hardDeclinedAt: null }, { hardDeclinedAt: new Date() });
 }
 
+/**
+ * A customer's card that captured an invoice its subscription was recovering (past_due, e.g. a new
+ * card that ended the wait for one; decision 0088) becomes the default when the customer has none
+ * a subscription can charge (none, deleted, or hard-declined), as the round's capture does.
+ */
+export async function makeDefaultWhenUnusable(
+  em: EntityManager,
+  customerId: string,
+  paymentMethodId: string,
+): Promise<void> {
+  const rows: Array<{ usable: boolean }> = await em.execute(
+    `select (pm.id is not null and pm.deleted_at is null and pm.hard_declined_at is null) as usable
+       from customers c left join payment_methods pm on pm.id = c.default_payment_method_id
+      where c.id = ?`,
+    [customerId],
+  );
+  if (!rows[0] || rows[0].usable) return;
+  await makeDefaultPaymentMethod(em, customerId, paymentMethodId);
+}
+
 /** The method that captured in a fallback round becomes the customer's default (when not deleted since). */
 export async function makeDefaultPaymentMethod(
   em: EntityManager,

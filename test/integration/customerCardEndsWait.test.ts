@@ -87,6 +87,8 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     const w = await waitingForCard();
     const good = await attach(w.customer.id, 'tok_success');
     await paidOnceWith(w, good);
+    // The card that recovered the invoice is the default now (the lost one, hard-declined, was).
+    expect((await api('GET', `/customers/${w.customer.id}`)).body).toMatchObject({ defaultPaymentMethodId: good });
   });
 
   it('a new default (PATCH) charges the waiting invoice at once with it, once', async () => {
