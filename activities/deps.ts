@@ -96,6 +96,8 @@ export interface WorkflowStarters {
      * `closed`: no run to ask.
      */
     clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again' | 'closed'>;
+    /** A customer's new card (decision 0088): ends a wait for a new card. */
+    customerCard(subscriptionId: string, paymentMethodId: string): Promise<'delivered' | 'not_found'>;
     /**
      * A live subscription whose workflow ended: a new run, taken up where its record (`read` once
      * no run is found running; null: discarded) says.

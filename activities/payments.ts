@@ -18,6 +18,8 @@ import { lookupResume } from './lookupProgress';
 import type { ActivityDeps } from './deps';
 import { workerMetrics } from '../src/metrics/worker';
 import { recordProvider } from './recordProvider';
+import { savedPaymentMethodOf } from '../src/domain/customers';
+import { tellSubscriptionsOfCard } from '../src/app/cardNews';
 import { clearProviderCallSent, providerForClaimedCall, sentProviderCall } from './providerCalls';
 import {
   attemptFailure,
@@ -67,7 +69,7 @@ export function unconfiguredAfterEarlierCall(processor: string): ApplicationFail
 
 export type ReconcileResult = 'settled' | 'created' | 'action' | 'processing' | 'not_found' | 'missing';
 
-export function createPaymentActivities({ orm, providers, publicBaseUrl, logger }: ActivityDeps) {
+export function createPaymentActivities({ orm, providers, publicBaseUrl, logger, starters }: ActivityDeps) {
   const load = (id: string) => orm.em.fork().findOne(Payment, { id });
   /**
    * The payment's provider. Missing (its configuration was removed): when asking what became of
@@ -133,6 +135,12 @@ export function createPaymentActivities({ orm, providers, publicBaseUrl, logger 
   ): Promise<'settled' | 'created' | 'action' | 'processing' | 'missing'> => {
     const payment = await applyProviderPayment(orm.em.fork(), paymentId, pp);
     if (!payment) return 'missing';
+    // A card saved for the customer (saveCardEnabled) is a new card for its subscriptions waiting
+    // for one (decision 0088); told again on a repeated answer, which the workflow ignores.
+    if (payment.customerId !== null && payment.saveCardEnabled) {
+      const saved = await savedPaymentMethodOf(orm.em, payment.id);
+      if (saved) await tellSubscriptionsOfCard({ em: orm.em, subscriptions: starters.subscription, logger }, saved);
+    }
     return answerOfStatus(payment.status);
   };
   /** A provider payment found under our key is ours only with our amount and currency. */

@@ -374,6 +374,11 @@ export async function fallbackPaymentMethods(
   return methods.map((m) => ({ id: m.id, providerReference: m.providerReference }));
 }
 
+/** The payment method kept from a payment's card (`saveCardEnabled`), if any. */
+export async function savedPaymentMethodOf(em: EntityManager, paymentId: string): Promise<PaymentMethod | null> {
+  return em.fork().findOne(PaymentMethod, { sourcePaymentId: paymentId });
+}
+
 /** A subscription's charge hard-declined this method: it is never charged by a subscription again. */
 export async function markHardDeclined(em: EntityManager, paymentMethodId: string): Promise<void> {
   await em

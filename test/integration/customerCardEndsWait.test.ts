@@ -1,6 +1,7 @@
 import { createTestMerchant, startPaymentStack, type PaymentStack, type TestMerchant } from '../helpers/stack';
 import { call, eventually } from '../helpers/http';
 import { sleep, subscriptionClient } from '../helpers/subscriptions';
+import { newId } from '../../src/ids';
 
 /**
  * PRODUCT.md, "Customers and payment methods": a customer's subscription whose fallback round left
@@ -91,9 +92,8 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     expect((await api('GET', `/customers/${w.customer.id}`)).body).toMatchObject({ defaultPaymentMethodId: good });
   });
 
-  it('a new default (PATCH) charges the waiting invoice at once with it, once', async () => {
+  it('a card saved from a payment (saveCardEnabled) charges the waiting invoice at once, once', async () => {
     const w = await waitingForCard();
-    // A card saved from a payment: the customer's, not its default (the lost card still is).
     const pay = await api('POST', '/payments', {
       amount: 25,
       currency: 'usd',
@@ -109,9 +109,25 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     );
     const saved = (list.body.paymentMethods as Array<{ id: string }>)[0]!.id;
     expect(saved).not.toBe(w.lost);
-    const patched = await api('PATCH', `/customers/${w.customer.id}`, { defaultPaymentMethodId: saved });
-    expect(patched).toMatchObject({ status: 200, body: { defaultPaymentMethodId: saved } });
     await paidOnceWith(w, saved);
+  });
+
+  it('a new default (PATCH) charges the waiting invoice at once with it, once', async () => {
+    const w = await waitingForCard();
+    // A usable card the round never saw and no one told the subscription of: written as an
+    // earlier release, which sent no signal, would have left it.
+    const quiet = newId('paymentMethod');
+    await stack.orm.em.fork().execute(
+      `insert into payment_methods (id, merchant_id, environment, customer_id, processor, provider_reference,
+         created_at, updated_at)
+       select ?, merchant_id, environment, id, 'sandbox', 'tok_success', now(), now() from customers where id = ?`,
+      [quiet, w.customer.id],
+    );
+    await sleep(1500);
+    expect((await subs.get(w.id)).body).toMatchObject({ status: 'past_due' });
+    const patched = await api('PATCH', `/customers/${w.customer.id}`, { defaultPaymentMethodId: quiet });
+    expect(patched).toMatchObject({ status: 200, body: { defaultPaymentMethodId: quiet } });
+    await paidOnceWith(w, quiet);
   });
 
   it("a card added by the setup page's webhook charges the waiting invoice at once, once", async () => {
