@@ -189,11 +189,15 @@ describe('legacy subscription run hand-over', () => {
       200,
     );
     expect(Date.now()).toBeLessThan(renewalAt);
-    // The next run is the current code: it records the subscription-steps-v2 marker first.
-    const history = await stack.api.client.workflow
-      .getHandle(subscriptionWorkflowId(id), runs[1]!.runId)
-      .fetchHistory();
-    expect(history.events!.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toBe(true);
+    // The next run is the current code: it records the subscription-steps-v2 marker first (on
+    // its first workflow task's completion, which may follow the listing under load).
+    const hasPatchMarker = async () => {
+      const history = await stack.api.client.workflow
+        .getHandle(subscriptionWorkflowId(id), runs[1]!.runId)
+        .fetchHistory();
+      return history.events!.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+    };
+    expect(await eventually(hasPatchMarker, (found) => found, 10_000, 200)).toBe(true);
     expect(await subs.captures(id)).toHaveLength(1);
 
     await subs.untilPaid(id, 2, 30 * DAY_MS);
