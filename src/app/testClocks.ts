@@ -5,6 +5,7 @@ import {
   abandonAdvance,
   beginAdvance,
   clockSubscriptionIds,
+  detachClockCustomers,
   findTestClock,
   testClockNotFound,
   type TestClockResponse,
@@ -80,5 +81,6 @@ export async function deleteTestClock(
       testClockId: clockId,
     });
   }
+  await detachClockCustomers(deps.em.fork(), clockId);
   return { ...before, deleted: true as const };
 }

@@ -214,6 +214,15 @@ export async function takeClockSeat(tx: EntityManager, scope: RecordScope, clock
   return clock;
 }
 
+/**
+ * A deleted clock's customers live in real time from then on (their clock-time `createdAt` stays,
+ * as its subscriptions' dates do): a subscription created for one later is not refused for a
+ * clock that is gone.
+ */
+export async function detachClockCustomers(em: EntityManager, clockId: string): Promise<void> {
+  await em.execute(`update customers set test_clock_id = null where test_clock_id = ?`, [clockId]);
+}
+
 /** The clock's subscriptions not cancelled, in real creation order (the advance's order). */
 export async function clockSubscriptionIds(em: EntityManager, clockId: string): Promise<string[]> {
   const rows: Array<{ id: string }> = await em

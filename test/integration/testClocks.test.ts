@@ -200,6 +200,13 @@ describe('test clocks', () => {
     const clock = (await api('POST', '/test-clocks', { frozenTime: iso(T), name: 'to delete' })).body;
     const sub = (await subs.create({ cardToken: 'tok_success', billingIntervalDays: 30, testClock: clock.id })).body;
     expect(sub.status).toBe('active');
+    const customer = (
+      await api('POST', '/customers', {
+        externalId: `clock-cust-${Date.now()}`,
+        email: 'c@example.com',
+        testClock: clock.id,
+      })
+    ).body;
     expect((await api('DELETE', `/test-clocks/${clock.id}`, undefined, other.auth)).status).toBe(404);
     const deleted = await api('DELETE', `/test-clocks/${clock.id}`);
     expect(deleted.status).toBe(200);
@@ -214,6 +221,15 @@ describe('test clocks', () => {
     expect(events[0]!.data.cancellationReason).toBe('test_clock_deleted');
     await sleep(500);
     expect(subs.mail(sub.id).filter((e) => /cancelled/i.test(e.subject))).toEqual([]);
+    // The clock's customer lives in real time now: its subscriptions are not refused for the clock.
+    expect((await api('GET', `/customers/${customer.id as string}`)).body).toMatchObject({
+      testClock: null,
+      createdAt: iso(T),
+    });
+    await api('POST', `/customers/${customer.id as string}/payment-methods`, { cardToken: 'tok_success' });
+    const later = await subs.create({ customer: undefined, customerId: customer.id, billingIntervalDays: 30 });
+    expect(later.body).toMatchObject({ status: 'active', testClock: null });
+    await subs.cancel(later.body.id as string);
   });
 
   it('holds at most 100 subscriptions not cancelled: the 101st is 409 test_clock_full', async () => {
