@@ -16,10 +16,21 @@ export function recordEmail(
   /** Its Date header when not the send's time: a test clock's time (decision 0090). */
   datedAt: Date | null = null,
 ): Email {
+  return em.create(Email, { ...emailFields(input, options, datedAt), merchant: input.merchant });
+}
+
+/**
+ * An email row's fields as {@link recordEmail} stores them (its merchant aside): the same row
+ * whichever path inserts it (an ORM flush, or one statement: recordPaidInvoiceCharge).
+ */
+export function emailFields(
+  input: { dedupeKey: string; to: string; subject: string; text: string },
+  options?: { claimSeconds: number },
+  datedAt: Date | null = null,
+) {
   const now = new Date();
-  return em.create(Email, {
+  return {
     id: newId('email'),
-    merchant: input.merchant,
     dedupeKey: input.dedupeKey,
     to: input.to,
     subject: clippedSubject(input.subject),
@@ -30,7 +41,7 @@ export function recordEmail(
     lastError: null,
     datedAt,
     createdAt: now,
-  });
+  };
 }
 
 /** Where the worker addresses subscription emails (decision 0066): set once, from NODE_ENV. */

@@ -18,10 +18,10 @@ import { parameterisedRows, preparedRows, type PreparedStatement } from '../db/o
 import { toMajor } from '../rules/money';
 import { declineTypeOf, type DeclineType } from '../rules/declines';
 import type { SubscriptionRecordForRevival } from '../rules/subscriptionCollection';
-import { presentInvoice } from './invoices';
-import { recordEmail, recordWithheldEmail, type ClaimedEmail, type EmailProfile } from './emails';
+import { presentInvoice, type InvoiceView } from './invoices';
+import { emailFields, recordEmail, recordWithheldEmail, type ClaimedEmail, type EmailProfile } from './emails';
 import { asTestModeEmail, subscriptionEmailRecipient } from '../rules/emailRecipient';
-import { recordEvent, type MerchantEventType } from './events';
+import { outboxEventFields, recordEvent, type MerchantEventType } from './events';
 import { subscriptionEmail, type SubscriptionEmailKind, type SubscriptionOfEmail } from './subscriptionEmails';
 import {
   DEFAULT_RETRY_SCHEDULE_DAYS,
@@ -47,7 +47,48 @@ export const EVERGREEN = 'evergreen';
 
 export type { Outbox };
 
-export function presentSubscription(s: Subscription, phases: SubscriptionPhase[], latestInvoice: Invoice | null) {
+/** What a subscription's view ({@link presentSubscription}) reads of it: an entity, or a row read without the ORM. */
+export type SubscriptionViewFields = Pick<
+  Subscription,
+  | 'id'
+  | 'externalId'
+  | 'amountMinor'
+  | 'currency'
+  | 'billingIntervalDays'
+  | 'status'
+  | 'currentPeriodStart'
+  | 'currentPeriodEnd'
+  | 'redirectUrl'
+  | 'clockCreatedAt'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'cancelledAt'
+  | 'cancellationReason'
+  | 'environment'
+  | 'processor'
+  | 'customer'
+  | 'customerId'
+  | 'description'
+  | 'metadata'
+  | 'callbackUrl'
+  | 'returnUrl'
+  | 'retryScheduleDays'
+> & { testClock: { id: string } | null };
+
+/** What the view reads of a phase. */
+export type PhaseViewFields = Pick<
+  SubscriptionPhase,
+  'id' | 'name' | 'position' | 'iterations' | 'amountMinor' | 'billingIntervalDays'
+>;
+
+/** What the view reads of the latest invoice. */
+export type LatestInvoiceFields = Omit<InvoiceView, 'subscriptionId'> & Pick<Invoice, 'updatedAt'>;
+
+export function presentSubscription(
+  s: SubscriptionViewFields,
+  phases: PhaseViewFields[],
+  latestInvoice: LatestInvoiceFields | null,
+) {
   return {
     id: s.id,
     externalId: s.externalId,
@@ -89,7 +130,11 @@ export function presentSubscription(s: Subscription, phases: SubscriptionPhase[]
 }
 
 /** A clock subscription's last change in clock time: its cancellation, its latest invoice's change, or its create. */
-const clockUpdatedAt = (s: Subscription, createdAt: Date, latestInvoice: Invoice | null): Date =>
+const clockUpdatedAt = (
+  s: Pick<Subscription, 'cancelledAt'>,
+  createdAt: Date,
+  latestInvoice: Pick<Invoice, 'updatedAt'> | null,
+): Date =>
   new Date(Math.max(createdAt.getTime(), latestInvoice?.updatedAt.getTime() ?? 0, s.cancelledAt?.getTime() ?? 0));
 
 export type SubscriptionResponse = ReturnType<typeof presentSubscription>;
@@ -562,41 +607,22 @@ class OutboxWriter {
     const s = this.subscription;
     // A change that records emails is always given a profile: never guess where one goes.
     if (!this.profile) throw new Error(`subscription email ${kind} recorded without an email profile`);
-    const recipient = subscriptionEmailRecipient({
-      production: this.profile.production,
-      environment: s.environment,
-      customerEmail: s.customer?.email,
-      merchantEmail: s.merchant.email,
-    });
-    if (recipient.kind === 'none') return null; // nobody to write to; the merchant still gets its events
+    const addressed = addressedEmail(this.profile, s, s.merchant.email, kind, facts);
+    if (addressed.kind === 'none') return null; // nobody to write to; the merchant still gets its events
     const dedupeKey = this.key(suffix);
     this.emailKeys.push(dedupeKey);
-    const content = subscriptionEmail(kind, s, facts);
-    if (recipient.kind === 'withheld') {
-      recordWithheldEmail(this.tx, {
-        merchant: s.merchant,
-        dedupeKey,
-        ...asTestModeEmail(content, recipient.onBehalfOf),
-      });
+    if (addressed.kind === 'withheld') {
+      recordWithheldEmail(this.tx, { merchant: s.merchant, dedupeKey, ...addressed.content });
       return null;
     }
-    const addressed = recipient.kind === 'merchant_test' ? asTestModeEmail(content, recipient.onBehalfOf) : content;
     const email = recordEmail(
       this.tx,
-      { merchant: s.merchant, dedupeKey, to: recipient.to, ...addressed },
+      { merchant: s.merchant, dedupeKey, to: addressed.to, ...addressed.content },
       claimSeconds === undefined ? undefined : { claimSeconds },
       this.dated,
     );
     this.recordedEmailIds.push(email.id);
-    return claimSeconds === undefined
-      ? null
-      : {
-          id: email.id,
-          to: email.to,
-          subject: email.subject,
-          text: email.text,
-          ...(email.datedAt ? { datedAt: email.datedAt } : {}),
-        };
+    return claimSeconds === undefined ? null : claimedEmailOf(email);
   }
 
   async ids(): Promise<{ emailIds: string[]; eventIds: string[] }> {
@@ -614,6 +640,55 @@ class OutboxWriter {
     ]);
     return { emailIds: emails.map((e) => e.id), eventIds: events.map((e) => e.id) };
   }
+}
+
+/** A recorded email as its recorder sends it at once (the Date header only when not the send's time). */
+const claimedEmailOf = (email: {
+  id: string;
+  to: string;
+  subject: string;
+  text: string;
+  datedAt: Date | null;
+}): ClaimedEmail => ({
+  id: email.id,
+  to: email.to,
+  subject: email.subject,
+  text: email.text,
+  ...(email.datedAt ? { datedAt: email.datedAt } : {}),
+});
+
+/**
+ * A subscription email addressed (decision 0066): nobody to write to, withheld (recorded, never
+ * sent), or to `to` (the customer, or the merchant in its place with the test-mode text).
+ */
+type AddressedEmail =
+  | { kind: 'none' }
+  | { kind: 'withheld'; content: { subject: string; text: string } }
+  | { kind: 'to'; to: string; content: { subject: string; text: string } };
+
+function addressedEmail(
+  profile: EmailProfile,
+  s: SubscriptionOfEmail & Pick<Subscription, 'environment'>,
+  merchantEmail: string | null,
+  kind: SubscriptionEmailKind,
+  facts: Parameters<typeof subscriptionEmail>[2],
+): AddressedEmail {
+  const recipient = subscriptionEmailRecipient({
+    production: profile.production,
+    environment: s.environment,
+    customerEmail: s.customer?.email,
+    merchantEmail,
+  });
+  if (recipient.kind === 'none') return { kind: 'none' };
+  const content = subscriptionEmail(kind, s, facts);
+  if (recipient.kind === 'withheld') {
+    return { kind: 'withheld', content: asTestModeEmail(content, recipient.onBehalfOf) };
+  }
+  return {
+    kind: 'to',
+    to: recipient.to,
+    content: recipient.kind === 'merchant_test' ? asTestModeEmail(content, recipient.onBehalfOf) : content,
+  };
 }
 
 /** The hosted card authorization was created at the provider: `pending`, with its page. */
@@ -828,7 +903,11 @@ export type InvoiceForCharge = Pick<
   | 'providerTransactionId'
   | 'providerCallSentAt'
   | 'createdAt'
-> & { subscription: SubscriptionForCharge };
+> & {
+  subscription: SubscriptionForCharge;
+  /** Read with it (loadInvoiceForCharge, the opening statement): a capture is recorded from it in one statement. */
+  snapshot?: SubscriptionSnapshot;
+};
 
 /** The `subscriptions` columns an InvoiceForCharge carries (SubscriptionForCharge's, in snake case). */
 const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
@@ -847,6 +926,17 @@ const SUBSCRIPTION_FOR_CHARGE_COLUMNS = [
   'currency',
   'cancellation_reason',
   'current_period_end',
+  // The rest of what its view reads (a capture's event carries it): see SubscriptionSnapshot.
+  'current_period_start',
+  'redirect_url',
+  'clock_created_at',
+  'created_at',
+  'updated_at',
+  'cancelled_at',
+  'metadata',
+  'return_url',
+  'retry_schedule_days',
+  'test_clock_id',
 ];
 /**
  * The customer's card that can charge the subscription `alias` (not deleted, never hard-declined
@@ -919,12 +1009,78 @@ function subscriptionForChargeOfRow(row: Record<string, unknown>): SubscriptionF
   };
 }
 
+/**
+ * The subscription as a charge read it, with what the event of its capture carries (its view,
+ * presentSubscription) and its emails name: its row's fields, the row's version, its phases and its
+ * merchant's email. A capture is recorded from it in one statement (recordPaidInvoiceCharge) when
+ * the row is still that version; otherwise by the general path, which reads everything again.
+ */
+export interface SubscriptionSnapshot {
+  /**
+   * PostgreSQL's `xmin` of the row as read: the transaction that wrote that version. Every
+   * update of the row writes a new version with another xmin (a `for update` lock does not), so
+   * an equal xmin is the same row, field for field.
+   */
+  version: string;
+  subscription: SubscriptionViewFields;
+  /** Written once, with the subscription (never updated), so not covered by the row's version. */
+  phases: PhaseViewFields[];
+  /** Where its emails may go (decision 0066): the statement checks it is still this one. */
+  merchantEmail: string | null;
+}
+
+/** What {@link subscriptionSnapshotOfRow} reads besides the `s_` columns: `s_phases`, `s_merchant_email`. */
+const snapshotExtras = (alias: string) =>
+  `(select json_agg(json_build_object('id', p.id, 'name', p.name, 'position', p.position, 'iterations', p.iterations,
+                                      'amountMinor', p.amount_minor, 'billingIntervalDays', p.billing_interval_days)
+                    order by p.position)
+      from subscription_phases p where p.subscription_id = ${alias}.s_id) as s_phases,
+   (select m.email from merchants m where m.id = ${alias}.s_merchant_id) as s_merchant_email`;
+
+function subscriptionSnapshotOfRow(row: Record<string, unknown>, version: string): SubscriptionSnapshot {
+  return {
+    version,
+    subscription: {
+      id: row.s_id as string,
+      externalId: row.s_external_id as string,
+      amountMinor: Number(row.s_amount_minor),
+      currency: row.s_currency as string,
+      billingIntervalDays: Number(row.s_billing_interval_days),
+      status: row.s_status as SubscriptionStatus,
+      currentPeriodStart: dateOf(row.s_current_period_start),
+      currentPeriodEnd: dateOf(row.s_current_period_end),
+      redirectUrl: row.s_redirect_url as string | null,
+      clockCreatedAt: dateOf(row.s_clock_created_at),
+      createdAt: dateOf(row.s_created_at)!,
+      updatedAt: dateOf(row.s_updated_at)!,
+      cancelledAt: dateOf(row.s_cancelled_at),
+      cancellationReason: row.s_cancellation_reason as string | null,
+      environment: row.s_environment as KeyEnvironment,
+      processor: row.s_processor as string,
+      customer: row.s_customer as Customer | null,
+      customerId: (row.s_customer_id ?? null) as string | null,
+      description: row.s_description as string | null,
+      metadata: row.s_metadata as Record<string, string> | null,
+      callbackUrl: row.s_callback_url as string | null,
+      returnUrl: row.s_return_url as string | null,
+      retryScheduleDays: row.s_retry_schedule_days as number[],
+      testClock: row.s_test_clock_id ? { id: row.s_test_clock_id as string } : null,
+    },
+    phases: (row.s_phases as PhaseViewFields[] | null) ?? [],
+    merchantEmail: (row.s_merchant_email ?? null) as string | null,
+  };
+}
+
 const INVOICE_FOR_CHARGE: PreparedStatement = {
   name: 'invoice_for_charge',
-  text: `select i.id, i.amount_minor, i.currency, i.status, i.attempts, i.period_start, i.period_end,
-                i.provider_transaction_id, i.provider_call_sent_at, i.created_at, ${subscriptionForChargeColumns('s', 'i.period_index', "i.decline_type = 'hard'")}
-           from invoices i join subscriptions s on s.id = i.subscription_id
-          where i.id = $1`,
+  text: `with r as (
+       select i.id, i.amount_minor, i.currency, i.status, i.attempts, i.period_start, i.period_end,
+              i.provider_transaction_id, i.provider_call_sent_at, i.created_at, s.xmin::text as s_version,
+              ${subscriptionForChargeColumns('s', 'i.period_index', "i.decline_type = 'hard'")}
+         from invoices i join subscriptions s on s.id = i.subscription_id
+        where i.id = $1
+     )
+     select r.*, ${snapshotExtras('r')} from r`,
 };
 
 /** An invoice and its subscription as charging reads them; null when there is no such invoice. */
@@ -943,6 +1099,7 @@ export async function loadInvoiceForCharge(em: EntityManager, invoiceId: string)
     providerCallSentAt: dateOf(row.provider_call_sent_at),
     createdAt: dateOf(row.created_at)!,
     subscription: subscriptionForChargeOfRow(row),
+    snapshot: subscriptionSnapshotOfRow(row, row.s_version as string),
   };
 }
 
@@ -972,9 +1129,11 @@ const OPEN_CHARGEABLE_INVOICE: PreparedStatement = {
        update subscriptions
           set current_period_start = $6::timestamptz, current_period_end = $7::timestamptz, updated_at = $8::timestamptz
          from inserted where subscriptions.id = inserted.subscription_id
+       returning subscriptions.xmin::text as version
      )
      select sub.*, exists (select 1 from inserted) as inserted,
-            (select provider_call_sent_at from inserted) as call_sent_at
+            (select provider_call_sent_at from inserted) as call_sent_at,
+            (select version from period) as s_version, ${snapshotExtras('sub')}
        from sub`,
 };
 
@@ -1025,9 +1184,21 @@ async function openChargeableInvoice(
     createdAt: now,
     // The period this statement set (`sub` is the row as it was before).
     subscription: { ...subscription, currentPeriodEnd: input.periodEnd },
+    snapshot: periodSet(subscriptionSnapshotOfRow(row, row.s_version as string), input, now),
   };
   return { ...opened, forCharge };
 }
+
+/** A snapshot read before its row's period was set by the same statement: the row as written. */
+const periodSet = (snapshot: SubscriptionSnapshot, input: OpenInvoiceInput, now: Date): SubscriptionSnapshot => ({
+  ...snapshot,
+  subscription: {
+    ...snapshot.subscription,
+    currentPeriodStart: input.periodStart,
+    currentPeriodEnd: input.periodEnd,
+    updatedAt: now,
+  },
+});
 
 export type ChargeResult =
   | { kind: 'paid'; transactionId: string }
@@ -1064,6 +1235,11 @@ export async function applyInvoiceCharge(
     at?: Date | undefined;
   },
 ): Promise<AppliedCharge> {
+  // A capture of an invoice read with its subscription's snapshot: in one statement when nothing moved since.
+  if (charge.kind === 'paid' && target.snapshot && target.status !== 'paid' && target.attempts < attempt) {
+    const fast = await recordPaidInvoiceCharge(em, target, attempt, charge.transactionId, options);
+    if (fast) return fast;
+  }
   const invoiceId = target.id;
   // Assigned inside the transaction's callback (declared wide so the compiler does not narrow it).
   let applied = { kind: 'missing' } as
@@ -1152,6 +1328,189 @@ export async function applyInvoiceCharge(
   if (!outbox || applied.kind === 'missing') return { kind: 'missing' };
   if (applied.kind === 'paid' && claimed) return { kind: 'paid', outbox, claimed: [claimed] };
   return { ...applied, outbox } as AppliedCharge;
+}
+
+/**
+ * {@link applyInvoiceCharge} of a capture in one statement (issue 45: a renewal's recording took
+ * about ten round trips, the ORM's transaction with its loads and flush), from what the charge
+ * read (`target.snapshot`): the invoice paid, the subscription active, and the rows the general
+ * path records, built here by the same functions (the activation's event and email on a first
+ * capture, `subscription.charge_succeeded` carrying the subscription's view after the change, the
+ * receipt). The statement changes anything only if the subscription's row is still the version
+ * read (so the view built from it is the row it writes), its merchant's email the one read, the
+ * invoice not yet paid, void or at this attempt, and the latest of its subscription; it locks the
+ * subscription's row, then the invoice's, as the general path does. Answers null, having changed
+ * nothing, when the general path must decide: anything moved since the read (a retry that finds
+ * the attempt recorded included), no snapshot, a cancelled subscription, an email to withhold.
+ */
+const RECORD_PAID_INVOICE_CHARGE: PreparedStatement = {
+  name: 'record_paid_invoice_charge',
+  text: `with s as (
+       select s.id from subscriptions s
+        where s.id = $1 and s.xmin = $2::xid
+          and (select m.email from merchants m where m.id = s.merchant_id) is not distinct from $3::text
+        for update of s
+     ), i as (
+       select i.id from invoices i join s on s.id = i.subscription_id
+        where i.id = $4 and i.status in ('open', 'requires_action', 'processing') and i.attempts < $5::int
+          and not exists (select 1 from invoices later
+                           where later.subscription_id = i.subscription_id and later.period_index > i.period_index)
+        for update of i
+     ), paid as (
+       update invoices
+          set status = 'paid', attempts = $5::int, paid_at = $6::timestamptz, voided_at = null,
+              provider_transaction_id = $7::text, failure_code = null, failure_message = null, decline_type = null,
+              next_attempt_at = null, updated_at = $6::timestamptz
+         from i where invoices.id = i.id
+       returning invoices.subscription_id
+     ), moved as (
+       update subscriptions set status = 'active', updated_at = $6::timestamptz
+         from paid where subscriptions.id = paid.subscription_id
+       returning subscriptions.merchant_id, subscriptions.test_clock_id
+     ), clock as (
+       select c.frozen_time from moved join test_clocks c on c.id = moved.test_clock_id
+     ), emailed as (
+       insert into emails (id, merchant_id, dedupe_key, "to", subject, text, attempts, claimed_until, dated_at,
+                           created_at)
+       select e.id, moved.merchant_id, e.dedupe_key, e."to", e.subject, e.text, e.attempts, e.claimed_until,
+              (select frozen_time from clock), e.created_at
+         from moved, rows from (jsonb_to_recordset($8::jsonb) as (id text, dedupe_key text, "to" text, subject text,
+                                text text, attempts int, claimed_until timestamptz, created_at timestamptz))
+                     with ordinality as e(id, dedupe_key, "to", subject, text, attempts, claimed_until, created_at, n)
+        order by e.n
+     ), evented as (
+       insert into merchant_events (id, merchant_id, type, resource_id, object_id, environment, dedupe_key,
+                                    callback_url, payload, attempts, created_at)
+       select v.id, moved.merchant_id, v.type, v.resource_id, v.object_id, v.environment, v.dedupe_key,
+              v.callback_url, v.payload, 0, v.created_at
+         from moved, rows from (jsonb_to_recordset($9::jsonb) as (id text, type text, resource_id text,
+                                object_id text, environment text, dedupe_key text, callback_url text, payload jsonb,
+                                created_at timestamptz))
+                     with ordinality as v(id, type, resource_id, object_id, environment, dedupe_key, callback_url,
+                                          payload, created_at, n)
+        order by v.n
+     )
+     select (select count(*)::int from moved) as moved, (select frozen_time from clock) as dated_at`,
+};
+
+/** {@link RECORD_PAID_INVOICE_CHARGE}, or null (nothing changed) when the general path must record the capture. */
+async function recordPaidInvoiceCharge(
+  em: EntityManager,
+  target: InvoiceForCharge,
+  attempt: number,
+  transactionId: string,
+  options: { claimReceiptSeconds?: number; profile: EmailProfile; at?: Date | undefined },
+): Promise<AppliedCharge | null> {
+  const snapshot = target.snapshot;
+  if (!snapshot || snapshot.subscription.status === 'cancelled') return null;
+  const now = options.at ?? new Date();
+  const read = snapshot.subscription;
+  // The subscription and the invoice as the general path leaves them (activate, the paid branch).
+  const s: SubscriptionViewFields = { ...read, status: 'active', updatedAt: now };
+  const invoice: LatestInvoiceFields & Pick<Invoice, 'providerTransactionId'> = {
+    id: target.id,
+    status: 'paid',
+    amountMinor: target.amountMinor,
+    currency: target.currency,
+    periodStart: target.periodStart,
+    periodEnd: target.periodEnd,
+    attempts: attempt,
+    nextAttemptAt: null,
+    failureCode: null,
+    failureMessage: null,
+    declineType: null,
+    hostedUrl: null, // not shown once paid (presentInvoice), whatever the row keeps
+    paidAt: now,
+    providerTransactionId: transactionId,
+    createdAt: target.createdAt,
+    updatedAt: now,
+  };
+  const first = read.status === 'created' || read.status === 'pending';
+  const key = (suffix: string) => `${s.id}:${suffix}`;
+  const keys = paidChargeKeys(invoice.id);
+  // In the general path's order: the activation's event and email, then the capture's.
+  const mails: Array<{
+    kind: SubscriptionEmailKind;
+    suffix: string;
+    facts: Parameters<typeof subscriptionEmail>[2];
+    claimSeconds?: number | undefined;
+  }> = [
+    ...(first ? [{ kind: 'activated' as const, suffix: 'email:activated', facts: {} }] : []),
+    { kind: 'receipt', suffix: keys.receipt, facts: { invoice }, claimSeconds: options.claimReceiptSeconds },
+  ];
+  const emails: ReturnType<typeof emailFields>[] = [];
+  let claimedIndex: number | null = null;
+  for (const mail of mails) {
+    const addressed = addressedEmail(options.profile, s, snapshot.merchantEmail, mail.kind, mail.facts);
+    if (addressed.kind === 'none') continue;
+    if (addressed.kind === 'withheld') return null; // rare (production, no merchant email): the general path
+    if (mail.claimSeconds !== undefined) claimedIndex = emails.length;
+    emails.push(
+      emailFields(
+        { dedupeKey: key(mail.suffix), to: addressed.to, ...addressed.content },
+        mail.claimSeconds === undefined ? undefined : { claimSeconds: mail.claimSeconds },
+      ),
+    );
+  }
+  const data = presentSubscription(s, snapshot.phases, invoice);
+  const eventOf = (type: MerchantEventType, suffix: string) =>
+    outboxEventFields({
+      type,
+      resourceId: s.id,
+      dedupeKey: key(suffix),
+      callbackUrl: s.callbackUrl,
+      environment: s.environment,
+      data,
+    });
+  const events = [
+    ...(first ? [eventOf('subscription.activated', 'activated')] : []),
+    eventOf('subscription.charge_succeeded', keys.succeeded),
+  ];
+  const [row] = await preparedRows(em, RECORD_PAID_INVOICE_CHARGE, [
+    s.id,
+    snapshot.version,
+    snapshot.merchantEmail,
+    invoice.id,
+    attempt,
+    now,
+    transactionId,
+    JSON.stringify(
+      emails.map((e) => ({
+        id: e.id,
+        dedupe_key: e.dedupeKey,
+        to: e.to,
+        subject: e.subject,
+        text: e.text,
+        attempts: e.attempts,
+        claimed_until: e.claimedUntil,
+        created_at: e.createdAt,
+      })),
+    ),
+    JSON.stringify(
+      events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        resource_id: e.resourceId,
+        object_id: e.objectId,
+        environment: e.environment,
+        dedupe_key: e.dedupeKey,
+        callback_url: e.callbackUrl,
+        payload: e.payload,
+        created_at: e.createdAt,
+      })),
+    ),
+  ]);
+  if (row?.moved !== 1) return null;
+  workerMetrics.subscriptionCharge('succeeded');
+  const outbox: Outbox = {
+    status: s.status,
+    emailIds: emails.map((e) => e.id),
+    // Every event is recorded; only one with a callbackUrl is named for delivery.
+    eventIds: s.callbackUrl ? events.map((e) => e.id) : [],
+  };
+  const claimed = claimedIndex === null ? null : emails[claimedIndex]!;
+  if (!claimed) return { kind: 'paid', outbox };
+  return { kind: 'paid', outbox, claimed: [claimedEmailOf({ ...claimed, datedAt: dateOf(row.dated_at) })] };
 }
 
 /** An invoice attempt the processor has not decided: what the invoice shows meanwhile. */

@@ -2,7 +2,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Email, Invoice, Merchant, MerchantEvent, Subscription } from '../../src/db/entities';
+import type { Pool, PoolClient } from 'pg';
+import {
+  Email,
+  Invoice,
+  Merchant,
+  MerchantEvent,
+  Subscription,
+  SubscriptionPhase,
+  TestClock,
+} from '../../src/db/entities';
 import {
   applyInvoiceCharge,
   findSubscriptionView,
@@ -19,6 +28,7 @@ import type { ActivityDeps } from '../../activities/deps';
 import { createTestMerchant, openTestOrm, type TestMerchant } from '../helpers/stack';
 import { createMerchant } from '../../src/domain/merchants';
 import { WITHHELD_TEST_EMAIL } from '../../src/domain/emails';
+import { newId } from '../../src/ids';
 
 /**
  * A renewal's state changes against PostgreSQL (decision 0032): the period's invoice opened in one
@@ -58,15 +68,19 @@ describe('renewal state changes', () => {
       noCard?: boolean;
       environment?: 'test' | 'live';
       merchantId?: string;
+      externalId?: string;
+      testClockId?: string;
+      phases?: Array<{ name: string; iterations: number; amountMinor: number; billingIntervalDays: number }>;
     } = {},
   ): Promise<{ id: string; phaseId: string }> {
     const em = orm.em.fork();
     const merchantId = extra.merchantId ?? merchant.merchantId;
+    const testClock = extra.testClockId ? await em.findOneOrFail(TestClock, extra.testClockId) : undefined;
     const { subscription, phases } = insertSubscription(em, await em.findOneOrFail(Merchant, merchantId), {
       merchantId,
       environment: extra.environment ?? 'test',
       processor: 'sandbox',
-      externalId: `renewal-${Date.now()}-${Math.random()}`,
+      externalId: extra.externalId ?? `renewal-${Date.now()}-${Math.random()}`,
       amountMinor: 1250,
       currency: 'USD',
       billingIntervalDays: 30,
@@ -75,10 +89,12 @@ describe('renewal state changes', () => {
       description: 'Gold plan',
       ...(extra.callbackUrl ? { callbackUrl: extra.callbackUrl } : {}),
       retryScheduleDays: [1, 2],
-      phases: [],
+      phases: extra.phases ?? [],
+      ...(testClock ? { testClock } : {}),
     });
     subscription.status = status;
     await em.flush();
+    // The phase of period 0 (the first listed), as the workflow bills it.
     return { id: subscription.id, phaseId: phases[0]!.id };
   }
 
@@ -141,6 +157,12 @@ describe('renewal state changes', () => {
   async function chargeReadByOrm(invoiceId: string): Promise<InvoiceForCharge> {
     const i = await invoiceOf(invoiceId);
     const s = i.subscription;
+    const em = orm.em.fork();
+    const phases = await em.find(SubscriptionPhase, { subscription: s.id }, { orderBy: { position: 'asc' } });
+    const merchantRow = await em.findOneOrFail(Merchant, s.merchant.id);
+    const [version] = await em
+      .getConnection()
+      .execute<Array<{ xmin: string }>>(`select xmin::text as xmin from subscriptions where id = ?`, [s.id]);
     return {
       id: i.id,
       amountMinor: i.amountMinor,
@@ -170,6 +192,44 @@ describe('renewal state changes', () => {
         currency: s.currency,
         cancellationReason: s.cancellationReason,
         currentPeriodEnd: s.currentPeriodEnd,
+      },
+      snapshot: {
+        version: version!.xmin,
+        subscription: {
+          id: s.id,
+          externalId: s.externalId,
+          amountMinor: s.amountMinor,
+          currency: s.currency,
+          billingIntervalDays: s.billingIntervalDays,
+          status: s.status,
+          currentPeriodStart: s.currentPeriodStart,
+          currentPeriodEnd: s.currentPeriodEnd,
+          redirectUrl: s.redirectUrl,
+          clockCreatedAt: s.clockCreatedAt,
+          createdAt: s.createdAt,
+          updatedAt: s.updatedAt,
+          cancelledAt: s.cancelledAt,
+          cancellationReason: s.cancellationReason,
+          environment: s.environment,
+          processor: s.processor,
+          customer: s.customer,
+          customerId: s.customerId,
+          description: s.description,
+          metadata: s.metadata,
+          callbackUrl: s.callbackUrl,
+          returnUrl: s.returnUrl,
+          retryScheduleDays: s.retryScheduleDays,
+          testClock: s.testClock ? { id: s.testClock.id } : null,
+        },
+        phases: phases.map((p) => ({
+          id: p.id,
+          name: p.name,
+          position: p.position,
+          iterations: p.iterations,
+          amountMinor: p.amountMinor,
+          billingIntervalDays: p.billingIntervalDays,
+        })),
+        merchantEmail: merchantRow.email,
       },
     };
   }
@@ -443,6 +503,232 @@ describe('renewal state changes', () => {
     const applied = await payingFirstAttempt(sub, 1, 'txn_plain');
     expect(applied).not.toHaveProperty('claimed');
     expect((await emailsOf(sub.id))[0]).toMatchObject({ attempts: 0, claimedUntil: null });
+  });
+
+  /** The statements sent to PostgreSQL while `fn` runs (every query goes through the ORM's pg pool). */
+  async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+    const pool = (await orm.em.getConnection().getNativeClient()) as Pool;
+    const statements: string[] = [];
+    const patched: Array<{ client: PoolClient; query: PoolClient['query'] }> = [];
+    const connect = pool.connect;
+    pool.connect = (async () => {
+      const client = await (connect as () => Promise<PoolClient>).call(pool);
+      if (!patched.some((p) => p.client === client)) {
+        const query = client.query;
+        patched.push({ client, query });
+        client.query = ((...args: unknown[]) => {
+          const first = args[0] as string | { text: string };
+          statements.push(typeof first === 'string' ? first : first.text);
+          return (query as (...a: unknown[]) => unknown).apply(client, args);
+        }) as PoolClient['query'];
+      }
+      return client;
+    }) as Pool['connect'];
+    try {
+      return { result: await fn(), statements };
+    } finally {
+      pool.connect = connect;
+      for (const p of patched) p.client.query = p.query;
+    }
+  }
+
+  describe('a capture recorded in one statement from what its charge read (issue 45)', () => {
+    /** The attempt's instant (a test clock's time, or a charge's): every date it records. */
+    const at = new Date(Date.UTC(2026, 5, 1, 12, 0, 0, 123));
+    const claimed = { claimReceiptSeconds: EMAIL_CLAIM_SECONDS, at, ...dev };
+
+    /** Opens period `index` as openAndChargeInvoice does: the opening statement answers the charge's read. */
+    async function openedForCharge(sub: { id: string; phaseId: string }, index: number): Promise<InvoiceForCharge> {
+      const opened = await openPeriodInvoice(
+        orm.em.fork(),
+        { ...period(sub, index), at },
+        { markChargeSent: true, ...dev },
+      );
+      if (opened.kind !== 'open' || !opened.forCharge) throw new Error(`not opened for a charge: ${opened.kind}`);
+      return opened.forCharge;
+    }
+
+    it('a renewal captured: one statement, and a retry with the same read answers the same outbox', async () => {
+      const sub = await subscriptionIn('active', { callbackUrl: 'https://merchant.example/hooks' });
+      const read = await openedForCharge(sub, 1);
+      const { result, statements } = await statementsOf(() =>
+        applyInvoiceCharge(orm.em, read, 1, { kind: 'paid', transactionId: 'txn_one' }, null, claimed),
+      );
+      expect(statements).toHaveLength(1);
+      if (result.kind !== 'paid') throw new Error(`not paid: ${result.kind}`);
+      const [email] = await emailsOf(sub.id);
+      const [event] = await eventsOf(sub.id, 'subscription.charge_succeeded');
+      expect(result).toEqual({
+        kind: 'paid',
+        outbox: { status: 'active', emailIds: [email!.id], eventIds: [event!.id] },
+        claimed: [{ id: email!.id, to: email!.to, subject: email!.subject, text: email!.text }],
+      });
+      expect(event!.payload['data']).toEqual(await apiView(sub.id));
+      // The same read again (a retried activity): the statement changes nothing (the row moved
+      // on), and the general path answers what the first call recorded.
+      const again = await applyInvoiceCharge(
+        orm.em,
+        read,
+        1,
+        { kind: 'paid', transactionId: 'txn_two' },
+        null,
+        claimed,
+      );
+      expect(again).toEqual({ kind: 'paid', outbox: result.outbox });
+      expect(await emailsOf(sub.id)).toHaveLength(1);
+      expect(await orm.em.fork().count(MerchantEvent, { resourceId: sub.id })).toBe(1);
+      expect((await invoiceOf(read.id)).providerTransactionId).toBe('txn_one');
+    });
+
+    it('anything changed since the read: the general path records it', async () => {
+      const sub = await subscriptionIn('past_due');
+      const read = await openedForCharge(sub, 1);
+      // A new card meanwhile (the row's version moved on): its read is stale.
+      await orm.em.fork().nativeUpdate(Subscription, { id: sub.id }, { cardToken: 'tok_mastercard' });
+      const { result, statements } = await statementsOf(() =>
+        applyInvoiceCharge(orm.em, read, 1, { kind: 'paid', transactionId: 'txn_stale' }, null, claimed),
+      );
+      expect(statements.length).toBeGreaterThan(1);
+      expect(result).toMatchObject({ kind: 'paid', outbox: { status: 'active' } });
+      expect(await emailsOf(sub.id)).toHaveLength(1);
+      expect((await eventsOf(sub.id, 'subscription.charge_succeeded'))[0]!.payload['data']).toEqual(
+        await apiView(sub.id),
+      );
+    });
+
+    /** A raw row, as PostgreSQL holds it. */
+    const rowsOf = (sql: string, values: unknown[]) =>
+      orm.em.getConnection().execute<Array<Record<string, unknown>>>(sql, values);
+
+    /**
+     * Everything a capture records about a subscription, with one subscription's ids written as the
+     * other's, and without what differs by nature (the random ids of new rows, real times of day).
+     */
+    async function recordOf(subscriptionId: string, invoiceId: string, replace: Array<[string, string]>) {
+      const [subscription] = await rowsOf(`select * from subscriptions where id = ?`, [subscriptionId]);
+      const [invoice] = await rowsOf(`select * from invoices where id = ?`, [invoiceId]);
+      const emails = await rowsOf(`select * from emails where dedupe_key like ? order by dedupe_key`, [
+        `${subscriptionId}:%`,
+      ]);
+      const events = await rowsOf(`select * from merchant_events where resource_id = ? order by sequence`, [
+        subscriptionId,
+      ]);
+      const record = {
+        subscription,
+        invoice: { ...invoice, provider_call_sent_at: 'set' },
+        emails: emails.map(({ id: _id, created_at: _c, claimed_until: claimedUntil, ...e }) => ({
+          ...e,
+          claimedFor: claimedUntil ? 'a while' : null,
+        })),
+        events: events.map(({ id: _id, created_at: _c, payload, ...e }) => {
+          const { id: _pid, createdAt: _pc, ...body } = payload as Record<string, unknown>;
+          return { ...e, payload: body };
+        }),
+      };
+      return JSON.parse(replace.reduce((text, [from, to]) => text.split(from).join(to), JSON.stringify(record)));
+    }
+
+    /** Two subscriptions alike, captured: one in one statement (the charge's read), one by the general path. */
+    async function capturedBothWays(
+      status: SubscriptionStatus,
+      index: number,
+      extra: Parameters<typeof subscriptionIn>[1] = {},
+    ) {
+      const tag = `alike-${Date.now()}-${Math.random()}`;
+      const fast = await subscriptionIn(status, { ...extra, externalId: `${tag}-a` });
+      const general = await subscriptionIn(status, { ...extra, externalId: `${tag}-b` });
+      const created = new Date(Date.UTC(2026, 4, 1));
+      await orm.em
+        .fork()
+        .nativeUpdate(Subscription, { id: { $in: [fast.id, general.id] } }, { createdAt: created, updatedAt: created });
+      const fastRead = await openedForCharge(fast, index);
+      // An entity the ORM loaded carries no snapshot: the general path records it.
+      const generalRead = await invoiceOf((await openedForCharge(general, index)).id);
+      const paid = { kind: 'paid', transactionId: 'txn_alike' } as const;
+      const { result: fastAnswer, statements } = await statementsOf(() =>
+        applyInvoiceCharge(orm.em, fastRead, 1, paid, null, claimed),
+      );
+      expect(statements).toHaveLength(1);
+      const generalAnswer = await applyInvoiceCharge(orm.em, generalRead, 1, paid, null, claimed);
+      const phaseIds = async (id: string) =>
+        (await orm.em.fork().find(SubscriptionPhase, { subscription: id }, { orderBy: { position: 'asc' } })).map(
+          (p) => p.id,
+        );
+      const [fastPhases, generalPhases] = [await phaseIds(fast.id), await phaseIds(general.id)];
+      const replace: Array<[string, string]> = [
+        [fast.id, general.id],
+        [fastRead.id, generalRead.id],
+        [`${tag}-a`, `${tag}-b`],
+        ...fastPhases.map((id, i): [string, string] => [id, generalPhases[i]!]),
+      ];
+      expect(await recordOf(fast.id, fastRead.id, replace)).toEqual(
+        await recordOf(general.id, generalRead.id, replace),
+      );
+      // Answered alike: the same outbox (its new rows' ids aside) and the receipt claimed alike.
+      const shape = (answer: Awaited<ReturnType<typeof applyInvoiceCharge>>, subscriptionId: string) => {
+        if (answer.kind !== 'paid') throw new Error(`not paid: ${answer.kind}`);
+        return {
+          status: answer.outbox.status,
+          emails: answer.outbox.emailIds.length,
+          events: answer.outbox.eventIds.length,
+          claimed: (answer.claimed ?? []).map(({ id: _id, ...c }) => ({
+            ...c,
+            text: c.text.split(subscriptionId).join('<subscription>'),
+          })),
+        };
+      };
+      const fastShape = shape(fastAnswer, fast.id);
+      expect(JSON.parse(replace.reduce((t, [a, b]) => t.split(a).join(b), JSON.stringify(fastShape)))).toEqual(
+        JSON.parse(JSON.stringify(shape(generalAnswer, general.id))),
+      );
+      return { fast, general, fastAnswer, generalAnswer };
+    }
+
+    it('a renewal of an active subscription with a callbackUrl: the same rows as the general path', async () => {
+      const { fastAnswer } = await capturedBothWays('active', 1, { callbackUrl: 'https://merchant.example/hooks' });
+      expect(fastAnswer).toMatchObject({ outbox: { status: 'active', emailIds: [expect.any(String)] } });
+    });
+
+    it('a past_due subscription without a customer email: the same rows (the receipt to the merchant)', async () => {
+      await capturedBothWays('past_due', 2, { customerEmail: null });
+    });
+
+    it('a first capture on a test clock, with phases: the activation too, dated in clock time, the same rows', async () => {
+      const em = orm.em.fork();
+      const clock = em.create(TestClock, {
+        id: newId('testClock'),
+        merchant: em.getReference(Merchant, merchant.merchantId),
+        environment: 'test',
+        name: null,
+        frozenTime: new Date(Date.UTC(2026, 5, 1, 9, 30, 0, 456)),
+        status: 'advancing',
+        advanceTo: new Date(Date.UTC(2027, 5, 1)),
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      });
+      await em.flush();
+      const { fast, fastAnswer } = await capturedBothWays('created', 0, {
+        callbackUrl: 'https://merchant.example/hooks',
+        testClockId: clock.id,
+        phases: [{ name: 'intro', iterations: 2, amountMinor: 500, billingIntervalDays: 7 }],
+      });
+      expect(fastAnswer).toMatchObject({ outbox: { status: 'active' } });
+      if (fastAnswer.kind !== 'paid') throw new Error('not paid');
+      expect(fastAnswer.outbox.emailIds).toHaveLength(2);
+      expect(fastAnswer.outbox.eventIds).toHaveLength(2);
+      expect(fastAnswer.claimed).toEqual([expect.objectContaining({ datedAt: clock.frozenTime })]);
+      const emails = await emailsOf(fast.id);
+      expect(emails.map((e) => [e.dedupeKey.split(':')[2], e.datedAt?.toISOString(), e.attempts])).toEqual([
+        ['activated', clock.frozenTime.toISOString(), 0],
+        ['receipt', clock.frozenTime.toISOString(), 1],
+      ]);
+      const events = await orm.em.fork().find(MerchantEvent, { resourceId: fast.id }, { orderBy: { sequence: 'asc' } });
+      expect(events.map((e) => [e.type, e.sequence])).toEqual([
+        ['subscription.activated', 1],
+        ['subscription.charge_succeeded', 2],
+      ]);
+      expect(events[1]!.payload['data']).toEqual(await apiView(fast.id));
+    });
   });
 
   describe('in production (decision 0066)', () => {
