@@ -121,7 +121,10 @@ describe('provider calls run after the decision is in the history (time-skipping
       merchantId: 'mer_commit',
       externalId: `ext-commit-${counter}`,
       plan: {
-        phases: [{ id: 'ph_evergreen', amountMinor: 1000, billingIntervalDays: 30, iterations: null }],
+        // 20 days: the renewal's timer fires well before the run's 30-day age bound, which would
+        // otherwise race it (under load the first charge lands a few ms after the run's start, the
+        // bound fires first, and the next run charges without a timer of its own).
+        phases: [{ id: 'ph_evergreen', amountMinor: 1000, billingIntervalDays: 20, iterations: null }],
         retryScheduleDays: [1, 3, 5],
       },
       needsAuthorization: false,
@@ -137,7 +140,7 @@ describe('provider calls run after the decision is in the history (time-skipping
         args: [input],
       });
       started.push(handle);
-      // Two periods: the first charge at once, the renewal's after 30 days (skipped).
+      // Two periods: the first charge at once, the renewal's after 20 days (skipped).
       for (let i = 0; i < 400 && causeAtCall.length < 2; i++) await testEnv().sleep(86_400_000);
       await untilNoTimerDue(testEnv(), handle.workflowId);
       const cancelled = await handle.executeUpdate(cancelSubscriptionUpdate, {
