@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { LockMode } from '@mikro-orm/core';
+import { IsolationLevel, LockMode } from '@mikro-orm/core';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import {
   Email,
@@ -145,14 +145,20 @@ export async function findSubscriptionView(
   id: string,
   scope: RecordScope,
 ): Promise<SubscriptionResponse | null> {
-  const fork = em.fork();
-  const subscription = await fork.findOne(Subscription, {
-    id,
-    merchant: scope.merchantId,
-    environment: scope.environment,
-  });
-  if (!subscription) return null;
-  return viewOf(fork, subscription);
+  // One snapshot: the subscription and its latest invoice as one change left them (read apart,
+  // a change committing in between showed e.g. an invoice requires_action on an active one).
+  return em.fork().transactional(
+    async (tx) => {
+      const subscription = await tx.findOne(Subscription, {
+        id,
+        merchant: scope.merchantId,
+        environment: scope.environment,
+      });
+      if (!subscription) return null;
+      return viewOf(tx, subscription);
+    },
+    { isolationLevel: IsolationLevel.REPEATABLE_READ },
+  );
 }
 
 async function viewOf(em: EntityManager, subscription: Subscription): Promise<SubscriptionResponse> {

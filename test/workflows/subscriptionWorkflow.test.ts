@@ -316,7 +316,7 @@ describe('subscription workflow over years (time-skipping, stubbed activities)',
     });
     expect((await runLengths(subscriptionWorkflowId(wf.subscriptionId))).length).toBeGreaterThanOrEqual(2);
     expect(billing.activities.unsentSubscriptionEmails).toHaveBeenCalled();
-  }, 120_000);
+  }, 240_000);
 
   it('retries: continues as new in the middle of an invoice’s retries, attempts carry on', async () => {
     const billing = fakeBilling({ declines: (inv, attempt) => inv.periodIndex === 1 && attempt <= 9 });
