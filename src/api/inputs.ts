@@ -88,6 +88,9 @@ export function assertCallbackAllowed(
   });
 }
 
+/** An optional id naming one of the caller's records in a body (`customerId`, `paymentMethodId`). */
+export const optionalRecordId = (description: string) => z.string().min(1).max(64).optional().describe(description);
+
 /**
  * `customer` or `customerId`, exactly one (a subscription: at most one); `paymentMethodId` only with `customerId`, and not with
  * `cardToken` (PRODUCT.md, "Customers and payment methods").

@@ -19,6 +19,7 @@ import {
   assertCallbackAllowed,
   majorAmount,
   metadata,
+  optionalRecordId,
 } from '../inputs';
 import { timestamp } from '../schemas';
 import type { QuotaSettings } from '../../rules/quotas';
@@ -40,22 +41,12 @@ export const createPaymentBody = z
     currency,
     externalId,
     customer: customer.optional().describe('required unless `customerId` names one of the merchant’s customers'),
-    customerId: z
-      .string()
-      .min(1)
-      .max(64)
-      .optional()
-      .describe(
-        'a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated',
-      ),
-    paymentMethodId: z
-      .string()
-      .min(1)
-      .max(64)
-      .optional()
-      .describe(
-        "one of the customer's payment methods (`pm_...`, with `customerId`): the token flow with that card. With neither it nor `cardToken`: the customer's default (token flow), or the hosted flow when it has none or `saveCardEnabled` is true",
-      ),
+    customerId: optionalRecordId(
+      'a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated',
+    ),
+    paymentMethodId: optionalRecordId(
+      "one of the customer's payment methods (`pm_...`, with `customerId`): the token flow with that card. With neither it nor `cardToken`: the customer's default (token flow), or the hosted flow when it has none or `saveCardEnabled` is true",
+    ),
     billing: z.optional(freeForm),
     callbackUrl: httpUrl.optional(),
     cardToken: z

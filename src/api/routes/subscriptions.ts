@@ -24,6 +24,7 @@ import {
   httpUrl,
   majorAmount,
   metadata,
+  optionalRecordId,
 } from '../inputs';
 import { timestamp } from '../schemas';
 
@@ -56,22 +57,12 @@ export const createSubscriptionBody = z
     currency,
     externalId,
     customer: customer.optional(),
-    customerId: z
-      .string()
-      .min(1)
-      .max(64)
-      .optional()
-      .describe(
-        "a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated, and each charge after the first uses the customer's default payment method at that moment",
-      ),
-    paymentMethodId: z
-      .string()
-      .min(1)
-      .max(64)
-      .optional()
-      .describe(
-        "one of the customer's payment methods (`pm_...`, with `customerId`) for the first charge. With neither it nor `cardToken`: the customer's default, or the hosted authorization when it has none",
-      ),
+    customerId: optionalRecordId(
+      "a customer (`cus_...`) instead of `customer` (both: 400); its email, name and externalId are repeated, and each charge after the first uses the customer's default payment method at that moment",
+    ),
+    paymentMethodId: optionalRecordId(
+      "one of the customer's payment methods (`pm_...`, with `customerId`) for the first charge. With neither it nor `cardToken`: the customer's default, or the hosted authorization when it has none",
+    ),
     cardToken: z
       .string()
       .min(1)
