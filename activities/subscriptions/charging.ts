@@ -30,7 +30,7 @@ import type { CancelledAttempt, ChargeOutcome, ChargeRequest } from './types';
 import { PROVIDER_ERROR_CODE, PROVIDER_FAILURE, PROVIDER_NOT_CONFIGURED } from '../../src/rules/providerFailures';
 import { ProviderError } from '../../src/providers/errors';
 import type { PaymentProvider } from '../../src/providers/types';
-import { declineTypeOf } from '../../src/rules/declines';
+import { declineTypeOf, NO_CARD_CODE } from '../../src/rules/declines';
 import { invoiceAttemptKey } from '../../src/rules/subscriptionPlan';
 import {
   fallbackPaymentMethods,
@@ -131,7 +131,7 @@ export function createInvoiceCharging(
         at: atOf(req),
       });
     }
-    if (!s.cardToken) return cannotCharge(invoice, req, 'no_card', 'The subscription has no card to charge.');
+    if (!s.cardToken) return cannotCharge(invoice, req, NO_CARD_CODE, 'The subscription has no card to charge.');
     const provider = await recordProvider(providers, s);
     if (!provider) {
       return cannotCharge(

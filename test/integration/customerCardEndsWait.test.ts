@@ -169,6 +169,55 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     ]);
   });
 
+  it("a subscription left with no card (the customer's only card hard-declined by another of its subscriptions) waits for a new card: nothing sent, an attach charges it at once", async () => {
+    const customer = await newCustomer();
+    const lost = await attach(customer.id, 'tok_renewal_lost_card');
+    const created = [
+      await create({ customerId: customer.id, billingIntervalDays: 3, retryScheduleDays: [60] }),
+      await create({ customerId: customer.id, billingIntervalDays: 8, retryScheduleDays: [60] }),
+    ];
+    expect(created.map((r) => r.body.status)).toEqual(['active', 'active']);
+    const [first, second] = created.map((r) => r.body.id as string) as [string, string];
+    // The first renews first: its round hard-declines the card, the customer's only one.
+    const firstPastDue = await subs.until(first, (s) => s.status === 'past_due', 15_000);
+    expect(firstPastDue.latestInvoice).toMatchObject({ declineType: 'hard', failureCode: 'lost_card' });
+    // The second finds no card to charge: nothing sent, and it waits as a hard decline does.
+    const secondPastDue = await subs.until(second, (s) => s.status === 'past_due', 20_000);
+    expect(secondPastDue.latestInvoice).toMatchObject({
+      status: 'open',
+      declineType: 'hard',
+      failureCode: 'no_card',
+      nextAttemptAt: null,
+    });
+    const renewals = [firstPastDue, secondPastDue].map((v) => (v.latestInvoice as { id: string }).id);
+    await eventually(
+      async () => subs.mail(second).filter((e) => /A new card is needed/.test(e.subject)),
+      (l) => l.length === 1,
+    );
+    expect(subs.mail(second).filter((e) => /Payment failed/.test(e.subject))).toEqual([]);
+    expect(await attemptsOn(second, renewals[1]!)).toEqual([]);
+
+    const good = await attach(customer.id, 'tok_success');
+    for (const id of [first, second]) {
+      expect((await subs.until(id, (s) => s.status === 'active', 10_000)).latestInvoice).toMatchObject({
+        status: 'paid',
+      });
+      await subs.cancel(id);
+    }
+    await sleep(1000);
+    expect(await attemptsOn(first, renewals[0]!)).toEqual([
+      [lost, 'failed'],
+      [good, 'succeeded'],
+    ]);
+    expect(await attemptsOn(second, renewals[1]!)).toEqual([[good, 'succeeded']]);
+    // The lost card: the two first charges and the first renewal's decline, nothing since.
+    expect((await stack.ledger('capture', lost, 'paymentMethodId')).map((c) => c.status)).toEqual([
+      'succeeded',
+      'succeeded',
+      'failed',
+    ]);
+  });
+
   it('a subscription not waiting for a card is not charged by an attach (active, or retrying a soft decline)', async () => {
     const customer = await newCustomer();
     const good = await attach(customer.id, 'tok_success');

@@ -831,7 +831,8 @@ describe('faults', () => {
     expect(reset.json).toEqual({ payments: 'ok', refunds: 'ok', latencyMs: 0 });
     started = Date.now();
     expect((await createPayment(card('tok_success'))).status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(300);
+    // Under the 400 ms it was held for: the latency is gone (a loaded machine may still be slow).
+    expect(Date.now() - started).toBeLessThan(390);
   });
 
   it('unknown_status: performed, then payments are answered with a status nobody knows', async () => {

@@ -2,7 +2,7 @@ import { chargeResultOf } from '../../activities/subscriptions/shared';
 import type { InvoiceForCharge } from '../../src/domain/subscriptions';
 import type { Logger } from '../../src/logger';
 import type { ProviderPayment } from '../../src/providers/types';
-import { declineTypeOf, HARD_DECLINE_CODES } from '../../src/rules/declines';
+import { declineTypeOf, HARD_DECLINE_CODES, NO_CARD_CODE } from '../../src/rules/declines';
 import { retryScheduleTotalMillis } from '../../src/rules/subscriptionPlan';
 
 const logger = { warn: jest.fn(), error: jest.fn(), info: jest.fn() } as unknown as Logger;
@@ -34,8 +34,12 @@ describe('hard and soft declines (PRODUCT.md "Hard declines")', () => {
       ].sort(),
     );
     for (const code of HARD_DECLINE_CODES) expect(declineTypeOf(code)).toBe('hard');
-    for (const code of ['card_declined', 'insufficient_funds', 'authentication_failed', 'no_card', ''])
+    for (const code of ['card_declined', 'insufficient_funds', 'authentication_failed', ''])
       expect(declineTypeOf(code)).toBe('soft');
+  });
+
+  it('a subscription with no card left (no_card, nothing sent) waits for a new card as a hard decline does', () => {
+    expect(declineTypeOf(NO_CARD_CODE)).toBe('hard');
   });
 
   it('waits the retry schedule’s total, in billing days', () => {
