@@ -11,6 +11,7 @@ import { createEmailActivities, createMailer } from './emails';
 import { createSubscriptionActivities } from './subscriptions';
 import { createVisibilityActivities } from './visibility';
 import { createTestClockActivities } from './testClocks';
+import { createSetupPageActivities } from './setupPages';
 
 export type { ActivityDeps } from './deps';
 
@@ -31,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSubscriptionActivities(deps, mailer),
     ...createVisibilityActivities(deps),
     ...createTestClockActivities(deps),
+    ...createSetupPageActivities(deps),
   };
 }
 

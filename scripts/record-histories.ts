@@ -1,7 +1,7 @@
 /**
  * Records workflow histories for the replay test (test/integration/replay.test.ts).
  * Run after a deliberate, compatible workflow change, or to add scenarios:
- *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|activity-bugs|test-clocks|customer-cards|all]   (default all)
+ *   node --import tsx scripts/record-histories.ts [payments|payment-lifecycle|subscriptions|card-updates|hard-declines|invoice-waits|sweeps|disputes|never-fail-closed|gaps|subscription-stuck|revived-collections|event-deliveries|legacy-handlers|cancel-intent|run-age|sweeps-deprecated|activity-bugs|test-clocks|customer-cards|setup-pages|all]   (default all)
  * Then format them: npx prettier --write test/replay/histories
  * Never re-record to make a failing replay pass: a failing replay means running workflows
  * would break; version the change (workflow.patched) instead.
@@ -36,6 +36,7 @@ import { buildWorkflowBundle } from '../src/workflowBundle';
 import { recordCancelIntent as recordCancelIntentOf } from '../src/domain/subscriptions';
 import { handOverSignal, testClockWorkflowId } from '../workflows/subscriptionApi';
 import { startWorkerWithOverrides, type OverriddenWorker } from '../test/helpers/activityOverrides';
+import { setupPageWorkflowId } from '../src/temporal/setupPageGateway';
 
 const OUT = path.resolve(__dirname, '../test/replay/histories');
 
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     if (which === 'all' || which === 'activity-bugs') await recordActivityBugs();
     if (which === 'all' || which === 'test-clocks') await recordTestClocks();
     if (which === 'all' || which === 'customer-cards') await recordCustomerCards();
+    if (which === 'all' || which === 'setup-pages') await recordSetupPages();
   } finally {
     await globalTeardown();
   }
@@ -1402,6 +1404,42 @@ async function recordCustomerCards(): Promise<void> {
       );
       await exportHistory(name, handle.workflowId);
     }
+  } finally {
+    await stack.close();
+  }
+}
+
+/** Card setup pages whose webhook never came (decision 0089): one kept after a look found it open, one declined. */
+async function recordSetupPages(): Promise<void> {
+  const stack = await startPaymentStack('record-setup-pages', { setupPagePollSeconds: 1 });
+  try {
+    const merchant = await createTestMerchant(stack.orm, 'Setup page recorder');
+    const api = (method: string, route: string, body?: unknown) =>
+      call<Record<string, unknown>>(stack.api.baseUrl, method, route, merchant.auth, body);
+    const page = async (name: string) => {
+      const customer = await api('POST', '/customers', {
+        externalId: `rec-setup-${name}-${Date.now()}`,
+        email: 'r@example.com',
+      });
+      const res = await api('POST', `/customers/${customer.body.id as string}/payment-methods/setup`, {});
+      const handle = stack.api.client.workflow.getHandle(setupPageWorkflowId(res.body.paymentMethodId as string));
+      return { handle, transactionId: (res.body.redirectUrl as string).split('/').pop()! };
+    };
+    const kept = await page('kept');
+    // Looked at once while still open, then completed at the processor without a webhook.
+    await eventually(
+      async () =>
+        ((await kept.handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskCompletedEventAttributes).length,
+      (looks) => looks >= 1,
+    );
+    stack.sandboxStore.checkoutAct(kept.transactionId, 'pay');
+    await kept.handle.result();
+    await exportHistory('setupPage-kept-without-webhook', kept.handle.workflowId);
+
+    const declined = await page('declined');
+    stack.sandboxStore.checkoutAct(declined.transactionId, 'decline');
+    await declined.handle.result();
+    await exportHistory('setupPage-declined', declined.handle.workflowId);
   } finally {
     await stack.close();
   }

@@ -10,3 +10,4 @@ export { outboxEmailWorkflow } from './outboxEmail';
 export { disputeWorkflow } from './dispute';
 export { eventDeliveriesWorkflow } from './eventDeliveries';
 export { testClockWorkflow } from './testClock';
+export { setupPageWorkflow } from './setupPage';

@@ -33,6 +33,7 @@ import { disputeRoutes } from './routes/disputes';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints';
 import { testClockRoutes } from './routes/testClocks';
 import { createTestClockGateway } from '../temporal/testClockGateway';
+import { createSetupPageGateway } from '../temporal/setupPageGateway';
 import { ProviderSecrets } from '../providers/secrets';
 import { eventRoutes } from './routes/events';
 
@@ -49,6 +50,8 @@ export interface ApiSettings extends PaymentSettings, RefundSettings, Subscripti
   secretsKey?: string;
   /** PROVIDER_SECRETS_PREVIOUS_KEYS: keys that still decrypt (decision 0080). */
   secretsPreviousKeys?: string;
+  /** A card setup page's first look at the processor, doubling to hourly (absent: 60 s; tests lower it). */
+  setupPagePollSeconds?: number;
 }
 
 export interface AppDeps {
@@ -77,6 +80,7 @@ export function apiGateways(deps: Pick<AppDeps, 'client' | 'settings' | 'outcome
     subscriptions: createSubscriptionGateway({ client, settings }),
     disputes: createDisputeGateway({ client, settings }),
     testClocks: createTestClockGateway({ client, settings }),
+    setupPages: createSetupPageGateway({ client, settings }),
   };
 }
 
@@ -85,7 +89,7 @@ export function allRoutes(
   gateways = apiGateways(deps),
 ) {
   const em = deps.orm.em;
-  const { payments, refunds, subscriptions, disputes, testClocks } = gateways;
+  const { payments, refunds, subscriptions, disputes, testClocks, setupPages } = gateways;
   return [
     ...apiKeyRoutes(em),
     ...paymentRoutes({ em, providers: deps.providers, payments, settings: deps.settings }),
@@ -102,6 +106,7 @@ export function allRoutes(
       providers: deps.providers,
       settings: deps.settings,
       subscriptions,
+      setupPages,
       ...(deps.logger ? { logger: deps.logger } : {}),
     }),
     ...subscriptionPaymentMethodRoutes({ em, subscriptions }),

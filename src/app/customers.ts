@@ -22,6 +22,8 @@ import type { AttachPaymentMethodResult, PaymentProvider, ProviderPayment } from
 import { CustomerRecord, PaymentMethod } from '../db/entities';
 import type { SubscriptionGateway } from '../temporal/subscriptionGateway';
 import { tellSubscriptionsOfCard } from './cardNews';
+import { lookAtSetupPage } from './setupPages';
+import type { SetupPage } from '../rules/setupPages';
 import { isId } from '../ids';
 import { rejectionErrorCode } from '../rules/providerFailures';
 
@@ -36,6 +38,8 @@ export interface CustomerUseCases {
   logger?: Logger;
   /** Tells the customer's subscriptions of a new card (decision 0088); absent: nobody is told. */
   subscriptions?: Pick<SubscriptionGateway, 'customerCard'>;
+  /** Starts a setup page's workflow, which keeps its card if no webhook comes (decision 0089). */
+  setupPages?: { start(page: SetupPage & { merchantId: string }): Promise<unknown> };
 }
 
 /**
@@ -137,8 +141,8 @@ function attachTrouble(err: unknown): AppError {
 /**
  * POST /customers/{id}/payment-methods/setup: a hosted page where the customer enters a card
  * (the processor's setup mode: no money moves). The card is added by the processor's webhook
- * (`addSetupCard`), under the payment method id chosen here, which is also the processor's
- * idempotency key and travels in its metadata.
+ * (`addSetupCard`), or by the page's workflow when none comes (decision 0089), under the payment
+ * method id chosen here, which is also the processor's idempotency key and travels in its metadata.
  */
 export async function setupPaymentMethod(
   deps: CustomerUseCases,
@@ -167,6 +171,20 @@ export async function setupPaymentMethod(
   if (!pp.redirectUrl) {
     throw new AppError('provider_invalid_response', 'The processor gave no page for the customer; nothing was kept.');
   }
+  // The webhook is only a hint: the page's workflow asks the processor too, and keeps the card
+  // if no webhook comes. A start that fails leaves the webhook to do it (the page is the
+  // processor's, already made): the merchant still gets its page.
+  const page = {
+    customerId: customer.id,
+    paymentMethodId: id,
+    processor: provider.name,
+    transactionId: pp.transactionId,
+  };
+  try {
+    await deps.setupPages?.start({ ...page, merchantId: caller.merchantId });
+  } catch (err) {
+    deps.logger?.warn({ err, ...page }, 'setup page workflow not started: only the webhook keeps its card');
+  }
   return { redirectUrl: pp.redirectUrl, paymentMethodId: id };
 }
 
@@ -191,23 +209,13 @@ export async function addSetupCard(
   if (scope && (customer.merchant.id !== scope.merchantId || customer.environment !== scope.environment)) {
     return 'ignored';
   }
-  const provider = await deps.providers.forRecord({
-    merchantId: customer.merchant.id,
-    environment: customer.environment,
+  const answer = await lookAtSetupPage(deps, {
+    customerId: customer.id,
+    paymentMethodId,
     processor,
+    transactionId: event.transactionId,
   });
-  if (!provider) return 'ignored';
-  const pp = await provider.findPayment({ transactionId: event.transactionId });
-  if (pp?.status !== 'succeeded' || !pp.savedCardToken) return 'ignored';
-  const added = await addPaymentMethod(deps.em, customer.id, {
-    id: paymentMethodId,
-    processor,
-    reference: pp.savedCardToken,
-    providerCustomerId: null,
-    card: pp.savedCard ?? { brand: null, last4: null, expMonth: null, expYear: null },
-  });
-  if (added) await tellSubscriptionsOfCard(deps, added);
-  return 'added';
+  return answer === 'added' ? 'added' : 'ignored';
 }
 
 /**

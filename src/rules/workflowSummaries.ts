@@ -194,6 +194,27 @@ export function emailRelayWorkflowSummary(e: { emailId: string; merchantId: stri
   };
 }
 
+/** A customer's card setup page, watched in case its webhook never comes (decision 0089). */
+export function setupPageWorkflowSummary(p: {
+  customerId: string;
+  paymentMethodId: string;
+  merchantId: string;
+  processor: string;
+}): WorkflowSummary {
+  return {
+    staticSummary: summaryLine([`Card setup page ${p.paymentMethodId}`, `customer ${p.customerId}`, p.processor]),
+    staticDetails: details(`Card setup page ${p.paymentMethodId}`, [
+      ['Merchant', p.merchantId],
+      ['Customer', p.customerId],
+      ['Processor', p.processor],
+      [
+        'Does',
+        "asks the processor at growing intervals (for 25 hours) and keeps the card once the customer completes the page, if the processor's webhook has not already",
+      ],
+    ]),
+  };
+}
+
 export function sweepOrphansWorkflowSummary(s: { everySeconds: number; kinds: readonly string[] }): WorkflowSummary {
   return {
     staticSummary: summaryLine([`Orphan sweep every ${s.everySeconds} s`, s.kinds.join(', ')]),

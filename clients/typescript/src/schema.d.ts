@@ -101,7 +101,7 @@ export interface paths {
         put?: never;
         /**
          * A hosted page where the customer enters a card, kept for the customer.
-         * @description Answers the page's `redirectUrl`, and the `paymentMethodId` the card will have. No money moves. When the customer completes the page, the processor's webhook adds the card (the customer's default when it has none).
+         * @description Answers the page's `redirectUrl`, and the `paymentMethodId` the card will have. No money moves. When the customer completes the page, the processor's webhook adds the card (the customer's default when it has none); if the webhook never comes, the platform asks the processor itself, within minutes, for 25 hours.
          */
         post: operations["setupPaymentMethod"];
         delete?: never;

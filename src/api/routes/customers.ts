@@ -146,6 +146,8 @@ export function customerRoutes(deps: {
   logger?: Logger;
   /** Tells the customer's subscriptions of a new card (decision 0088). */
   subscriptions?: Pick<SubscriptionGateway, 'customerCard'>;
+  /** Watches each setup page in case its webhook never comes (decision 0089). */
+  setupPages?: CustomerUseCases['setupPages'];
 }) {
   const codec = new CursorCodec(deps.settings.cursorSecret);
   const useCases: CustomerUseCases = {
@@ -153,6 +155,7 @@ export function customerRoutes(deps: {
     providers: deps.providers,
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.subscriptions ? { subscriptions: deps.subscriptions } : {}),
+    ...(deps.setupPages ? { setupPages: deps.setupPages } : {}),
   };
   const checkCustomerId = (id: string) => {
     if (!isId('customer', id)) throw customerNotFound();
@@ -281,7 +284,7 @@ export function customerRoutes(deps: {
       tag: 'Customers',
       summary: 'A hosted page where the customer enters a card, kept for the customer.',
       description:
-        "Answers the page's `redirectUrl`, and the `paymentMethodId` the card will have. No money moves. When the customer completes the page, the processor's webhook adds the card (the customer's default when it has none).",
+        "Answers the page's `redirectUrl`, and the `paymentMethodId` the card will have. No money moves. When the customer completes the page, the processor's webhook adds the card (the customer's default when it has none); if the webhook never comes, the platform asks the processor itself, within minutes, for 25 hours.",
       params: customerParams,
       body: setupPaymentMethodBody,
       response: z.object({ redirectUrl: z.string(), paymentMethodId: z.string() }),

@@ -1,0 +1,43 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from '../logger';
+import { addPaymentMethod } from '../domain/customers';
+import type { ProviderRegistry } from '../providers/registry';
+import { CustomerRecord } from '../db/entities';
+import { tellSubscriptionsOfCard, type CardNewsGateway } from './cardNews';
+import type { SetupPage, SetupPageAnswer } from '../rules/setupPages';
+
+/**
+ * Asks the processor what became of a setup page and keeps its card for the customer, once
+ * (the payment method id is the page's: a second look or a webhook keeps nothing more). Called by
+ * the processor's webhook (a hint) and by the page's workflow when no webhook comes. The
+ * customer's subscriptions waiting for a card are told of it (decision 0088).
+ */
+export async function lookAtSetupPage(
+  deps: { em: EntityManager; providers: ProviderRegistry; logger?: Logger; subscriptions?: CardNewsGateway },
+  page: SetupPage,
+): Promise<SetupPageAnswer> {
+  const customer = await deps.em.fork().findOne(CustomerRecord, { id: page.customerId });
+  if (!customer) return 'ended';
+  const provider = await deps.providers.forRecord({
+    merchantId: customer.merchant.id,
+    environment: customer.environment,
+    processor: page.processor,
+  });
+  // The processor's credentials removed meanwhile: nobody to ask now, maybe later.
+  if (!provider) return 'pending';
+  const pp = await provider.findPayment({ transactionId: page.transactionId });
+  if (!pp) return 'pending';
+  if (pp.status === 'failed' || pp.status === 'canceled') return 'ended';
+  if (pp.status !== 'succeeded') return 'pending';
+  // Completed without a card to keep: nothing more will come of it.
+  if (!pp.savedCardToken) return 'ended';
+  const added = await addPaymentMethod(deps.em, customer.id, {
+    id: page.paymentMethodId,
+    processor: page.processor,
+    reference: pp.savedCardToken,
+    providerCustomerId: null,
+    card: pp.savedCard ?? { brand: null, last4: null, expMonth: null, expYear: null },
+  });
+  if (added) await tellSubscriptionsOfCard(deps, added);
+  return 'added';
+}
