@@ -7,6 +7,7 @@ import { workerTaskQueues } from '../../src/temporal/taskQueues';
 import type { Activities } from '../../activities';
 import { sweepScheduleId } from '../../workflows/sweepOrphans';
 import { runCli } from '../helpers/cli';
+import { eventually } from '../helpers/http';
 import { uniqueTaskQueue } from '../helpers/stack';
 import { testStack } from '../setup/stackInfo';
 
@@ -70,8 +71,15 @@ describe('promoting a worker build', () => {
     await startWorker(main!, true);
     await startWorker(subscriptions!, true);
 
-    // The delivery role has not started: promoting would strand its queue.
-    const refused = await promote('--build-id', buildId);
+    // The delivery role has not started: promoting would strand its queue. (A worker just started
+    // is seen polling a moment later: asked until the two started roles are, then the refusal
+    // names the delivery queue alone.)
+    const refused = await eventually(
+      () => promote('--build-id', buildId),
+      (r) => r.code !== 4 || (r.json.error?.missingTaskQueues as unknown[] | undefined)?.length === 1,
+      15_000,
+      500,
+    );
     expect(refused.code).toBe(4);
     expect(refused.json).toEqual({
       error: { code: 'version_not_polled', message: expect.stringContaining(buildId), missingTaskQueues: [deliveries] },
@@ -96,7 +104,13 @@ describe('promoting a worker build', () => {
     expect(rampInfo?.rampingVersionPercentage).toBe(10);
 
     await startWorker(deliveries!, true);
-    const promoted = await promote('--build-id', buildId);
+    // Refused (code 4) only until the delivery worker is seen polling.
+    const promoted = await eventually(
+      () => promote('--build-id', buildId),
+      (r) => r.code !== 4,
+      15_000,
+      500,
+    );
     expect(promoted.code).toBe(0);
     expect(promoted.json.promotion).toMatchObject({
       action: 'current',
