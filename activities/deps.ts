@@ -5,6 +5,7 @@ import type { KeyEnvironment } from '../src/db/entities';
 import type { Plan } from '../src/rules/subscriptionPlan';
 import type { ResolveHost } from '../src/net/pinnedPost';
 import type { SubscriptionRecordForRevival } from '../src/rules/subscriptionCollection';
+import type { CardNewsGateway } from '../src/app/cardNews';
 
 /** What activities are built from: passed in by the worker, so tests can build them too. */
 export interface ActivityDeps {
@@ -97,7 +98,7 @@ export interface WorkflowStarters {
      */
     clockTime(subscriptionId: string, nowMs: number): Promise<{ nextDueMs: number | null } | 'again' | 'closed'>;
     /** A customer's new card (decision 0088): ends a wait for a new card. */
-    customerCard(subscriptionId: string, paymentMethodId: string): Promise<'delivered' | 'not_found'>;
+    customerCard: CardNewsGateway['customerCard'];
     /**
      * A live subscription whose workflow ended: a new run, taken up where its record (`read` once
      * no run is found running; null: discarded) says.

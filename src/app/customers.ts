@@ -22,7 +22,7 @@ import type { AttachPaymentMethodResult, PaymentProvider, ProviderPayment } from
 import { CustomerRecord, PaymentMethod } from '../db/entities';
 import type { SubscriptionGateway } from '../temporal/subscriptionGateway';
 import { tellSubscriptionsOfCard } from './cardNews';
-import { lookAtSetupPage } from './setupPages';
+import { keepSetupCard } from './setupPages';
 import type { SetupPage } from '../rules/setupPages';
 import { isId } from '../ids';
 import { rejectionErrorCode } from '../rules/providerFailures';
@@ -209,7 +209,7 @@ export async function addSetupCard(
   if (scope && (customer.merchant.id !== scope.merchantId || customer.environment !== scope.environment)) {
     return 'ignored';
   }
-  const answer = await lookAtSetupPage(deps, {
+  const answer = await keepSetupCard(deps, customer, {
     customerId: customer.id,
     paymentMethodId,
     processor,

@@ -6,18 +6,35 @@ import { CustomerRecord } from '../db/entities';
 import { tellSubscriptionsOfCard, type CardNewsGateway } from './cardNews';
 import type { SetupPage, SetupPageAnswer } from '../rules/setupPages';
 
+/** What a look at a setup page uses: the database, the processor, the subscriptions to tell. */
+type SetupPageDeps = {
+  em: EntityManager;
+  providers: ProviderRegistry;
+  logger?: Logger;
+  subscriptions?: CardNewsGateway;
+};
+
 /**
  * Asks the processor what became of a setup page and keeps its card for the customer, once
- * (the payment method id is the page's: a second look or a webhook keeps nothing more). Called by
- * the processor's webhook (a hint) and by the page's workflow when no webhook comes. The
- * customer's subscriptions waiting for a card are told of it (decision 0088).
+ * (the payment method id is the page's: a second look or a webhook keeps nothing more). The page's
+ * workflow calls it when no webhook comes; the webhook, having read the customer, calls
+ * {@link keepSetupCard}.
  */
-export async function lookAtSetupPage(
-  deps: { em: EntityManager; providers: ProviderRegistry; logger?: Logger; subscriptions?: CardNewsGateway },
-  page: SetupPage,
-): Promise<SetupPageAnswer> {
+export async function lookAtSetupPage(deps: SetupPageDeps, page: SetupPage): Promise<SetupPageAnswer> {
   const customer = await deps.em.fork().findOne(CustomerRecord, { id: page.customerId });
   if (!customer) return 'ended';
+  return keepSetupCard(deps, customer, page);
+}
+
+/**
+ * {@link lookAtSetupPage} of the page's customer, read already. The customer's subscriptions
+ * waiting for a card are told of it (decision 0088).
+ */
+export async function keepSetupCard(
+  deps: SetupPageDeps,
+  customer: CustomerRecord,
+  page: SetupPage,
+): Promise<SetupPageAnswer> {
   const provider = await deps.providers.forRecord({
     merchantId: customer.merchant.id,
     environment: customer.environment,
