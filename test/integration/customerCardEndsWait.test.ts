@@ -174,7 +174,8 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     const lost = await attach(customer.id, 'tok_renewal_lost_card');
     const created = [
       await create({ customerId: customer.id, billingIntervalDays: 3, retryScheduleDays: [60] }),
-      await create({ customerId: customer.id, billingIntervalDays: 8, retryScheduleDays: [60] }),
+      // Renews well after the first (a loaded machine may delay the first's renewal by seconds).
+      await create({ customerId: customer.id, billingIntervalDays: 15, retryScheduleDays: [60] }),
     ];
     expect(created.map((r) => r.body.status)).toEqual(['active', 'active']);
     const [first, second] = created.map((r) => r.body.id as string) as [string, string];
@@ -182,7 +183,7 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     const firstPastDue = await subs.until(first, (s) => s.status === 'past_due', 15_000);
     expect(firstPastDue.latestInvoice).toMatchObject({ declineType: 'hard', failureCode: 'lost_card' });
     // The second finds no card to charge: nothing sent, and it waits as a hard decline does.
-    const secondPastDue = await subs.until(second, (s) => s.status === 'past_due', 20_000);
+    const secondPastDue = await subs.until(second, (s) => s.status === 'past_due', 30_000);
     expect(secondPastDue.latestInvoice).toMatchObject({
       status: 'open',
       declineType: 'hard',
