@@ -251,6 +251,27 @@ describe('Checkout Session', () => {
       }),
     );
     expect(p).toMatchObject({ status: 'succeeded', savedCardToken: 'cus_QXg1o8vcGmoR32:pm_1Pgag2' });
+    // The PaymentMethod not expanded: its card is unknown, not blank.
+    expect(p).not.toHaveProperty('savedCard');
+  });
+
+  it('complete and paid with the card saved, its PaymentMethod expanded: the card it names', () => {
+    const p = mapCheckoutSession(
+      session({
+        status: 'complete',
+        payment_status: 'paid',
+        customer: 'cus_QXg1o8vcGmoR32',
+        payment_intent: pi({
+          status: 'succeeded',
+          setup_future_usage: 'off_session',
+          payment_method: fixture('payment_method'),
+        }),
+      }),
+    );
+    expect(p).toMatchObject({
+      savedCardToken: 'cus_QXg1o8vcGmoR32:pm_1PgafzB7WZ01zgkW',
+      savedCard: { brand: 'visa', last4: '4242', expMonth: 8, expYear: 2030 },
+    });
   });
 
   it('complete and paid without saving: no token', () => {
@@ -295,6 +316,22 @@ describe('Checkout Session', () => {
       amountMinor: 0,
       currency: 'EUR',
       savedCardToken: 'cus_QXg1o8vcGmoR32:pm_1PgafzB7WZ01zgkW',
+    });
+  });
+
+  it('setup mode, complete, the SetupIntent PaymentMethod expanded: the card it names', () => {
+    const si = fixture('setup_intent', {
+      status: 'succeeded',
+      customer: 'cus_QXg1o8vcGmoR32',
+      payment_method: fixture('payment_method', { card: { brand: 'mastercard', last4: '4444', exp_month: 12 } }),
+      last_setup_error: null,
+    });
+    const p = mapCheckoutSession(
+      session({ mode: 'setup', status: 'complete', payment_status: 'no_payment_required', setup_intent: si }),
+    );
+    expect(p).toMatchObject({
+      savedCardToken: 'cus_QXg1o8vcGmoR32:pm_1PgafzB7WZ01zgkW',
+      savedCard: { brand: 'mastercard', last4: '4444', expMonth: 12, expYear: null },
     });
   });
 

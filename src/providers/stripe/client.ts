@@ -65,8 +65,16 @@ export const SEARCH_SETTLE_MS = 15 * 60_000;
 /** A search by our key: one page, exact metadata match (more than one would be a bug of ours). */
 const SEARCH_LIMIT = 10;
 
-/** The hosted flows expand what the mapping needs (saved card, amount) on every read. */
-const SESSION_EXPAND = ['payment_intent', 'setup_intent'];
+/**
+ * The hosted flows expand what the mapping needs (saved card and its details, amount) on every
+ * read.
+ */
+const SESSION_EXPAND = [
+  'payment_intent',
+  'payment_intent.payment_method',
+  'setup_intent',
+  'setup_intent.payment_method',
+];
 
 /**
  * The Stripe adapter: transport through the official `stripe` package, mapping in ./mapping.

@@ -4,6 +4,7 @@ import { currencyExponent } from '../../rules/money';
 import { ProviderError, ProviderWebhookError } from '../errors';
 import type {
   AttachPaymentMethodResult,
+  CardDetails,
   ProviderDispute,
   ProviderDisputeStatus,
   ProviderPayment,
@@ -90,6 +91,22 @@ const expandableId = z
   .union([z.string(), z.object({ id: z.string() }).loose()])
   .nullable()
   .optional();
+/** A card as a PaymentMethod describes it (never the number). */
+const stripeCard = z
+  .object({
+    brand: z.string().nullish(),
+    last4: z.string().nullish(),
+    exp_month: z.number().int().nullish(),
+    exp_year: z.number().int().nullish(),
+  })
+  .loose()
+  .nullable()
+  .optional();
+/** An expandable `payment_method`: its id, or the PaymentMethod with its card when expanded. */
+const expandablePaymentMethod = z
+  .union([z.string(), z.object({ id: z.string(), card: stripeCard }).loose()])
+  .nullable()
+  .optional();
 const lastError = z
   .object({
     type: z.string().nullish(),
@@ -132,7 +149,7 @@ export const paymentIntentSchema = z.object({
   amount: z.number().int().nonnegative(),
   currency: z.string().length(3),
   customer: expandableId,
-  payment_method: expandableId,
+  payment_method: expandablePaymentMethod,
   setup_future_usage: z.string().nullable().optional(),
   last_payment_error: lastError,
   cancellation_reason: z.string().nullable().optional(),
@@ -153,7 +170,7 @@ export const setupIntentSchema = z.object({
     'succeeded',
   ]),
   customer: expandableId,
-  payment_method: expandableId,
+  payment_method: expandablePaymentMethod,
   last_setup_error: lastError,
   metadata,
 });
@@ -206,16 +223,7 @@ export const paymentMethodSchema = z.object({
   object: z.literal('payment_method'),
   id: z.string().min(1),
   customer: expandableId,
-  card: z
-    .object({
-      brand: z.string().nullish(),
-      last4: z.string().nullish(),
-      exp_month: z.number().int().nullish(),
-      exp_year: z.number().int().nullish(),
-    })
-    .loose()
-    .nullable()
-    .optional(),
+  card: stripeCard,
 });
 
 /**
@@ -229,13 +237,25 @@ export function mapAttachedPaymentMethod(value: unknown, customer: string): Atta
     status: 'attached',
     reference: cardToken(attachedTo, pm.id)!,
     providerCustomerId: attachedTo,
-    card: {
-      brand: pm.card?.brand ?? null,
-      last4: pm.card?.last4 ?? null,
-      expMonth: pm.card?.exp_month ?? null,
-      expYear: pm.card?.exp_year ?? null,
-    },
+    card: cardDetails(pm.card),
   };
+}
+
+function cardDetails(card: z.infer<typeof stripeCard>): CardDetails {
+  return {
+    brand: card?.brand ?? null,
+    last4: card?.last4 ?? null,
+    expMonth: card?.exp_month ?? null,
+    expYear: card?.exp_year ?? null,
+  };
+}
+
+/**
+ * The card of a saved `payment_method`, when the read expanded it (SESSION_EXPAND); an id alone
+ * tells nothing of the card: absent, unknown.
+ */
+function savedCardOf(pm: z.infer<typeof expandablePaymentMethod>): { savedCard?: CardDetails } {
+  return pm && typeof pm === 'object' && pm.card ? { savedCard: cardDetails(pm.card) } : {};
 }
 
 /** A card refused while attaching it (StripeCardError): a declined verification, with Stripe's code. */
@@ -446,6 +466,7 @@ export function mapCheckoutSession(
       ...base,
       status: 'succeeded',
       savedCardToken: si ? cardToken(idOf(si.customer) ?? idOf(s.customer), idOf(si.payment_method)) : null,
+      ...(si ? savedCardOf(si.payment_method) : {}),
     };
   }
   if (s.status === 'complete' && s.payment_status !== 'unpaid') {
@@ -454,6 +475,7 @@ export function mapCheckoutSession(
       ...base,
       status: 'succeeded',
       savedCardToken: saved ? cardToken(idOf(s.customer) ?? idOf(pi.customer), idOf(pi.payment_method)) : null,
+      ...(saved ? savedCardOf(pi.payment_method) : {}),
     };
   }
   // Complete but unpaid: the customer paid with an asynchronous method (a bank debit) that
