@@ -53,7 +53,7 @@ export async function keepSetupCard(
     processor: page.processor,
     reference: pp.savedCardToken,
     providerCustomerId: null,
-    card: pp.savedCard ?? { brand: null, last4: null, expMonth: null, expYear: null },
+    card: pp.savedCard,
   });
   if (added) await tellSubscriptionsOfCard(deps, added);
   return 'added';

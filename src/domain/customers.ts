@@ -224,7 +224,8 @@ export interface NewPaymentMethod {
   processor: string;
   reference: string;
   providerCustomerId: string | null;
-  card: CardDetails;
+  /** What the processor told of the card; absent or null: nothing (each detail stays null). */
+  card?: CardDetails | null;
   sourcePaymentId?: string;
 }
 
@@ -249,6 +250,7 @@ export async function addPaymentMethod(
       if (kept) return null;
     }
     const now = new Date();
+    const { card } = input;
     const pm = tx.create(PaymentMethod, {
       id: input.id,
       merchant: customer.merchant,
@@ -256,10 +258,10 @@ export async function addPaymentMethod(
       customer,
       processor: input.processor,
       providerReference: input.reference,
-      cardBrand: input.card.brand?.slice(0, 32) ?? null,
-      cardLast4: input.card.last4 && /^\d{4}$/.test(input.card.last4) ? input.card.last4 : null,
-      cardExpMonth: input.card.expMonth,
-      cardExpYear: input.card.expYear,
+      cardBrand: card?.brand?.slice(0, 32) ?? null,
+      cardLast4: card?.last4 && /^\d{4}$/.test(card.last4) ? card.last4 : null,
+      cardExpMonth: card?.expMonth ?? null,
+      cardExpYear: card?.expYear ?? null,
       sourcePaymentId: input.sourcePaymentId ?? null,
       deletedAt: null,
       createdAt: now,

@@ -574,7 +574,7 @@ async function keepSavedCard(em: EntityManager, payment: Payment, pp: ProviderPa
     processor: payment.processor,
     reference: pp.savedCardToken!,
     providerCustomerId: null,
-    card: pp.savedCard ?? { brand: null, last4: null, expMonth: null, expYear: null },
+    card: pp.savedCard,
     sourcePaymentId: payment.id,
   });
 }

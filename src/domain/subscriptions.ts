@@ -740,7 +740,7 @@ export async function saveAuthorizedCard(
     processor,
     reference: cardToken,
     providerCustomerId: null,
-    card: card ?? { brand: null, last4: null, expMonth: null, expYear: null },
+    card,
     sourcePaymentId: subscriptionId,
   });
   // The subscription names the method its card is (ledger metadata.paymentMethodId of its charges).
