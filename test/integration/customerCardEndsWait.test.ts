@@ -43,10 +43,12 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
   const waitingForCard = async () => {
     const customer = await newCustomer();
     const lost = await attach(customer.id, 'tok_renewal_lost_card');
-    const res = await create({ customerId: customer.id, billingIntervalDays: 3, retryScheduleDays: [60] });
+    // Renews at 8 s, then not before 16 s: the test's charge and cancel fit in between on a loaded
+    // machine (3-day periods left 1-2.5 s, and the next renewal could charge the new card again).
+    const res = await create({ customerId: customer.id, billingIntervalDays: 8, retryScheduleDays: [60] });
     expect(res.body).toMatchObject({ status: 'active' });
     const id = res.body.id as string;
-    const pastDue = await subs.until(id, (s) => s.status === 'past_due', 15_000);
+    const pastDue = await subs.until(id, (s) => s.status === 'past_due', 20_000);
     expect(pastDue.latestInvoice).toMatchObject({ declineType: 'hard', failureCode: 'lost_card', nextAttemptAt: null });
     const renewal = (pastDue.latestInvoice as { id: string }).id;
     await eventually(
