@@ -30,6 +30,16 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     return res.body.id as string;
   };
   const create = (body: Record<string, unknown>) => subs.create({ customer: undefined, ...body });
+  /**
+   * A plan whose first renewal comes `days` (seconds here) after the start and the next a minute
+   * later: a test's charges after the renewal and its cancel never race a second renewal (nor an
+   * overdue one caught up after a long wait for a card).
+   */
+  const renewingOnceAfter = (days: number) => ({
+    phases: [{ name: 'first', iterations: 1, amount: 10, billingIntervalDays: days }],
+    billingIntervalDays: 60,
+    retryScheduleDays: [60],
+  });
   /** The ledger's attempts on one invoice as [paymentMethodId, status], in order. */
   const attemptsOn = async (id: string, invoiceId: string) =>
     (await subs.captures(id))
@@ -43,12 +53,10 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
   const waitingForCard = async () => {
     const customer = await newCustomer();
     const lost = await attach(customer.id, 'tok_renewal_lost_card');
-    // Renews at 8 s, then not before 16 s: the test's charge and cancel fit in between on a loaded
-    // machine (3-day periods left 1-2.5 s, and the next renewal could charge the new card again).
-    const res = await create({ customerId: customer.id, billingIntervalDays: 8, retryScheduleDays: [60] });
+    const res = await create({ customerId: customer.id, ...renewingOnceAfter(3) });
     expect(res.body).toMatchObject({ status: 'active' });
     const id = res.body.id as string;
-    const pastDue = await subs.until(id, (s) => s.status === 'past_due', 20_000);
+    const pastDue = await subs.until(id, (s) => s.status === 'past_due', 15_000);
     expect(pastDue.latestInvoice).toMatchObject({ declineType: 'hard', failureCode: 'lost_card', nextAttemptAt: null });
     const renewal = (pastDue.latestInvoice as { id: string }).id;
     await eventually(
@@ -175,9 +183,9 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
     const customer = await newCustomer();
     const lost = await attach(customer.id, 'tok_renewal_lost_card');
     const created = [
-      await create({ customerId: customer.id, billingIntervalDays: 3, retryScheduleDays: [60] }),
+      await create({ customerId: customer.id, ...renewingOnceAfter(3) }),
       // Renews well after the first (a loaded machine may delay the first's renewal by seconds).
-      await create({ customerId: customer.id, billingIntervalDays: 15, retryScheduleDays: [60] }),
+      await create({ customerId: customer.id, ...renewingOnceAfter(15) }),
     ];
     expect(created.map((r) => r.body.status)).toEqual(['active', 'active']);
     const [first, second] = created.map((r) => r.body.id as string) as [string, string];
@@ -230,7 +238,7 @@ describe("a customer's new card ends the wait for a new card (sandbox, Temporal,
 
     const poorCustomer = await newCustomer();
     const poor = await attach(poorCustomer.id, 'tok_renewal_insufficient_funds');
-    const retrying = await create({ customerId: poorCustomer.id, billingIntervalDays: 3, retryScheduleDays: [60] });
+    const retrying = await create({ customerId: poorCustomer.id, ...renewingOnceAfter(3) });
     const retryingId = retrying.body.id as string;
     const pastDue = await subs.until(retryingId, (s) => s.status === 'past_due', 15_000);
     expect(pastDue.latestInvoice).toMatchObject({ declineType: 'soft', nextAttemptAt: expect.any(String) });
